@@ -1,0 +1,38 @@
+"""One error shape for the API: 4xx JSON naming the field, never a 500 for bad input."""
+
+import logging
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from django_scopes import ScopeError
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from governance.errors import Conflict, InvalidInput
+
+logger = logging.getLogger("groundrule.api")
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, InvalidInput):
+        return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, Conflict):
+        return Response({"detail": exc.detail}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, DjangoValidationError):
+        data = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
+        return Response(data, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": "Request body too large."}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, SuspiciousOperation):
+        return Response({"detail": "Bad request."}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, ScopeError):
+        # A bug, not a user error: never let it leak data, and say so loudly in the logs.
+        logger.error("unscoped query in API view %s", context.get("view"))
+        return Response({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, (Http404, PermissionDenied)):
+        return drf_exception_handler(exc, context)
+    if isinstance(exc, exceptions.ParseError):
+        return Response({"detail": f"Malformed JSON body: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,84 @@
+from django.db.models import Prefetch
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+
+from governance import services
+from governance.filters import RunFilter
+from governance.models import Evaluation, Run
+from tenants.access import run_for
+
+from .base import TenantAPIView
+from .serializers import CompleteIn, GroundingIn, RunDetailOut, RunOut, RunStartIn, SpanIn, SpanOut
+
+
+class IdCursorPagination(CursorPagination):
+    ordering = "-id"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+def _validated(serializer_class, request):
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _decision_body(run, decision) -> dict:
+    return {"run_id": run.pk, "status": run.status, "decision": decision.to_dict()}
+
+
+class RunListView(TenantAPIView):
+    @extend_schema(request=RunStartIn, responses={201: dict})
+    def post(self, request):
+        data = _validated(RunStartIn, request)
+        run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
+        return Response({"id": run.pk, "status": run.status, "decision": decision.to_dict()},
+                        status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=RunOut(many=True))
+    def get(self, request):
+        qs = RunFilter(request.query_params, queryset=Run.objects.filter(tenant=self.tenant), request=request)
+        if not qs.is_valid():
+            return Response(qs.errors, status=status.HTTP_400_BAD_REQUEST)
+        paginator = IdCursorPagination()
+        page = paginator.paginate_queryset(qs.qs, request, view=self)
+        return paginator.get_paginated_response(RunOut(page, many=True).data)
+
+
+class RunDetailView(TenantAPIView):
+    @extend_schema(responses=RunDetailOut)
+    def get(self, request, pk: int):
+        run_for(self.tenant, pk)
+        run = (
+            Run.objects.filter(tenant=self.tenant, pk=pk)
+            .prefetch_related("spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id")))
+            .get()
+        )
+        return Response(RunDetailOut(run).data)
+
+
+class RunGroundingView(TenantAPIView):
+    @extend_schema(request=GroundingIn, responses={200: dict})
+    def post(self, request, pk: int):
+        data = _validated(GroundingIn, request)
+        run, decision = services.run_record_grounding(tenant=self.tenant, run_id=pk, **data)
+        return Response(_decision_body(run, decision))
+
+
+class RunSpanView(TenantAPIView):
+    @extend_schema(request=SpanIn, responses={201: SpanOut})
+    def post(self, request, pk: int):
+        data = _validated(SpanIn, request)
+        span = services.run_record_span(tenant=self.tenant, run_id=pk, **data)
+        return Response(SpanOut(span).data, status=status.HTTP_201_CREATED)
+
+
+class RunCompleteView(TenantAPIView):
+    @extend_schema(request=CompleteIn, responses={200: dict})
+    def post(self, request, pk: int):
+        data = _validated(CompleteIn, request)
+        run, decision = services.run_complete(tenant=self.tenant, run_id=pk, **data)
+        return Response(_decision_body(run, decision))

@@ -1,0 +1,114 @@
+from rest_framework import serializers
+
+from governance.models import AuditEvent, Evaluation, GroundingReport, Run, Span
+
+from .fields import (
+    JSONObjectField,
+    StrictCharField,
+    StrictSerializer,
+    UnitScoreField,
+)
+
+MAX_ITEMS = 1000
+
+
+class RunStartIn(StrictSerializer):
+    agent_name = StrictCharField(max_length=200)
+    workflow_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    input = serializers.JSONField(required=False, allow_null=True, default=None)
+    metadata = JSONObjectField(required=False, default=dict)
+
+
+class SourceIn(StrictSerializer):
+    id = StrictCharField(max_length=500)
+    text = StrictCharField(max_length=100_000, required=False, allow_blank=True, default="")
+    score = UnitScoreField(required=False, allow_null=True, default=None)
+
+
+class GroundingIn(StrictSerializer):
+    grounding_scores = serializers.ListField(child=UnitScoreField(), required=False, default=list, max_length=10_000)
+    citations = serializers.ListField(child=StrictCharField(max_length=2000, allow_blank=False), required=False,
+                                      default=list, max_length=MAX_ITEMS)
+    unsupported_claims = serializers.ListField(child=StrictCharField(max_length=5000), required=False,
+                                               default=list, max_length=MAX_ITEMS)
+    output_confidence = UnitScoreField(required=False, allow_null=True, default=None)
+    output = StrictCharField(required=False, allow_blank=True, default="", max_length=200_000)
+    sources = serializers.ListField(child=SourceIn(), required=False, default=list, max_length=MAX_ITEMS)
+
+
+class SpanIn(StrictSerializer):
+    kind = serializers.ChoiceField(choices=Span.Kind.choices,
+                                   error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."})
+    name = StrictCharField(max_length=200)
+    input = serializers.JSONField(required=False, allow_null=True, default=None)
+    output = serializers.JSONField(required=False, allow_null=True, default=None)
+    started_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    ended_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    attributes = JSONObjectField(required=False, default=dict)
+
+    def validate(self, attrs):
+        start, end = attrs.get("started_at"), attrs.get("ended_at")
+        if start and end and end < start:
+            raise serializers.ValidationError({"ended_at": ["Must not be before started_at."]})
+        return attrs
+
+
+class CompleteIn(StrictSerializer):
+    result = serializers.JSONField(required=False, allow_null=True, default=None)
+    output = StrictCharField(required=False, allow_blank=True, default="", max_length=200_000)
+    error = StrictCharField(required=False, allow_blank=True, allow_null=True, default="", max_length=20_000)
+
+
+class EvaluationOut(serializers.ModelSerializer):
+    run_id = serializers.IntegerField()
+    policy_id = serializers.IntegerField(source="policy_ref", allow_null=True)
+
+    class Meta:
+        model = Evaluation
+        fields = ["id", "run_id", "policy_id", "policy_name", "policy_version", "category", "agent_name", "phase",
+                  "action", "reason", "metadata", "source", "created_at", "review_state", "reviewed_at",
+                  "review_comment"]
+
+
+class SpanOut(serializers.ModelSerializer):
+    class Meta:
+        model = Span
+        fields = ["id", "kind", "name", "input", "output", "started_at", "ended_at", "attributes", "created_at"]
+
+
+class ReportOut(serializers.ModelSerializer):
+    class Meta:
+        model = GroundingReport
+        fields = ["seq", "grounding_scores", "citations", "unsupported_claims", "output_confidence", "output",
+                  "sources", "created_at"]
+
+
+class RunOut(serializers.ModelSerializer):
+    duration_ms = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Run
+        fields = ["id", "agent_name", "workflow_name", "status", "final_action", "started_at", "ended_at",
+                  "duration_ms", "metadata", "report_count"]
+
+
+class RunDetailOut(RunOut):
+    evaluations = serializers.SerializerMethodField()
+    spans = SpanOut(many=True, read_only=True)
+    reports = ReportOut(many=True, read_only=True)
+
+    class Meta(RunOut.Meta):
+        fields = RunOut.Meta.fields + ["input", "result", "output", "error", "citations", "unsupported_claims",
+                                       "output_confidence", "reports", "spans", "evaluations"]
+
+    def get_evaluations(self, run) -> list[dict]:
+        return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
+
+
+class AuditEventOut(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor_label")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "created_at", "action", "actor", "request_id", "object_type", "object_id", "object_repr",
+                  "before", "after"]

@@ -1,0 +1,70 @@
+"""One FilterSet per list, shared by the pages, the API and the exports."""
+
+import django_filters as filters
+
+from .models import Action, AuditEvent, Evaluation, Phase, ReviewState, Run
+
+
+class _Base(filters.FilterSet):
+    since = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte", label="Since")
+    until = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt", label="Until")
+
+
+class EvaluationFilter(_Base):
+    action = filters.MultipleChoiceFilter(choices=Action.choices, label="Action")
+    phase = filters.ChoiceFilter(choices=Phase.choices, label="Phase")
+    agent = filters.CharFilter(field_name="agent_name", label="Agent")
+    policy = filters.CharFilter(method="filter_policy", label="Policy (id or name)")
+    review_state = filters.ChoiceFilter(choices=ReviewState.choices, label="Review")
+    run = filters.NumberFilter(field_name="run_id", label="Run")
+    source = filters.ChoiceFilter(choices=Evaluation.Source.choices, label="Source")
+
+    class Meta:
+        model = Evaluation
+        fields = []
+
+    def filter_policy(self, queryset, name, value):
+        value = value.strip()
+        if value.isdigit():
+            return queryset.filter(policy_ref=int(value))
+        return queryset.filter(policy_name=value)
+
+
+class ViolationFilter(EvaluationFilter):
+    action = filters.ChoiceFilter(choices=[(Action.WARN, "warn"), (Action.BLOCK, "block")], label="Action",
+                                  method="filter_action")
+
+    def filter_action(self, queryset, name, value):
+        return queryset.filter(action=value)
+
+    @property
+    def qs(self):
+        return super().qs.filter(action__in=(Action.WARN, Action.BLOCK))
+
+
+class RunFilter(filters.FilterSet):
+    agent = filters.CharFilter(field_name="agent_name", label="Agent")
+    workflow = filters.CharFilter(field_name="workflow_name", label="Workflow")
+    status = filters.ChoiceFilter(choices=Run.Status.choices, label="Status")
+    final_action = filters.ChoiceFilter(choices=Action.choices, label="Final action")
+    since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte", label="Since")
+    until = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt", label="Until")
+
+    class Meta:
+        model = Run
+        fields = []
+
+
+class AuditFilter(_Base):
+    action = filters.CharFilter(method="filter_action", label="Action (prefix, e.g. policies.)")
+    actor = filters.CharFilter(field_name="actor_label", label="Actor")
+    object_type = filters.CharFilter(field_name="object_type", label="Object type")
+    request_id = filters.CharFilter(field_name="request_id", label="Request id")
+
+    class Meta:
+        model = AuditEvent
+        fields = []
+
+    def filter_action(self, queryset, name, value):
+        return queryset.filter(action__startswith=value.strip())
+

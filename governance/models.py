@@ -1,0 +1,241 @@
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django_scopes import ScopedManager
+
+from tenants.models import ApiKey, Tenant
+
+
+class Action(models.TextChoices):
+    ALLOW = "allow"
+    WARN = "warn"
+    BLOCK = "block"
+
+
+class Phase(models.TextChoices):
+    BEFORE = "before_workflow"
+    MID = "mid_execution"
+    AFTER = "after_workflow"
+
+
+SEVERITY = {Action.ALLOW: 0, Action.WARN: 1, Action.BLOCK: 2}
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        COMPLETED = "completed"
+        BLOCKED = "blocked"
+        FAILED = "failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="runs")
+    agent_name = models.CharField(max_length=200)
+    workflow_name = models.CharField(max_length=200, blank=True, default="")
+    input = models.JSONField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    # The most severe action of any decision in the run, for the runs list.
+    final_action = models.CharField(max_length=8, choices=Action.choices, default=Action.ALLOW)
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    output = models.TextField(blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Accumulated grounding state (seed 002 "Accumulating Grounding Data"): every report appends,
+    # after_workflow audits all of it. Kept on the run so completing costs one row read.
+    citations = models.JSONField(default=list, blank=True)
+    unsupported_claims = models.JSONField(default=list, blank=True)
+    sources = models.JSONField(default=list, blank=True)
+    output_confidence = models.FloatField(null=True, blank=True)
+    report_count = models.PositiveIntegerField(default=0)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["tenant", "-id"]),
+            models.Index(fields=["tenant", "agent_name", "-id"]),
+            models.Index(fields=["tenant", "status", "-id"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} ({self.agent_name})"
+
+    @property
+    def duration_ms(self) -> int | None:
+        if not self.ended_at:
+            return None
+        return int((self.ended_at - self.started_at).total_seconds() * 1000)
+
+
+class GroundingReport(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reports")
+    seq = models.PositiveIntegerField()
+    grounding_scores = models.JSONField(default=list)
+    citations = models.JSONField(default=list)
+    unsupported_claims = models.JSONField(default=list)
+    output_confidence = models.FloatField(null=True, blank=True)
+    output = models.TextField(blank=True, default="")
+    sources = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="uniq_report_seq")]
+
+
+class Span(models.Model):
+    class Kind(models.TextChoices):
+        TOOL = "tool"
+        LLM = "llm"
+        RETRIEVAL = "retrieval"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="spans")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=200)
+    input = models.JSONField(null=True, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    attributes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["run", "id"]
+
+    @property
+    def duration_ms(self) -> int | None:
+        if not (self.started_at and self.ended_at):
+            return None
+        return int((self.ended_at - self.started_at).total_seconds() * 1000)
+
+
+class Decision(models.Model):
+    """The answer given to one phase call: the combined action over every evaluation."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="decisions")
+    report = models.ForeignKey(GroundingReport, null=True, blank=True, on_delete=models.CASCADE, related_name="decisions")
+    phase = models.CharField(max_length=20, choices=Phase.choices)
+    action = models.CharField(max_length=8, choices=Action.choices)
+    reason = models.TextField(blank=True, default="")
+    abstention_response = models.TextField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["run", "id"]
+
+
+class ReviewState(models.TextChoices):
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    DISMISSED = "dismissed"
+
+
+class Evaluation(models.Model):
+    """One policy's verdict at one phase; a warn or block is a violation reviewers judge."""
+
+    class Source(models.TextChoices):
+        ENGINE = "engine"
+        LLM_JUDGE = "llm_judge"
+        VERIFIER = "verifier"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
+    decision = models.ForeignKey(Decision, null=True, blank=True, on_delete=models.CASCADE, related_name="evaluations")
+    # Denormalised so an evaluation keeps saying what it said after its policy is edited or deleted.
+    policy = models.ForeignKey("policies.Policy", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations")
+    policy_ref = models.BigIntegerField(null=True, blank=True)
+    policy_name = models.CharField(max_length=200)
+    policy_version = models.PositiveIntegerField(default=1)
+    category = models.CharField(max_length=64)
+    agent_name = models.CharField(max_length=200)
+    phase = models.CharField(max_length=20, choices=Phase.choices)
+    action = models.CharField(max_length=8, choices=Action.choices)
+    reason = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENGINE)
+    created_at = models.DateTimeField(default=timezone.now)
+    review_state = models.CharField(max_length=16, choices=ReviewState.choices, default=ReviewState.PENDING)
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_comment = models.TextField(blank=True, default="")
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["tenant", "-id"]),
+            models.Index(fields=["tenant", "action", "-id"]),
+            models.Index(fields=["tenant", "agent_name", "-id"]),
+            models.Index(fields=["tenant", "policy_ref", "-id"]),
+            models.Index(fields=["tenant", "review_state", "-id"]),
+            models.Index(fields=["tenant", "created_at"]),
+        ]
+
+    @property
+    def is_violation(self) -> bool:
+        return self.action in (Action.WARN, Action.BLOCK)
+
+    def to_decision_dict(self) -> dict:
+        data = {
+            "policy_id": self.policy_ref,
+            "policy_name": self.policy_name,
+            "category": self.category,
+            "phase": self.phase,
+            "action": self.action,
+            "reason": self.reason,
+            "metadata": self.metadata,
+        }
+        if self.source != self.Source.ENGINE:
+            data["source"] = self.source
+        return data
+
+
+class AuditEventQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise PermissionError("The audit log is append-only.")
+
+    def delete(self):
+        raise PermissionError("The audit log is append-only.")
+
+
+class AuditEvent(models.Model):
+    """Append-only record of every change: who, what, when, before and after (secrets masked)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=100, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    object_type = models.CharField(max_length=64, blank=True, default="")
+    object_id = models.CharField(max_length=64, blank=True, default="")
+    object_repr = models.CharField(max_length=200, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = ScopedManager(tenant="tenant", _manager_class=models.Manager.from_queryset(AuditEventQuerySet))
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["tenant", "-id"])]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise PermissionError("The audit log is append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("The audit log is append-only.")

@@ -1,0 +1,190 @@
+"""Writes for runs: start, record grounding, record spans, complete.
+
+Each call loads the tenant's applicable policies (cached), runs the pure engine for its phase,
+and writes the report, the decision and every evaluation in one transaction. Judge work that
+only adds warnings is queued on commit (judges.hooks).
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from policies.engine import Decision as EngineDecision
+from policies.engine import RunState, evaluate_phase
+from policies.scope import applicable_policies
+from policies.selectors import policy_specs_for
+from tenants.models import ApiKey, Tenant
+
+from . import judging
+from .errors import Conflict
+from .models import SEVERITY, Decision, Evaluation, GroundingReport, Run, Span
+
+
+def _specs(tenant: Tenant, agent_name: str):
+    return applicable_policies(policy_specs_for(tenant), agent_name)
+
+
+def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingReport | None = None) -> Decision:
+    row = Decision.objects.create(
+        tenant_id=run.tenant_id, run=run, report=report, phase=decision.phase, action=decision.action,
+        reason=decision.reason, abstention_response=decision.abstention_response,
+    )
+    Evaluation.objects.bulk_create(
+        Evaluation(
+            tenant_id=run.tenant_id, run=run, decision=row, policy_id=e.policy_id, policy_ref=e.policy_id,
+            policy_name=e.policy_name, policy_version=e.policy_version, category=e.category,
+            agent_name=run.agent_name, phase=e.phase, action=e.action, reason=e.reason,
+            metadata=e.metadata, source=e.source, created_at=row.created_at,
+        )
+        for e in decision.evaluations
+    )
+    return row
+
+
+def _raise_final_action(run: Run, action: str) -> list[str]:
+    """Keeps run.final_action the most severe action seen; returns the fields it changed."""
+    fields = []
+    if SEVERITY[action] > SEVERITY[run.final_action]:
+        run.final_action = action
+        fields.append("final_action")
+    if action == "block" and run.status == Run.Status.RUNNING:
+        run.status = Run.Status.BLOCKED
+        fields.append("status")
+    return fields
+
+
+def run_start(*, tenant: Tenant, api_key: ApiKey | None = None, agent_name: str, workflow_name: str = "",
+              input: Any = None, metadata: dict | None = None) -> tuple[Run, EngineDecision]:
+    specs = _specs(tenant, agent_name)
+    decision = evaluate_phase("before_workflow", specs, RunState())
+    with transaction.atomic():
+        run = Run(tenant=tenant, api_key=api_key, agent_name=agent_name, workflow_name=workflow_name or "",
+                  input=input, metadata=metadata or {})
+        _raise_final_action(run, decision.action)
+        run.save()
+        persist_decision(run=run, decision=decision)
+    return run, decision
+
+
+def _state(run: Run, *, scores: Sequence[float] = (), output: str | None = None) -> RunState:
+    return RunState(
+        grounding_scores=tuple(scores),
+        citations=tuple(run.citations),
+        unsupported_claims=tuple(run.unsupported_claims),
+        output_confidence=run.output_confidence,
+        output=output,
+        sources=tuple(run.sources),
+    )
+
+
+def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[float] = (),
+                         citations: Sequence = (), unsupported_claims: Sequence[str] = (),
+                         output_confidence: float | None = None, output: str | None = None,
+                         sources: Sequence[dict] = ()) -> tuple[Run, EngineDecision]:
+    from tenants.access import run_for
+
+    with transaction.atomic():
+        run = run_for(tenant, run_id, for_update=True)
+        if run.ended_at is not None:
+            raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
+        run.report_count += 1
+        report = GroundingReport.objects.create(
+            tenant_id=run.tenant_id, run=run, seq=run.report_count, grounding_scores=list(grounding_scores),
+            citations=list(citations), unsupported_claims=list(unsupported_claims),
+            output_confidence=output_confidence, output=output or "", sources=list(sources),
+        )
+        run.citations = [*run.citations, *citations]
+        run.unsupported_claims = [*run.unsupported_claims, *unsupported_claims]
+        run.sources = [*run.sources, *sources]
+        if output_confidence is not None:
+            run.output_confidence = output_confidence
+        if output:
+            run.output = output
+        specs = _specs(tenant, run.agent_name)
+        state = _state(run, scores=grounding_scores, output=output)
+        decision = evaluate_phase("mid_execution", specs, state)
+        decision = judging.judge_inline(tenant=tenant, run=run, phase="mid_execution", specs=specs,
+                                        state=state, report=report, decision=decision)
+        fields = ["report_count", "citations", "unsupported_claims", "sources", "output_confidence", "output"]
+        fields += _raise_final_action(run, decision.action)
+        run.save(update_fields=fields)
+        row = persist_decision(run=run, decision=decision, report=report)
+        judging.queue_background(tenant=tenant, run=run, phase="mid_execution", specs=specs, decision_row=row,
+                                 report=report)
+    return run, decision
+
+
+def run_record_span(*, tenant: Tenant, run_id, kind: str, name: str, input: Any = None, output: Any = None,
+                    started_at=None, ended_at=None, attributes: dict | None = None) -> Span:
+    from tenants.access import run_for
+
+    run = run_for(tenant, run_id)
+    return Span.objects.create(
+        tenant=tenant, run=run, kind=kind, name=name, input=input, output=output,
+        started_at=started_at, ended_at=ended_at, attributes=attributes or {},
+    )
+
+
+FAILED_RUN_REASON = "Run failed; after_workflow audit skipped"
+
+
+def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | None = None,
+                 error: str | None = None) -> tuple[Run, EngineDecision]:
+    from tenants.access import run_for
+
+    with transaction.atomic():
+        run = run_for(tenant, run_id, for_update=True)
+        if run.ended_at is not None:
+            raise Conflict(f"Run {run.pk} is already {run.status}; a run completes once.")
+        if output:
+            run.output = output
+        run.result = result
+        run.error = error or ""
+        run.ended_at = timezone.now()
+        specs = _specs(tenant, run.agent_name)
+        if error:
+            # A crashed agent produced no answer to audit; violations here would only be noise.
+            decision = EngineDecision(action="allow", phase="after_workflow", reason=FAILED_RUN_REASON,
+                                      evaluations=(), abstention_response=None)
+            state = None
+        else:
+            state = _state(run, output=run.output or None)
+            decision = evaluate_phase("after_workflow", specs, state)
+            decision = judging.judge_inline(tenant=tenant, run=run, phase="after_workflow", specs=specs,
+                                            state=state, report=None, decision=decision)
+        _raise_final_action(run, decision.action)
+        if error:
+            run.status = Run.Status.FAILED
+        elif run.final_action == "block":
+            run.status = Run.Status.BLOCKED
+        else:
+            run.status = Run.Status.COMPLETED
+        run.save()
+        row = persist_decision(run=run, decision=decision)
+        if state is not None:
+            judging.queue_background(tenant=tenant, run=run, phase="after_workflow", specs=specs,
+                                     decision_row=row, report=None)
+    return run, decision
+
+
+def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence) -> None:
+    """Adds late evaluations (a background judge) to a stored decision and raises the run's action."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=decision_row.run_id)
+        Evaluation.objects.bulk_create(
+            Evaluation(
+                tenant_id=run.tenant_id, run=run, decision=decision_row, policy_id=e.policy_id,
+                policy_ref=e.policy_id, policy_name=e.policy_name, policy_version=e.policy_version,
+                category=e.category, agent_name=run.agent_name, phase=e.phase, action=e.action,
+                reason=e.reason, metadata=e.metadata, source=e.source,
+            )
+            for e in evaluations
+        )
+        fields = []
+        for e in evaluations:
+            fields += _raise_final_action(run, e.action)
+        if fields:
+            run.save(update_fields=sorted(set(fields)))

@@ -1,0 +1,9 @@
+from django.urls import include, path
+
+from .health import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("api/v1/", include("governance.api.urls")),
+    path("", include("governance.pages.urls")),
+]

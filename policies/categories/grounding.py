@@ -1,0 +1,279 @@
+"""The grounding category (seed 002): are an agent's answers grounded in cited sources?
+
+before_workflow stores the rules, mid_execution checks the scores of one report,
+after_workflow audits citations, unsupported claims and confidence over the whole run.
+The llm_* rules are validated and stored here; the judge itself runs in ``judges``.
+"""
+
+from __future__ import annotations
+
+from .base import Category, Check, Result, RuleSpec, RunState
+
+# Integers have no upper bound in the seed; this one only keeps absurd values out of storage.
+_MAX_COUNT = 1_000_000
+
+NO_SCORES_ABOVE_FLOOR = (
+    "No grounding scores above relevance floor — all retrieved results appear irrelevant"
+)
+NO_CITATIONS = "No source citations provided (grounding required)"
+
+GROUNDING_RULES: tuple[RuleSpec, ...] = (
+    RuleSpec(
+        name="require_source_grounding",
+        label="Require source grounding",
+        type="boolean",
+        default=False,
+        help="Flag the output when it cites no sources at all.",
+    ),
+    RuleSpec(
+        name="min_grounding_score",
+        label="Minimum grounding score",
+        type="number",
+        default=0.7,
+        nullable=True,
+        minimum=0.0,
+        maximum=1.0,
+        help="Lowest acceptable score per claim (0.0-1.0), checked at mid_execution. "
+        "Empty turns the score check off.",
+    ),
+    RuleSpec(
+        name="min_citations",
+        label="Minimum citations",
+        type="integer",
+        default=1,
+        minimum=0,
+        maximum=_MAX_COUNT,
+        help="Fewest source citations the final output must have.",
+    ),
+    RuleSpec(
+        name="max_unsupported_claims",
+        label="Maximum unsupported claims",
+        type="integer",
+        default=None,
+        nullable=True,
+        minimum=0,
+        maximum=_MAX_COUNT,
+        help="Most claims allowed without source support. Empty means no limit; 0 means none.",
+    ),
+    RuleSpec(
+        name="factual_consistency_check",
+        label="Factual consistency check",
+        type="boolean",
+        default=False,
+        help="Reserved for future cross-claim consistency checking; has no effect yet.",
+    ),
+    RuleSpec(
+        name="abstention_threshold",
+        label="Abstention threshold",
+        type="number",
+        default=None,
+        nullable=True,
+        minimum=0.0,
+        maximum=1.0,
+        help="Flag the output when the reported output confidence falls below this (0.0-1.0). "
+        "Skipped when the agent reports no confidence.",
+    ),
+    RuleSpec(
+        name="abstention_response",
+        label="Abstention response",
+        type="string",
+        default=None,
+        nullable=True,
+        max_length=2000,
+        help="Message returned to the agent in place of its answer when this policy blocks.",
+    ),
+    RuleSpec(
+        name="action_on_violation",
+        label="Action on violation",
+        type="enum",
+        default="warn",
+        choices=("warn", "block"),
+        help="Warn records the violation and lets the agent continue; block stops it. "
+        "Start with warn while you calibrate thresholds.",
+    ),
+    RuleSpec(
+        name="score_relevance_floor",
+        label="Score relevance floor",
+        type="number",
+        default=None,
+        nullable=True,
+        minimum=0.0,
+        maximum=1.0,
+        help="Ignore retrieval scores below this floor; only scores at or above it are "
+        "checked against the minimum grounding score.",
+    ),
+    RuleSpec(
+        name="score_eval_mode",
+        label="Score evaluation mode",
+        type="enum",
+        default="all",
+        choices=("all", "average", "top_n"),
+        help="all: every score must pass; average: their mean must pass; "
+        "top_n: only the N highest scores are checked.",
+    ),
+    RuleSpec(
+        name="score_top_n",
+        label="Top N scores",
+        type="integer",
+        default=3,
+        minimum=1,
+        maximum=_MAX_COUNT,
+        help="How many of the highest scores to check when the mode is top_n.",
+    ),
+    RuleSpec(
+        name="llm_grounding_check",
+        label="LLM grounding judge",
+        type="boolean",
+        default=False,
+        help="Have an LLM judge read the output and its sources and score its grounding.",
+    ),
+    RuleSpec(
+        name="llm_grounding_model",
+        label="Judge model",
+        type="string",
+        default="gpt-4o-mini",
+        max_length=200,
+        prefixes=("gpt-", "claude-", "llama-", "mixtral-"),
+        help="Model for the judge: gpt-* (OpenAI), claude-* (Anthropic), "
+        "llama-* or mixtral-* (Groq).",
+    ),
+    RuleSpec(
+        name="llm_grounding_threshold",
+        label="Judge threshold",
+        type="number",
+        default=0.7,
+        minimum=0.0,
+        maximum=1.0,
+        help="Lowest acceptable judge score (0.0-1.0).",
+    ),
+    RuleSpec(
+        name="llm_grounding_criteria",
+        label="Judge criteria",
+        type="string",
+        default="",
+        max_length=2000,
+        help="Extra evaluation criteria appended to the judge prompt.",
+    ),
+    RuleSpec(
+        name="llm_grounding_phase",
+        label="Judge phase",
+        type="enum",
+        default="mid_execution",
+        choices=("mid_execution", "after_workflow", "both"),
+        help="When the judge runs: after each grounding report, after the workflow, or both.",
+    ),
+)
+
+
+def _violation(rules: dict, reason: str, metadata: dict) -> Result:
+    action = rules["action_on_violation"]
+    # An empty abstention_response is treated as unset: there would be nothing to show.
+    response = (rules["abstention_response"] or None) if action == "block" else None
+    return action, reason, metadata, response
+
+
+def _before_workflow(rules: dict, state: RunState) -> Result:
+    return ("allow", "Grounding rules stored", {"rules": dict(rules)}, None)
+
+
+def _mid_execution(rules: dict, state: RunState) -> Result:
+    scores = state.grounding_scores
+    if not scores:
+        return ("allow", "No grounding scores to check", {}, None)
+    threshold = rules["min_grounding_score"]
+    if threshold is None:
+        return ("allow", "Score check disabled", {}, None)
+
+    floor = rules["score_relevance_floor"]
+    if floor is not None:
+        scores = [s for s in scores if s >= floor]
+        if not scores:
+            metadata = {"relevance_floor": floor, "scores": list(state.grounding_scores)}
+            return _violation(rules, NO_SCORES_ABOVE_FLOOR, metadata)
+
+    mode = rules["score_eval_mode"]
+    if mode == "all":
+        for score in scores:
+            if score < threshold:
+                return _violation(
+                    rules,
+                    f"Grounding score ({score}) below threshold ({threshold})",
+                    {"score": score, "threshold": threshold},
+                )
+        checked = len(scores)
+        metadata = {"checked": checked, "threshold": threshold}
+    elif mode == "average":
+        checked = len(scores)
+        mean = sum(scores) / checked
+        # The mean is rounded to 4 places before comparing, so float noise (three 0.7s
+        # averaging 0.6999…) cannot fail. round() is slow, and rounding moves the mean by at
+        # most 0.00005, so a mean clearly above the threshold skips it.
+        if mean < threshold + 0.0001 and (average := round(mean, 4)) < threshold:
+            return _violation(
+                rules,
+                f"Average grounding score ({average}) below threshold ({threshold})",
+                {"average": average, "threshold": threshold, "count": checked},
+            )
+        metadata = {"checked": checked, "threshold": threshold, "mode": mode}
+    else:  # top_n
+        top_n = rules["score_top_n"]
+        top = sorted(scores, reverse=True)[:top_n]
+        for score in top:
+            if score < threshold:
+                return _violation(
+                    rules,
+                    f"Grounding score ({score}) below threshold ({threshold}) in top {top_n}",
+                    {"score": score, "threshold": threshold, "top_n": top_n},
+                )
+        checked = len(top)
+        metadata = {"checked": checked, "threshold": threshold, "mode": mode}
+    return ("allow", f"Grounding scores passed ({checked} checked)", metadata, None)
+
+
+def _after_workflow(rules: dict, state: RunState) -> Result:
+    citation_count = len(state.citations)
+    warnings = []
+    min_citations = rules["min_citations"]
+    if citation_count < min_citations:
+        warnings.append(f"Citations ({citation_count}) below minimum ({min_citations})")
+    if citation_count == 0 and rules["require_source_grounding"]:
+        warnings.append(NO_CITATIONS)
+    max_unsupported = rules["max_unsupported_claims"]
+    if max_unsupported is not None and len(state.unsupported_claims) > max_unsupported:
+        warnings.append(
+            f"Unsupported claims ({len(state.unsupported_claims)}) exceeds max ({max_unsupported})"
+        )
+    abstention = False
+    threshold = rules["abstention_threshold"]
+    confidence = state.output_confidence
+    if threshold is not None and confidence is not None and confidence < threshold:
+        abstention = True
+        warnings.append(f"Output confidence ({confidence}) below abstention threshold ({threshold})")
+
+    if not warnings:
+        reason = f"Grounding audit passed ({citation_count} citations)"
+        return "allow", reason, {"citation_count": citation_count}, None
+    metadata = {"warnings": warnings, "citation_count": citation_count}
+    if abstention:
+        metadata["abstention_triggered"] = True
+    return _violation(rules, "; ".join(warnings), metadata)
+
+
+_CHECKS: dict[str, Check] = {
+    "before_workflow": _before_workflow,
+    "mid_execution": _mid_execution,
+    "after_workflow": _after_workflow,
+}
+
+
+class GroundingCategory(Category):
+    name = "grounding"
+    label = "Grounding"
+    description = (
+        "Requires agent outputs to be grounded in cited sources, with measurable confidence "
+        "scores and limits on unsupported claims."
+    )
+    rules = GROUNDING_RULES
+
+    def check(self, phase: str) -> Check | None:
+        return _CHECKS.get(phase)

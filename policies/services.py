@@ -1,0 +1,139 @@
+"""Writes for policies: validate, save, snapshot a version, audit, and invalidate the tenant's cache."""
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from governance.audit import Actor, audit_record
+from governance.errors import InvalidInput
+from tenants.models import Tenant
+
+from .categories import CATEGORIES, RuleValidationError, UnknownCategory, get_category
+from .models import Policy, PolicyVersion
+from .scope import clean_scope
+
+_UNSET: Any = object()
+
+
+def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled, exclude_pk=None) -> dict:
+    errors: dict = {}
+    cleaned: dict = {}
+    if not isinstance(name, str) or not name.strip():
+        errors["name"] = ["This field is required."]
+    elif len(name.strip()) > 200:
+        errors["name"] = ["At most 200 characters."]
+    else:
+        cleaned["name"] = name.strip()
+        clash = Policy.objects.filter(tenant=tenant, name=cleaned["name"])
+        if exclude_pk:
+            clash = clash.exclude(pk=exclude_pk)
+        if clash.exists():
+            errors["name"] = ["A policy with this name already exists."]
+    if description is None:
+        description = ""
+    if not isinstance(description, str) or len(description) > 5000:
+        errors["description"] = ["Must be a string of at most 5000 characters."]
+    else:
+        cleaned["description"] = description
+    if not isinstance(enabled, bool):
+        errors["enabled"] = ["Must be true or false."]
+    else:
+        cleaned["enabled"] = enabled
+    category_obj = None
+    if not isinstance(category, str):
+        errors["category"] = ["This field is required."]
+    else:
+        try:
+            category_obj = get_category(category)
+            cleaned["category"] = category
+        except UnknownCategory:
+            errors["category"] = [f"Unknown category '{category}'. Available: {', '.join(sorted(CATEGORIES))}."]
+    if category_obj is not None:
+        try:
+            cleaned["rules"] = category_obj.clean_rules({} if rules is None else rules)
+        except RuleValidationError as exc:
+            errors["rules"] = exc.errors
+    try:
+        cleaned["scope"] = clean_scope(scope)
+    except RuleValidationError as exc:
+        errors["scope"] = exc.errors.get("scope") or exc.errors
+    if errors:
+        raise InvalidInput(errors)
+    return cleaned
+
+
+def _bump_generation(tenant: Tenant) -> None:
+    Tenant.objects.filter(pk=tenant.pk).update(policy_generation=F("policy_generation") + 1)
+
+
+def _snapshot(policy: Policy, change: str, actor: Actor) -> None:
+    PolicyVersion.objects.create(
+        tenant=policy.tenant, policy=policy if change != PolicyVersion.Change.DELETED else None,
+        policy_ref=policy.pk, version=policy.version, change=change, snapshot=policy.snapshot(),
+        actor=actor.user, actor_label=actor.label[:200],
+    )
+
+
+@transaction.atomic
+def policy_create(*, tenant: Tenant, actor: Actor, name, category, rules=None, scope=None,
+                  enabled=True, description="") -> Policy:
+    data = _clean(tenant=tenant, name=name, description=description, category=category, rules=rules,
+                  scope=scope, enabled=enabled)
+    now = timezone.now()
+    policy = Policy.objects.create(tenant=tenant, version=1, created_at=now, updated_at=now,
+                                   created_by=actor.user, updated_by=actor.user, **data)
+    _snapshot(policy, PolicyVersion.Change.CREATED, actor)
+    audit_record(tenant=tenant, action="policies.policy.created", actor=actor, obj=policy, after=policy.snapshot())
+    _bump_generation(tenant)
+    return policy
+
+
+@transaction.atomic
+def policy_update(*, policy: Policy, actor: Actor, name=_UNSET, category=_UNSET, rules=_UNSET, scope=_UNSET,
+                  enabled=_UNSET, description=_UNSET) -> Policy:
+    """Partial update: only the arguments given change. A category change resets nothing implicitly:
+    the given (or existing) rules must be valid for the new category."""
+    policy = Policy.objects.select_for_update().get(pk=policy.pk)
+    before = policy.snapshot()
+    pick = lambda value, current: current if value is _UNSET else value  # noqa: E731
+    data = _clean(
+        tenant=policy.tenant, exclude_pk=policy.pk,
+        name=pick(name, policy.name), description=pick(description, policy.description),
+        category=pick(category, policy.category), rules=pick(rules, policy.rules),
+        scope=pick(scope, policy.scope), enabled=pick(enabled, policy.enabled),
+    )
+    changed = {k for k, v in data.items() if getattr(policy, k) != v}
+    if not changed:
+        return policy
+    for key in changed:
+        setattr(policy, key, data[key])
+    policy.version += 1
+    policy.updated_at = timezone.now()
+    policy.updated_by = actor.user
+    policy.save()
+    if changed == {"enabled"}:
+        change = PolicyVersion.Change.ENABLED if policy.enabled else PolicyVersion.Change.DISABLED
+    else:
+        change = PolicyVersion.Change.UPDATED
+    _snapshot(policy, change, actor)
+    audit_record(tenant=policy.tenant, action=f"policies.policy.{change}", actor=actor, obj=policy,
+                 before=before, after=policy.snapshot())
+    _bump_generation(policy.tenant)
+    return policy
+
+
+def policy_set_enabled(*, policy: Policy, enabled: bool, actor: Actor) -> Policy:
+    return policy_update(policy=policy, actor=actor, enabled=enabled)
+
+
+@transaction.atomic
+def policy_delete(*, policy: Policy, actor: Actor) -> None:
+    before = policy.snapshot()
+    policy.version += 1
+    _snapshot(policy, PolicyVersion.Change.DELETED, actor)
+    audit_record(tenant=policy.tenant, action="policies.policy.deleted", actor=actor, obj=policy, before=before)
+    tenant = policy.tenant
+    policy.delete()
+    _bump_generation(tenant)

@@ -1,0 +1,106 @@
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django_scopes import ScopedManager
+
+from . import crypto
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=63, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Bumped in the same transaction as any policy change; per-process policy caches compare it
+    # with the value loaded alongside the API key, so they never serve stale policies.
+    policy_generation = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.name or self.slug
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    REVIEWER = "reviewer", "Reviewer"
+    VIEWER = "viewer", "Viewer"
+
+
+class Membership(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="uniq_membership")]
+        ordering = ["user__username"]
+
+    @property
+    def can_admin(self) -> bool:
+        return self.role == Role.ADMIN
+
+    @property
+    def can_review(self) -> bool:
+        return self.role in (Role.ADMIN, Role.REVIEWER)
+
+
+API_KEY_PREFIX = "gr_"
+
+
+def hash_api_key(raw: str) -> str:
+    # Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, help_text="The first characters of the key, to recognise it.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @staticmethod
+    def generate() -> str:
+        return API_KEY_PREFIX + secrets.token_urlsafe(32)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @property
+    def masked(self) -> str:
+        return f"{self.prefix}…"
+
+
+class TenantSecret(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="secrets")
+    name = models.CharField(max_length=64)
+    ciphertext = models.TextField()
+    hint = models.CharField(max_length=32)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="uniq_secret_name")]
+        ordering = ["name"]
+
+    def reveal(self) -> str:
+        """The plaintext, for server-side use only (provider calls). Never render or log it."""
+        return crypto.decrypt(self.ciphertext)

@@ -1,0 +1,146 @@
+"""Writes for tenants, members, API keys and secrets. Each call audits in its own transaction."""
+
+import re
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from governance.audit import Actor, audit_record
+
+from . import crypto
+from .models import ApiKey, Membership, Role, Tenant, TenantSecret, hash_api_key
+
+SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+MAX_SECRET_BYTES = 8192
+
+
+@transaction.atomic
+def tenant_create(*, slug: str, name: str = "", actor: Actor) -> Tenant:
+    tenant = Tenant(slug=slug, name=name or slug)
+    tenant.full_clean()
+    tenant.save()
+    audit_record(tenant=tenant, action="tenants.tenant.created", actor=actor, obj=tenant,
+                 after={"slug": tenant.slug, "name": tenant.name})
+    return tenant
+
+
+@transaction.atomic
+def membership_set(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
+    if role not in Role.values:
+        raise ValidationError({"role": f"Must be one of: {', '.join(Role.values)}."})
+    existing = Membership.objects.with_scopes_disabled().filter(tenant=tenant, user=user).first()
+    before = {"user": user.get_username(), "role": existing.role} if existing else None
+    if existing:
+        existing.role = role
+        existing.save(update_fields=["role"])
+        membership, action = existing, "tenants.membership.updated"
+    else:
+        membership = Membership.objects.create(tenant=tenant, user=user, role=role)
+        action = "tenants.membership.created"
+    audit_record(tenant=tenant, action=action, actor=actor, object_type="tenants.membership",
+                 object_id=membership.pk, before=before, after={"user": user.get_username(), "role": role})
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, membership: Membership, actor: Actor) -> None:
+    tenant = membership.tenant
+    if membership.role == Role.ADMIN:
+        admins = Membership.objects.with_scopes_disabled().filter(tenant=tenant, role=Role.ADMIN).count()
+        if admins <= 1:
+            raise ValidationError({"role": "A tenant must keep at least one admin."})
+    before = {"user": membership.user.get_username(), "role": membership.role}
+    pk = membership.pk
+    membership.delete()
+    audit_record(tenant=tenant, action="tenants.membership.deleted", actor=actor,
+                 object_type="tenants.membership", object_id=pk, before=before)
+
+
+def user_create_admin(*, tenant: Tenant, email: str, password: str, actor: Actor):
+    """Create (or reuse) a user by email and make them an admin of the tenant."""
+    User = get_user_model()
+    user = User.objects.filter(username=email).first()
+    if user is None:
+        user = User.objects.create_user(username=email, email=email, password=password)
+    membership_set(tenant=tenant, user=user, role=Role.ADMIN, actor=actor)
+    return user
+
+
+@transaction.atomic
+def api_key_create(*, tenant: Tenant, name: str, actor: Actor) -> tuple[ApiKey, str]:
+    """Returns the key row and the raw key. The raw key is never stored and cannot be shown again."""
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": "This field is required."})
+    if len(name) > 100:
+        raise ValidationError({"name": "At most 100 characters."})
+    raw = ApiKey.generate()
+    key = ApiKey.objects.create(
+        tenant=tenant, name=name, prefix=raw[:10], key_hash=hash_api_key(raw), created_by=actor.user
+    )
+    audit_record(tenant=tenant, action="tenants.api_key.created", actor=actor, obj=key,
+                 after={"name": key.name, "prefix": key.prefix})
+    return key, raw
+
+
+@transaction.atomic
+def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+        audit_record(tenant=key.tenant, action="tenants.api_key.revoked", actor=actor, obj=key,
+                     before={"name": key.name, "prefix": key.prefix, "revoked": False},
+                     after={"name": key.name, "prefix": key.prefix, "revoked": True})
+    return key
+
+
+def validate_secret_name(name: str) -> None:
+    if not SECRET_NAME_RE.match(name or ""):
+        raise ValidationError({"name": "Use an environment-variable style name: A-Z, 0-9 and _, starting with a letter, at most 64 characters."})
+
+
+@transaction.atomic
+def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> TenantSecret:
+    validate_secret_name(name)
+    if not isinstance(value, str) or value == "":
+        raise ValidationError({"value": "Must be a non-empty string."})
+    if len(value.encode()) > MAX_SECRET_BYTES:
+        raise ValidationError({"value": f"At most {MAX_SECRET_BYTES} bytes."})
+    if "\x00" in value:
+        raise ValidationError({"value": "Must not contain NUL characters."})
+    now = timezone.now()
+    secret = TenantSecret.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, name=name).first()
+    existed = secret is not None
+    if secret is None:
+        secret = TenantSecret(tenant=tenant, name=name, created_at=now)
+    secret.ciphertext = crypto.encrypt(value)
+    secret.hint = crypto.mask(value)
+    secret.updated_at = now
+    secret.save()
+    audit_record(
+        tenant=tenant, action="tenants.secret.updated" if existed else "tenants.secret.created", actor=actor,
+        object_type="tenants.tenantsecret", object_id=secret.pk, before={"name": name, "value": "set"} if existed else None,
+        after={"name": name, "value": "set", "hint": secret.hint},
+    )
+    return secret
+
+
+@transaction.atomic
+def secret_delete(*, secret: TenantSecret, actor: Actor) -> None:
+    tenant, name, pk = secret.tenant, secret.name, secret.pk
+    secret.delete()
+    audit_record(tenant=tenant, action="tenants.secret.deleted", actor=actor,
+                 object_type="tenants.tenantsecret", object_id=pk, before={"name": name, "value": "set"})
+
+
+def secret_value(*, tenant: Tenant, name: str) -> str | None:
+    """The plaintext of a tenant secret, or None. For server-side provider calls only."""
+    secret = TenantSecret.objects.with_scopes_disabled().filter(tenant=tenant, name=name).first()
+    if secret is None:
+        return None
+    try:
+        return secret.reveal()
+    except crypto.SecretUnreadable:
+        return None

@@ -1,0 +1,108 @@
+"""The fixed cast: tenant acme (alice admin, bob reviewer, dave viewer) and tenant globex
+(charlie admin, the outsider). Each tenant has an API client authenticated with its own key."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django_scopes import scopes_disabled
+from rest_framework.test import APIClient
+
+from governance.audit import Actor
+from policies import services as policy_services
+from policies.selectors import clear_policy_cache
+from tenants import services as tenant_services
+from tenants.models import Role
+
+SYSTEM = Actor.system("tests")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_policy_cache():
+    # Test databases roll back, so a tenant id can come back with a generation the cache has seen.
+    clear_policy_cache()
+    yield
+    clear_policy_cache()
+
+
+def _user(username: str):
+    return get_user_model().objects.create_user(username=username, email=f"{username}@example.com",
+                                                password="correct-horse-battery")
+
+
+@pytest.fixture
+def acme(db):
+    return tenant_services.tenant_create(slug="acme", name="Acme Research", actor=SYSTEM)
+
+
+@pytest.fixture
+def globex(db):
+    return tenant_services.tenant_create(slug="globex", name="Globex", actor=SYSTEM)
+
+
+@pytest.fixture
+def alice(acme):
+    user = _user("alice")
+    tenant_services.membership_set(tenant=acme, user=user, role=Role.ADMIN, actor=SYSTEM)
+    return user
+
+
+@pytest.fixture
+def bob(acme):
+    user = _user("bob")
+    tenant_services.membership_set(tenant=acme, user=user, role=Role.REVIEWER, actor=SYSTEM)
+    return user
+
+
+@pytest.fixture
+def dave(acme):
+    user = _user("dave")
+    tenant_services.membership_set(tenant=acme, user=user, role=Role.VIEWER, actor=SYSTEM)
+    return user
+
+
+@pytest.fixture
+def charlie(globex):
+    user = _user("charlie")
+    tenant_services.membership_set(tenant=globex, user=user, role=Role.ADMIN, actor=SYSTEM)
+    return user
+
+
+def _api_client(tenant) -> tuple[APIClient, str]:
+    _, raw = tenant_services.api_key_create(tenant=tenant, name="tests", actor=SYSTEM)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client, raw
+
+
+@pytest.fixture
+def acme_key(acme):
+    return _api_client(acme)
+
+
+@pytest.fixture
+def api(acme_key):
+    """An API client for tenant acme."""
+    return acme_key[0]
+
+
+@pytest.fixture
+def other_api(globex):
+    """An API client for tenant globex: the outsider."""
+    return _api_client(globex)[0]
+
+
+@pytest.fixture
+def make_policy(acme):
+    def make(name="Strict Research Grounding", rules=None, agents=(), tenant=None, enabled=True, category="grounding"):
+        return policy_services.policy_create(
+            tenant=tenant or acme, actor=SYSTEM, name=name, category=category, rules=rules or {},
+            scope={"agents": list(agents)}, enabled=enabled,
+        )
+
+    return make
+
+
+@pytest.fixture
+def unscoped():
+    """For assertions on rows across tenants (the escape hatch admin commands use)."""
+    with scopes_disabled():
+        yield
