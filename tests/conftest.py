@@ -106,3 +106,15 @@ def unscoped():
     """For assertions on rows across tenants (the escape hatch admin commands use)."""
     with scopes_disabled():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager(request):
+    """Tasks run in-process unless a test asks for the real worker (marker `celery_worker`)."""
+    from governance.celery import app
+
+    eager = "celery_worker" not in request.keywords
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = eager
+    yield
+    app.conf.task_always_eager = previous

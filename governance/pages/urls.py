@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from . import overview
 
@@ -7,4 +7,6 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", overview.overview, name="overview"),
+    path("policies/", include("policies.pages.urls")),
+    path("settings/", include("tenants.pages.urls")),
 ]

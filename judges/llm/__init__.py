@@ -28,6 +28,7 @@ from .providers import (
     JudgeResult,
     clear_client_cache,
     judge,
+    preload_sdks,
     provider_for_model,
     request_cache_key,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "estimate_cost",
     "judge",
     "parse_score",
+    "preload_sdks",
     "price_for_model",
     "provider_for_model",
     "request_cache_key",

