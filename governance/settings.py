@@ -119,7 +119,6 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "governance.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
-    "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Groundrule API",

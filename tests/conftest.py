@@ -3,7 +3,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
-from django_scopes import scopes_disabled
+from django_scopes import scope, scopes_disabled
 from rest_framework.test import APIClient
 
 from governance.audit import Actor
@@ -93,10 +93,12 @@ def other_api(globex):
 @pytest.fixture
 def make_policy(acme):
     def make(name="Strict Research Grounding", rules=None, agents=(), tenant=None, enabled=True, category="grounding"):
-        return policy_services.policy_create(
-            tenant=tenant or acme, actor=SYSTEM, name=name, category=category, rules=rules or {},
-            scope={"agents": list(agents)}, enabled=enabled,
-        )
+        tenant = tenant or acme
+        with scope(tenant=tenant):
+            return policy_services.policy_create(
+                tenant=tenant, actor=SYSTEM, name=name, category=category, rules=rules or {},
+                scope={"agents": list(agents)}, enabled=enabled,
+            )
 
     return make
 

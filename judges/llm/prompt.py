@@ -22,9 +22,12 @@ with a visible ``[… N characters omitted …]`` marker so the judge knows it s
 ``MAX_SOURCE_CHARS`` 1,200    each source's text (head kept)
 ``MAX_SOURCES_CHARS`` 4,000   all sources together; later sources get what is left
 ``MAX_SOURCES`` 10            sources beyond this are dropped (and counted)
-``MAX_CITATIONS`` 20          citations, each cut to ``MAX_CITATION_CHARS`` 200
+``MAX_CITATIONS`` 15          citations, each cut to ``MAX_CITATION_CHARS`` 120
 ``MAX_CRITERIA_CHARS`` 1,000  the policy's custom criteria
 ============================  =======================================================
+
+A typical call (a paragraph of output, two or three retrieved chunks) is 350-600 tokens; the worst
+case, every limit reached, is about 2,600 tokens (~$0.0004 on gpt-4o-mini).
 
 The prompt is deterministic: the same inputs give byte-identical messages, so :func:`cache_key`
 of ``(model, system, user)`` can be used to cache judgements.
@@ -44,8 +47,8 @@ MAX_OUTPUT_CHARS = 2000
 MAX_SOURCE_CHARS = 1200
 MAX_SOURCES_CHARS = 4000
 MAX_SOURCES = 10
-MAX_CITATIONS = 20
-MAX_CITATION_CHARS = 200
+MAX_CITATIONS = 15
+MAX_CITATION_CHARS = 120
 MAX_CRITERIA_CHARS = 1000
 MAX_SOURCE_ID_CHARS = 80
 

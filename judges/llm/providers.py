@@ -22,7 +22,9 @@ public endpoint. Note the URL shapes the SDKs expect: OpenAI's base URL *include
 
 Retries and the time budget: the SDK clients are built with ``max_retries=0`` and :func:`judge`
 retries itself, so that ``timeout`` is a *total* wall-clock budget for the whole judgement (all
-attempts and back-off waits), not a per-attempt one. Each attempt gets the time that is left.
+attempts and back-off waits), not a per-attempt one. Each attempt gets the time that is left. The
+budget starts once the client exists: a fresh process's one-off SDK import (~0.1-0.5 s; call
+:func:`preload_sdks` at worker start to pay it early) is not charged to the provider.
 Retried: connection errors and HTTP 408/409/429/5xx (an ``x-should-retry`` header decides when
 present), at most ``max_retries`` times, and only when the wait (``retry-after-ms`` /
 ``retry-after`` if the server sends one, else 0.25 s doubling) still fits in the budget. An attempt
@@ -142,11 +144,29 @@ class JudgeResult:
 _KEYLIKE = re.compile(r"\b(?:sk|gsk|xai)[-_][A-Za-z0-9*._\-]{6,}|\S*\*{3,}\S*", re.IGNORECASE)
 
 
+KEY_FRAGMENT_CHARS = 8
+
+
+def _has_key_fragment(text: str, api_key: str) -> bool:
+    if len(api_key) < KEY_FRAGMENT_CHARS:
+        return False
+    return any(
+        api_key[i : i + KEY_FRAGMENT_CHARS] in text for i in range(len(api_key) - KEY_FRAGMENT_CHARS + 1)
+    )
+
+
 def _scrub(text: str, api_key: str | None) -> str:
-    """A short single-line message with the key (and anything key-shaped) removed."""
+    """A short single-line message with the key (and anything key-shaped) removed.
+
+    If any 8-character piece of the key survives (an escaped or re-encoded echo of it), the whole
+    message is withheld rather than risk leaking the key.
+    """
+    text = str(text)
     if api_key:
         text = text.replace(api_key, "[redacted]")
     text = _KEYLIKE.sub("[redacted]", text)
+    if api_key and _has_key_fragment(text, api_key):
+        return "[details withheld: they contained part of the API key]"
     text = " ".join(text.split())
     return text[:ERROR_CHARS]
 
@@ -190,7 +210,9 @@ def _new_client(provider: str, api_key: str, base_url: str | None, timeout: floa
 def get_client(provider: str, api_key: str, base_url: str | None, timeout: float) -> Any:
     """A cached SDK client for these settings (thread-safe; SDK clients may be shared by threads)."""
     global _cache_pid
-    key = (provider, base_url or "", _key_hash(api_key), float(timeout))
+    # With no explicit base URL the SDK reads its own variable, so that value is part of the key.
+    effective_url = base_url or "env:" + (os.environ.get(BASE_URL_SECRET.get(provider, ""), "") or "")
+    key = (provider, effective_url, _key_hash(api_key), float(timeout))
     with _cache_lock:
         if _cache_pid != os.getpid():  # forked: the parent's connection pools are not ours
             _clients.clear()
@@ -311,7 +333,7 @@ def _retry_wait(response: Any) -> tuple[bool | None, float | None]:
     return verdict, wait
 
 
-def _status_message(provider: str, err: Any) -> str:
+def _status_message(provider: str, err: Any, api_key: str) -> str:
     status = getattr(err, "status_code", None)
     body = getattr(err, "body", None)
     detail = ""
@@ -322,7 +344,7 @@ def _status_message(provider: str, err: Any) -> str:
         detail = f"{kind}: {msg}" if kind and msg else str(kind or msg)
     elif isinstance(body, str):
         detail = body
-    return f"{provider} API error: HTTP {status}" + (f" ({detail})" if detail else "")
+    return f"{provider} API error: HTTP {status}" + (f" ({_scrub(detail, api_key)})" if detail else "")
 
 
 def _backoff(attempt: int) -> float:
@@ -419,7 +441,7 @@ def judge(
                 last_error = f"{provider} API connection error" + (f" ({type(cause).__name__})" if cause else "")
                 retry = True
             except sdk.APIStatusError as err:
-                last_status, last_error = STATUS_ERROR, _status_message(provider, err)
+                last_status, last_error = STATUS_ERROR, _status_message(provider, err, api_key)
                 verdict, wait = _retry_wait(getattr(err, "response", None))
                 code = getattr(err, "status_code", 0) or 0
                 retry = verdict if verdict is not None else (code in (408, 409, 429) or code >= 500)
@@ -447,7 +469,7 @@ def judge(
             time.sleep(delay)
     except Exception as err:  # noqa: BLE001 - the judge must never break a run
         last_status = STATUS_ERROR
-        last_error = f"{provider} judge failed ({type(err).__name__}): {err}"
+        last_error = f"{provider} judge failed ({type(err).__name__}): {_scrub(str(err), api_key)}"
 
     result = JudgeResult(
         last_status,
@@ -455,7 +477,7 @@ def judge(
         model,
         provider,
         elapsed_ms(),
-        error=_scrub(last_error, api_key),
+        error=last_error[:ERROR_CHARS],  # every detail in it was scrubbed of the key
         attempts=attempts,
     )
     log.warning(

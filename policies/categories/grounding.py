@@ -17,6 +17,10 @@ NO_SCORES_ABOVE_FLOOR = (
 )
 NO_CITATIONS = "No source citations provided (grounding required)"
 
+# The pass reasons for common counts, prebuilt: formatting them is a tenth of a passing check.
+_SCORES_PASSED = tuple(f"Grounding scores passed ({n} checked)" for n in range(128))
+_AUDIT_PASSED = tuple(f"Grounding audit passed ({n} citations)" for n in range(128))
+
 GROUNDING_RULES: tuple[RuleSpec, ...] = (
     RuleSpec(
         name="require_source_grounding",
@@ -230,7 +234,12 @@ def _mid_execution(rules: dict, state: RunState) -> Result:
             )
         checked = len(top)
         metadata = {"checked": checked, "threshold": threshold, "mode": mode}
-    return ("allow", f"Grounding scores passed ({checked} checked)", metadata, None)
+    reason = (
+        _SCORES_PASSED[checked]
+        if checked < 128
+        else f"Grounding scores passed ({checked} checked)"
+    )
+    return "allow", reason, metadata, None
 
 
 def _after_workflow(rules: dict, state: RunState) -> Result:
@@ -254,7 +263,11 @@ def _after_workflow(rules: dict, state: RunState) -> Result:
         warnings.append(f"Output confidence ({confidence}) below abstention threshold ({threshold})")
 
     if not warnings:
-        reason = f"Grounding audit passed ({citation_count} citations)"
+        reason = (
+            _AUDIT_PASSED[citation_count]
+            if citation_count < 128
+            else f"Grounding audit passed ({citation_count} citations)"
+        )
         return "allow", reason, {"citation_count": citation_count}, None
     metadata = {"warnings": warnings, "citation_count": citation_count}
     if abstention:
