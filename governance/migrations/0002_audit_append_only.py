@@ -5,6 +5,11 @@ from django.db import migrations
 CREATE = """
 CREATE OR REPLACE FUNCTION governance_auditevent_append_only() RETURNS trigger AS $$
 BEGIN
+    -- Deleting a user sets actor_id to NULL; actor_label keeps who it was. Nothing else may change.
+    IF TG_OP = 'UPDATE' AND NEW.actor_id IS NULL
+       AND (to_jsonb(NEW) - 'actor_id') = (to_jsonb(OLD) - 'actor_id') THEN
+        RETURN NEW;
+    END IF;
     RAISE EXCEPTION 'the audit log is append-only';
 END;
 $$ LANGUAGE plpgsql;
