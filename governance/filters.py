@@ -1,8 +1,23 @@
 """One FilterSet per list, shared by the pages, the API and the exports."""
 
 import django_filters as filters
+from django import forms
 
 from .models import Action, AuditEvent, Evaluation, Phase, ReviewState, Run
+
+
+MAX_ID = 2**63 - 1
+
+
+class IdFilter(filters.NumberFilter):
+    """A row id: a whole number in the database's range (a huge one overflowed SQLite: a 500)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
 
 
 class _Base(filters.FilterSet):
@@ -16,7 +31,7 @@ class EvaluationFilter(_Base):
     agent = filters.CharFilter(field_name="agent_name", label="Agent")
     policy = filters.CharFilter(method="filter_policy", label="Policy (id or name)")
     review_state = filters.ChoiceFilter(choices=ReviewState.choices, label="Review")
-    run = filters.NumberFilter(field_name="run_id", label="Run")
+    run = IdFilter(field_name="run_id", label="Run")
     source = filters.ChoiceFilter(choices=Evaluation.Source.choices, label="Source")
 
     class Meta:
@@ -25,8 +40,10 @@ class EvaluationFilter(_Base):
 
     def filter_policy(self, queryset, name, value):
         value = value.strip()
-        if value.isdigit():
-            return queryset.filter(policy_ref=int(value))
+        # isascii: "²".isdigit() is true but int("²") raises.
+        if value.isascii() and value.isdigit():
+            pk = int(value)
+            return queryset.filter(policy_ref=pk) if pk <= MAX_ID else queryset.none()
         return queryset.filter(policy_name=value)
 
 

@@ -1,5 +1,28 @@
 from django_scopes import scope
+from rest_framework import exceptions, negotiation, parsers
 from rest_framework.views import APIView
+
+
+class JSONOnlyNegotiation(negotiation.DefaultContentNegotiation):
+    """The API speaks JSON only, so `?format=` is not DRF's renderer switch here.
+
+    Left to DRF, `?format=csv` on the export endpoints (whose own parameter it is) answered 404
+    before the view ran. Exports pick their format themselves and stream it.
+    """
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        renderer = renderers[0]
+        return renderer, renderer.media_type
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's parser, except that a body nested thousands of levels deep is a 400, not a 500."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError("JSON parse error - nested too deeply") from None
 
 
 class TenantAPIView(APIView):
@@ -10,6 +33,8 @@ class TenantAPIView(APIView):
     tenant's rows and no scope outlives its request.
     """
 
+    content_negotiation_class = JSONOnlyNegotiation
+    parser_classes = [JSONParser]
     _tenant_scope = None
 
     def initial(self, request, *args, **kwargs):

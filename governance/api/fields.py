@@ -4,6 +4,20 @@ import math
 
 from rest_framework import serializers
 
+# Deeper than any real payload; keeps a hostile body from exhausting the recursion limit later on.
+MAX_JSON_DEPTH = 64
+
+
+def _text_problem(value: str) -> str | None:
+    """Why PostgreSQL would refuse this string (a server error otherwise), or None."""
+    if "\x00" in value:
+        return "nul"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate such as "\ud800" from a JSON escape
+        return "unicode"
+    return None
+
 
 class StrictFloatField(serializers.FloatField):
     default_error_messages = {
@@ -14,7 +28,10 @@ class StrictFloatField(serializers.FloatField):
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             self.fail("invalid")
-        value = float(data)
+        try:
+            value = float(data)
+        except OverflowError:  # an integer with hundreds of digits
+            self.fail("not_finite")
         if not math.isfinite(value):
             self.fail("not_finite")
         return super().to_internal_value(value)
@@ -30,13 +47,15 @@ class UnitScoreField(StrictFloatField):
 
 
 class StrictCharField(serializers.CharField):
-    default_error_messages = {"invalid": "Must be a string.", "nul": "Must not contain NUL characters."}
+    default_error_messages = {"invalid": "Must be a string.", "nul": "Must not contain NUL characters.",
+                              "unicode": "Must be valid Unicode text."}
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
-        if "\x00" in data:
-            self.fail("nul")
+        problem = _text_problem(data)
+        if problem:
+            self.fail(problem)
         return super().to_internal_value(data)
 
 
@@ -49,7 +68,45 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class JSONObjectField(serializers.JSONField):
+class SafeJSONField(serializers.JSONField):
+    """Any JSON value the database can store and the renderer can write back.
+
+    Python's parser accepts 1e999 (infinity), "\u0000" and lone surrogates; PostgreSQL's jsonb
+    refuses the last two and the strict JSON renderer the first, each as a 500 long after
+    validation. Refuse them here, where the field can still be named.
+    """
+
+    default_error_messages = {
+        "not_finite": "Numbers must be finite.",
+        "nul": "Must not contain NUL characters.",
+        "unicode": "Must be valid Unicode text.",
+        "too_deep": f"Must not nest deeper than {MAX_JSON_DEPTH} levels.",
+    }
+
+    def to_internal_value(self, data):
+        self._check(data, 0)
+        return super().to_internal_value(data)
+
+    def _check(self, value, depth: int) -> None:
+        if depth > MAX_JSON_DEPTH:
+            self.fail("too_deep")
+        if isinstance(value, str):
+            problem = _text_problem(value)
+            if problem:
+                self.fail(problem)
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                self.fail("not_finite")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._check(key, depth + 1)
+                self._check(item, depth + 1)
+        elif isinstance(value, list):
+            for item in value:
+                self._check(item, depth + 1)
+
+
+class JSONObjectField(SafeJSONField):
     default_error_messages = {"not_object": "Must be a JSON object."}
 
     def to_internal_value(self, data):

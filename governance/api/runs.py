@@ -1,6 +1,6 @@
 from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import exceptions, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
@@ -18,6 +18,23 @@ class IdCursorPagination(CursorPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def decode_cursor(self, request):
+        """A cursor the client tampered with is bad input (400), not a missing page or a 500.
+
+        DRF answers 404 for an undecodable cursor and hands a non-numeric position straight to
+        the id filter, which raised ValueError.
+        """
+        invalid = exceptions.ValidationError({self.cursor_query_param: ["Invalid cursor."]})
+        try:
+            cursor = super().decode_cursor(request)
+        except exceptions.NotFound:
+            raise invalid from None
+        if cursor is not None and cursor.position is not None:
+            position = cursor.position
+            if not (position.isascii() and position.isdigit()) or int(position) > 2**63 - 1:
+                raise invalid
+        return cursor
 
 
 def _validated(serializer_class, request):

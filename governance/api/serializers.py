@@ -4,6 +4,7 @@ from governance.models import AuditEvent, Evaluation, GroundingReport, Run, Span
 
 from .fields import (
     JSONObjectField,
+    SafeJSONField,
     StrictCharField,
     StrictSerializer,
     UnitScoreField,
@@ -15,7 +16,7 @@ MAX_ITEMS = 1000
 class RunStartIn(StrictSerializer):
     agent_name = StrictCharField(max_length=200)
     workflow_name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    input = serializers.JSONField(required=False, allow_null=True, default=None)
+    input = SafeJSONField(required=False, allow_null=True, default=None)
     metadata = JSONObjectField(required=False, default=dict)
 
 
@@ -40,8 +41,8 @@ class SpanIn(StrictSerializer):
     kind = serializers.ChoiceField(choices=Span.Kind.choices,
                                    error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."})
     name = StrictCharField(max_length=200)
-    input = serializers.JSONField(required=False, allow_null=True, default=None)
-    output = serializers.JSONField(required=False, allow_null=True, default=None)
+    input = SafeJSONField(required=False, allow_null=True, default=None)
+    output = SafeJSONField(required=False, allow_null=True, default=None)
     started_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     ended_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     attributes = JSONObjectField(required=False, default=dict)
@@ -54,7 +55,7 @@ class SpanIn(StrictSerializer):
 
 
 class CompleteIn(StrictSerializer):
-    result = serializers.JSONField(required=False, allow_null=True, default=None)
+    result = SafeJSONField(required=False, allow_null=True, default=None)
     output = StrictCharField(required=False, allow_blank=True, default="", max_length=200_000)
     error = StrictCharField(required=False, allow_blank=True, allow_null=True, default="", max_length=20_000)
 
