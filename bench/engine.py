@@ -39,7 +39,7 @@ RULE_SETS = [
         "min_citations": 2,
         "max_unsupported_claims": 0,
         "abstention_threshold": 0.5,
-        "abstention_response": "I don't have sufficient grounded evidence to answer this accurately.",
+        "abstention_response": "I don't have sufficient grounded evidence to answer this.",
         "action_on_violation": "block",
     },
     {  # RAG Pipeline
@@ -82,7 +82,9 @@ def make_policies(n: int) -> list[PolicySpec]:
 def null_engine(phase: str, policies: list[PolicySpec]):
     # Built the way the engine builds them, so the ratio measures rule work, not construction.
     evaluations = [
-        _new_evaluation(p.id, p.name, p.category, p.version, phase, "allow", "ok", {}, None, "engine")
+        _new_evaluation(
+            p.id, p.name, p.category, p.version, phase, "allow", "ok", {}, None, "engine"
+        )
         for p in policies
     ]
     return combine(phase, evaluations)

@@ -17,11 +17,26 @@ from .scope import clean_scope
 _UNSET: Any = object()
 
 
+def _text_problem(value: str) -> str | None:
+    # PostgreSQL refuses both (text must be UTF-8 without NUL): a 500 if they got that far.
+    if "\x00" in value:
+        return "Must not contain null characters."
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "Must be valid Unicode text."
+    return None
+
+
 def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled, exclude_pk=None) -> dict:
     errors: dict = {}
     cleaned: dict = {}
-    if not isinstance(name, str) or not name.strip():
+    if name is not None and not isinstance(name, str):
+        errors["name"] = ["Must be a string."]
+    elif not name or not name.strip():
         errors["name"] = ["This field is required."]
+    elif _text_problem(name):
+        errors["name"] = [_text_problem(name)]
     elif len(name.strip()) > 200:
         errors["name"] = ["At most 200 characters."]
     else:
@@ -35,6 +50,8 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
         description = ""
     if not isinstance(description, str) or len(description) > 5000:
         errors["description"] = ["Must be a string of at most 5000 characters."]
+    elif _text_problem(description):
+        errors["description"] = [_text_problem(description)]
     else:
         cleaned["description"] = description
     if not isinstance(enabled, bool):
@@ -42,8 +59,10 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
     else:
         cleaned["enabled"] = enabled
     category_obj = None
-    if not isinstance(category, str):
+    if category is None:
         errors["category"] = ["This field is required."]
+    elif not isinstance(category, str):
+        errors["category"] = [f"Must be one of: {', '.join(sorted(CATEGORIES))}."]
     else:
         try:
             category_obj = get_category(category)

@@ -344,7 +344,7 @@ class FakeLLMServer:
         self._stopping.clear()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
         self._thread.name = f"fake-llm-server:{self.port}"
         self._thread.start()
         return self

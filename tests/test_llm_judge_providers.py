@@ -25,9 +25,16 @@ from judges.llm import (
 from judges.llm import providers as providers_module
 
 try:
-    from tests.fake_llm_server import FakeLLMServer, fake_llm_server  # noqa: F401 (fixture)
+    from tests.fake_llm_server import FakeLLMServer, fake_llm_server, fake_llm_server_fixture  # noqa: F401
 except ImportError:  # tests/ on sys.path rather than the project root
-    from fake_llm_server import FakeLLMServer, fake_llm_server  # type: ignore[no-redef]  # noqa: F401
+    from fake_llm_server import (  # type: ignore[no-redef]  # noqa: F401
+        FakeLLMServer,
+        fake_llm_server,
+        fake_llm_server_fixture,
+    )
+
+# A second, module-scoped server built by the fixture factory, with fixed token usage.
+shared_llm_server = fake_llm_server_fixture(scope="module", usage=(120, 4))
 
 MODELS = {
     "openai": "gpt-4o-mini",
@@ -54,6 +61,9 @@ GROUNDED = "The Federal Reserve raised its benchmark interest rate by 25 basis p
 UNGROUNDED = "Bitcoin will surpass one million dollars next Tuesday, analysts at Goldman Sachs confirmed yesterday."
 
 provider_param = pytest.mark.parametrize("provider", ["openai", "anthropic", "groq"])
+
+# The anthropic SDK warns that the seed's example model (claude-sonnet-4-20250514) is deprecated.
+pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
 
 
 @pytest.fixture(autouse=True)
@@ -213,6 +223,15 @@ def test_http_500_is_an_error_not_an_exception(fake_llm_server, provider):
     assert key not in result.error
     assert len(result.error) <= 200
     assert fake_llm_server.request_count == 1
+
+
+@provider_param
+def test_non_json_error_page_is_not_echoed(fake_llm_server, provider):
+    fake_llm_server.fail_with(502, body=b"<html><body>internal admin page: secret-stuff</body></html>")
+    result = run(fake_llm_server, provider)
+    assert result.status == "error"
+    assert "502" in result.error
+    assert "secret-stuff" not in result.error and "<html>" not in result.error
 
 
 @provider_param
@@ -459,6 +478,12 @@ def test_fake_openai_shape_and_paths(fake_llm_server):
     wrong = httpx.post(fake_llm_server.url + "/v1/chat/completions", json=body, headers={"Authorization": "Bearer sk-nope"})
     assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_api_key"
     assert httpx.post(fake_llm_server.url + "/v2/nothing", json=body, headers=auth).status_code == 404
+
+
+def test_fixture_factory_builds_a_configured_shared_server(shared_llm_server, fake_llm_server):
+    assert shared_llm_server.url != fake_llm_server.url
+    result = run(shared_llm_server, "groq")
+    assert (result.input_tokens, result.output_tokens) == (120, 4)
 
 
 def test_fake_env_and_secrets_route_every_provider(fake_llm_server):

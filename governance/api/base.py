@@ -1,5 +1,5 @@
 from django_scopes import scope
-from rest_framework import exceptions, negotiation, parsers
+from rest_framework import exceptions, negotiation, parsers, renderers
 from rest_framework.views import APIView
 
 
@@ -25,6 +25,21 @@ class JSONParser(parsers.JSONParser):
             raise exceptions.ParseError("JSON parse error - nested too deeply") from None
 
 
+class JSONRenderer(renderers.JSONRenderer):
+    """DRF's renderer, with \\u escapes for text UTF-8 cannot carry.
+
+    An error message can echo what the client sent, such as an unknown key "\\ud800" (a lone
+    surrogate, which JSON escapes allow); encoding that as UTF-8 raised, turning a 400 into a 500.
+    """
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except UnicodeEncodeError:
+            self.ensure_ascii = True
+            return super().render(data, accepted_media_type, renderer_context)
+
+
 class TenantAPIView(APIView):
     """An API view whose every query is scoped to the API key's tenant.
 
@@ -35,6 +50,7 @@ class TenantAPIView(APIView):
 
     content_negotiation_class = JSONOnlyNegotiation
     parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
     _tenant_scope = None
 
     def initial(self, request, *args, **kwargs):

@@ -4,9 +4,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from policies import api as policies_api
 from tenants import api as tenants_api
 
-from . import logs, runs
+from . import logs, ping, runs
 
 urlpatterns = [
+    path("ping/", ping.PingView.as_view(), name="api-ping"),
     path("policies/", policies_api.PolicyListView.as_view(), name="api-policies"),
     path("policies/<int:pk>/", policies_api.PolicyDetailView.as_view(), name="api-policy"),
     path("runs/", runs.RunListView.as_view(), name="api-runs"),

@@ -1,7 +1,36 @@
-from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+"""The overview: runs, warns and blocks over a chosen period, and what is violated most."""
+
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from governance import selectors
+from tenants.permissions import require_role
+
+from .common import render_page
 
 
-@login_required
+@require_GET
+@require_role()
 def overview(request):
-    return render(request, "overview.html", {})
+    period = request.GET.get("period")
+    period = period if period in selectors.PERIODS else selectors.DEFAULT_PERIOD
+    stats = selectors.overview_stats(tenant=request.tenant, period=period)
+    since = stats.since.strftime("%Y-%m-%dT%H:%M")
+
+    def violations_url(**params) -> str:
+        return f"{reverse('violation_list')}?{urlencode({**params, 'since': since})}"
+
+    context = {
+        "stats": stats,
+        "periods": [(key, label) for key, (_, _, label) in selectors.PERIODS.items()],
+        "chart": stats.chart_data(),
+        "violations_url": violations_url(),
+        "warns_url": violations_url(action="warn"),
+        "blocks_url": violations_url(action="block"),
+        "runs_url": f"{reverse('run_list')}?{urlencode({'since': since})}",
+        "top_policies": [{**p, "url": violations_url(policy=p["name"])} for p in stats.top_policies],
+        "top_agents": [{**a, "url": violations_url(agent=a["name"])} for a in stats.top_agents],
+    }
+    return render_page(request, "overview.html", context, fragment="dashboard")

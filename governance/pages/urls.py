@@ -1,12 +1,19 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import overview
+from . import audit, overview, runs, violations
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", overview.overview, name="overview"),
+    path("runs/", runs.run_list, name="run_list"),
+    path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
+    path("violations/", violations.violation_list, name="violation_list"),
+    path("violations/<int:pk>/", violations.violation_detail, name="violation_detail"),
+    path("audit/", audit.audit_list, name="audit_list"),
+    path("audit/export", audit.audit_export, name="audit_export"),
+    path("evaluations/export", audit.evaluation_export, name="evaluation_export"),
     path("policies/", include("policies.pages.urls")),
     path("settings/", include("tenants.pages.urls")),
 ]

@@ -117,7 +117,13 @@ def parse_score(text: str | None) -> tuple[float, bool]:
         return NEUTRAL_SCORE, False
     text = text.strip()
 
-    for finder in (lambda t: _last(_LABELLED, t), _from_json, lambda t: _last(_FRACTION, t), lambda t: _last(_PERCENT, t)):
+    finders = (
+        lambda t: _last(_LABELLED, t),
+        _from_json,
+        lambda t: _last(_FRACTION, t),
+        lambda t: _last(_PERCENT, t),
+    )
+    for finder in finders:
         value = finder(text)
         if value is not None:
             return value, True

@@ -342,8 +342,8 @@ def _status_message(provider: str, err: Any, api_key: str) -> str:
         kind = inner.get("type") or inner.get("code") or ""
         msg = inner.get("message") or ""
         detail = f"{kind}: {msg}" if kind and msg else str(kind or msg)
-    elif isinstance(body, str):
-        detail = body
+    # A non-JSON body (an HTML error page, some other service behind a mistyped base URL) is not
+    # echoed: only the status is reported, so a tenant-set base URL can't read arbitrary pages.
     return f"{provider} API error: HTTP {status}" + (f" ({_scrub(detail, api_key)})" if detail else "")
 
 

@@ -18,6 +18,8 @@ SEVERITY = {"allow": 0, "warn": 1, "block": 2}
 
 RULE_TYPES = ("boolean", "number", "integer", "string", "enum")
 
+NOT_AN_OBJECT = "Must be an object mapping rule names to values."
+
 
 @dataclass(frozen=True, slots=True)
 class RunState:
@@ -57,9 +59,11 @@ def fast_constructor(cls):
     slots = cls.__slots__
     twin = type(f"_{cls.__name__}Builder", (), {"__slots__": slots})
     args = ", ".join(slots)
-    body = "".join(f"    o.{name} = {name}\n" for name in slots)
-    source = f"def build({args}):\n    o = twin()\n{body}    o.__class__ = cls\n    return o\n"
-    namespace = {"twin": twin, "cls": cls}
+    body = "".join(f"    _o.{name} = {name}\n" for name in slots)
+    source = (
+        f"def build({args}):\n    _o = _twin()\n{body}    _o.__class__ = _cls\n    return _o\n"
+    )
+    namespace = {"_twin": twin, "_cls": cls}
     exec(source, namespace)  # noqa: S102 - the source is built from our own slot names
     build = namespace["build"]
     build.__qualname__ = f"new_{cls.__name__.lower()}"
@@ -262,7 +266,7 @@ class Category:
         all at once.
         """
         if not isinstance(raw, dict):
-            raise RuleValidationError({"rules": ["Must be an object mapping rule names to values."]})
+            raise RuleValidationError({"rules": [NOT_AN_OBJECT]})
         errors: dict[str, list[str]] = {}
         cleaned = {}
         for key, value in raw.items():

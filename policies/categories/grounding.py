@@ -260,7 +260,9 @@ def _after_workflow(rules: dict, state: RunState) -> Result:
     confidence = state.output_confidence
     if threshold is not None and confidence is not None and confidence < threshold:
         abstention = True
-        warnings.append(f"Output confidence ({confidence}) below abstention threshold ({threshold})")
+        warnings.append(
+            f"Output confidence ({confidence}) below abstention threshold ({threshold})"
+        )
 
     if not warnings:
         reason = (

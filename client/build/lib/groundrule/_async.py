@@ -1,0 +1,198 @@
+"""The asynchronous client: `AsyncClient` and its `AsyncRun` context manager.
+
+A mirror of `_sync.py` with awaits; the shared logic lives in `_run.py` and `_http.py`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from . import _http
+from ._config import Config, resolve_config
+from ._run import RunBase, describe_exception, grounding_payload, llm_attributes, span_payload
+from .decision import Decision
+from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+
+logger = logging.getLogger("groundrule")
+
+
+class AsyncClient:
+    """A connection to a Groundrule server for asyncio code; `await client.aclose()` or `async with`."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        fail_open: bool = True,
+        max_retries: int = 2,
+        *,
+        backoff_base: float = 0.25,
+        backoff_max: float = 5.0,
+    ) -> None:
+        self._config: Config = resolve_config(
+            base_url=base_url, api_key=api_key, timeout=timeout, fail_open=fail_open,
+            max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max,
+        )
+        self._http = httpx.AsyncClient(**_http.client_options(self._config))
+
+    @property
+    def fail_open(self) -> bool:
+        return self._config.fail_open
+
+    def run(
+        self,
+        agent_name: str,
+        *,
+        workflow_name: str | None = None,
+        input: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        enforce_policy: bool = True,
+    ) -> AsyncRun:
+        """A governed run; entering the `async with` block starts it, leaving it completes it."""
+        return AsyncRun(self, agent_name=agent_name, workflow_name=workflow_name, input=input, metadata=metadata,
+                        enforce_policy=enforce_policy)
+
+    async def check_grounding(self, text: str, sources: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
+        """See `Client.check_grounding`."""
+        payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
+        return await self._send("POST", "grounding/check/", payload, replayable=True)
+
+    async def _send(self, method: str, path: str, payload: dict[str, Any] | None, *,
+                    replayable: bool) -> dict[str, Any]:
+        return await _http.send_async(self._http, self._config, method, path, payload, replayable=replayable)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class AsyncRun(RunBase):
+    """One workflow run. Use it through `async with client.run(...) as run:`."""
+
+    def __init__(self, client: AsyncClient, **kwargs: Any) -> None:
+        super().__init__(fail_open=client.fail_open, **kwargs)
+        self._client = client
+
+    async def _post(self, path: str | None, payload: dict[str, Any], *,
+                    replayable: bool = False) -> dict[str, Any] | None:
+        if path is None:
+            return None
+        try:
+            return await self._client._send("POST", path, payload, replayable=replayable)
+        except GroundruleUnavailable as error:
+            self._go_offline(error)
+            return None
+
+    async def __aenter__(self) -> AsyncRun:
+        if self._entered:
+            raise RuntimeError("A run can be entered only once.")
+        self._entered = True
+        try:
+            body = await self._client._send("POST", "runs/", self._start_payload(), replayable=False)
+        except GroundruleUnavailable as error:
+            self._go_offline(error)
+            self._decide(None, "before_workflow")
+            return self
+        self._id = body["id"]
+        try:
+            self._decide(body, "before_workflow")
+        except PolicyViolationError:
+            await self._complete_quietly(error=None)
+            raise
+        return self
+
+    async def record_grounding(
+        self,
+        *,
+        grounding_scores: Iterable[float] = (),
+        citations: Iterable[str] = (),
+        unsupported_claims: Iterable[str] = (),
+        output_confidence: float | None = None,
+        output: str | None = None,
+        sources: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Decision:
+        payload = grounding_payload(grounding_scores, citations, unsupported_claims, output_confidence, output,
+                                    sources)
+        return self._decide(await self._post(self._path("grounding"), payload), "mid_execution")
+
+    async def record_span(
+        self,
+        kind: str,
+        name: str,
+        *,
+        input: Any = None,
+        output: Any = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        payload = span_payload(kind, name, input, output, started_at, ended_at, attributes)
+        return await self._post(self._path("spans"), payload, replayable=True)
+
+    async def record_tool_call(
+        self,
+        name: str,
+        input: Any = None,
+        output: Any = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        return await self.record_span("tool", name, input=input, output=output, started_at=started_at,
+                                      ended_at=ended_at, attributes=attributes)
+
+    async def record_llm_call(
+        self,
+        model: str,
+        prompt: Any = None,
+        response: Any = None,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        return await self.record_span("llm", model, input=prompt, output=response, started_at=started_at,
+                                      ended_at=ended_at,
+                                      attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes))
+
+    async def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:
+        self._completed = True
+        try:
+            body = await self._post(self._path("complete"), self._complete_payload(error))
+        except GroundruleAPIError as exc:
+            if exc.status_code != 409:
+                raise
+            logger.debug("Groundrule run %s was already completed: %s", self._id, exc.body)
+            return None
+        return self._decide(body, "after_workflow", enforce=enforce)
+
+    async def _complete_quietly(self, *, error: str | None) -> None:
+        try:
+            await self._complete(error=error, enforce=False)
+        except Exception:
+            logger.warning("Groundrule could not complete run %s", self._id, exc_info=True)
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._completed or self._offline or self._id is None:
+            return
+        if exc is None:
+            await self._complete(error=None, enforce=True)
+        elif self._is_own_violation(exc):
+            await self._complete_quietly(error=None)
+        else:
+            await self._complete_quietly(error=describe_exception(exc))

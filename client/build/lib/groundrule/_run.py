@@ -1,0 +1,206 @@
+"""What the sync and the async run share: payloads, decision handling, fail-open state.
+
+Only the network calls differ between `Run` and `AsyncRun`; everything that decides what a
+response means lives here so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .decision import Decision
+from .errors import GroundruleUnavailable, PolicyViolationError
+
+logger = logging.getLogger("groundrule")
+
+SPAN_KINDS = ("tool", "llm", "retrieval")
+_MAX_ERROR = 10_000
+
+
+def _timestamp(value: dt.datetime | str | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        value = value.astimezone()  # naive means local time
+    return value.isoformat()
+
+
+def _drop_none(payload: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in payload.items() if value is not None}
+
+
+def describe_exception(exc: BaseException) -> str:
+    text = str(exc)
+    message = f"{type(exc).__qualname__}: {text}" if text else type(exc).__qualname__
+    return message.replace("\x00", "")[:_MAX_ERROR]
+
+
+def grounding_payload(
+    grounding_scores: Iterable[float],
+    citations: Iterable[str],
+    unsupported_claims: Iterable[str],
+    output_confidence: float | None,
+    output: str | None,
+    sources: Sequence[Mapping[str, Any]] | None,
+) -> dict[str, Any]:
+    return _drop_none({
+        # float() also takes numpy scalars, which json cannot encode.
+        "grounding_scores": [float(score) for score in grounding_scores],
+        "citations": list(citations),
+        "unsupported_claims": list(unsupported_claims),
+        "output_confidence": None if output_confidence is None else float(output_confidence),
+        "output": output,
+        "sources": None if sources is None else [dict(source) for source in sources],
+    })
+
+
+def span_payload(
+    kind: str,
+    name: str,
+    input: Any,
+    output: Any,
+    started_at: dt.datetime | str | None,
+    ended_at: dt.datetime | str | None,
+    attributes: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    if kind not in SPAN_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(SPAN_KINDS)}; got {kind!r}")
+    return _drop_none({
+        "kind": kind,
+        "name": name,
+        "input": input,
+        "output": output,
+        "started_at": _timestamp(started_at),
+        "ended_at": _timestamp(ended_at),
+        "attributes": dict(attributes) if attributes else None,
+    })
+
+
+def llm_attributes(
+    model: str,
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    attributes: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    merged: dict[str, Any] = {"model": model, **(attributes or {})}
+    if prompt_tokens is not None:
+        merged["prompt_tokens"] = prompt_tokens
+    if completion_tokens is not None:
+        merged["completion_tokens"] = completion_tokens
+    if prompt_tokens is not None and completion_tokens is not None:
+        merged.setdefault("total_tokens", prompt_tokens + completion_tokens)
+    return merged
+
+
+class RunBase:
+    """State of one governed workflow run."""
+
+    def __init__(
+        self,
+        *,
+        fail_open: bool,
+        agent_name: str,
+        workflow_name: str | None,
+        input: Any,
+        metadata: Mapping[str, Any] | None,
+        enforce_policy: bool,
+    ) -> None:
+        self.agent_name = agent_name
+        self.workflow_name = workflow_name
+        self.input = input
+        self.metadata = dict(metadata) if metadata else None
+        self.enforce_policy = enforce_policy
+        self._fail_open = fail_open
+        self._id: int | None = None
+        self._status: str | None = None
+        self._decisions: list[Decision] = []
+        self._result: Any = None
+        self._output: str | None = None
+        self._offline = False  # the server was unreachable and we fail open: nothing more is sent
+        self._entered = False
+        self._completed = False
+
+    @property
+    def id(self) -> int | None:
+        """The server's run id; None when the run failed open before it started."""
+        return self._id
+
+    @property
+    def status(self) -> str | None:
+        """The run's status as last reported by the server (running, completed, blocked, failed)."""
+        return self._status
+
+    @property
+    def decisions(self) -> list[Decision]:
+        """Every decision received so far, in order (a copy)."""
+        return list(self._decisions)
+
+    @property
+    def last_decision(self) -> Decision | None:
+        return self._decisions[-1] if self._decisions else None
+
+    @property
+    def failed_open(self) -> bool:
+        """True once the server was unreachable and the run carries on ungoverned."""
+        return self._offline
+
+    def set_result(self, result: Any, output: str | None = None) -> None:
+        """What the run produced; sent when the `with` block ends (after_workflow)."""
+        self._result = result
+        if output is not None:
+            self._output = output
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self._id} agent={self.agent_name!r} status={self._status}>"
+
+    # -- helpers for the sync and async subclasses ------------------------------------------
+
+    def _start_payload(self) -> dict[str, Any]:
+        return _drop_none({
+            "agent_name": self.agent_name,
+            "workflow_name": self.workflow_name,
+            "input": self.input,
+            "metadata": self.metadata,
+        })
+
+    def _complete_payload(self, error: str | None) -> dict[str, Any]:
+        return _drop_none({"result": self._result, "output": self._output, "error": error})
+
+    def _path(self, action: str) -> str | None:
+        """The URL of a run call, or None when nothing should be sent (failed open)."""
+        if not self._entered:
+            raise RuntimeError("The run has not started: use `with client.run(...) as run:`.")
+        if self._offline:
+            return None
+        return f"runs/{self._id}/{action}/"
+
+    def _go_offline(self, error: GroundruleUnavailable) -> None:
+        if not self._fail_open:
+            raise error
+        logger.warning("Groundrule unreachable; failing open, run %s of %r continues ungoverned: %s",
+                       self._id, self.agent_name, error)
+        self._offline = True
+
+    def _decide(self, body: dict[str, Any] | None, phase: str, *, enforce: bool = True) -> Decision:
+        """Record the decision in `body` (None: failed open), log a warn and raise a block."""
+        if body is None:
+            decision = Decision.fail_open(phase)
+        else:
+            decision = Decision.from_dict(body["decision"])
+            self._status = body.get("status", self._status)
+        self._decisions.append(decision)
+        if decision.warned:
+            logger.warning("Groundrule policy warning for run %s (%s): %s", self._id, decision.phase,
+                           decision.reason)
+        elif decision.blocked:
+            if enforce and self.enforce_policy:
+                raise PolicyViolationError(decision, run_id=self._id)
+            logger.warning("Groundrule policy block for run %s (%s), not enforced: %s", self._id,
+                           decision.phase, decision.reason)
+        return decision
+
+    def _is_own_violation(self, exc: BaseException | None) -> bool:
+        return isinstance(exc, PolicyViolationError) and exc.run_id == self._id and self._id is not None

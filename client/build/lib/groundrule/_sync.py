@@ -1,0 +1,202 @@
+"""The synchronous client: `Client` and its `Run` context manager."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from . import _http
+from ._config import Config, resolve_config
+from ._run import RunBase, describe_exception, grounding_payload, llm_attributes, span_payload
+from .decision import Decision
+from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+
+logger = logging.getLogger("groundrule")
+
+
+class Client:
+    """A connection to a Groundrule server. Thread-safe; close it (or use `with`) when done."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        fail_open: bool = True,
+        max_retries: int = 2,
+        *,
+        backoff_base: float = 0.25,
+        backoff_max: float = 5.0,
+    ) -> None:
+        self._config: Config = resolve_config(
+            base_url=base_url, api_key=api_key, timeout=timeout, fail_open=fail_open,
+            max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max,
+        )
+        self._http = httpx.Client(**_http.client_options(self._config))
+
+    @property
+    def fail_open(self) -> bool:
+        return self._config.fail_open
+
+    def run(
+        self,
+        agent_name: str,
+        *,
+        workflow_name: str | None = None,
+        input: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        enforce_policy: bool = True,
+    ) -> Run:
+        """A governed run; entering the `with` block starts it, leaving it completes it."""
+        return Run(self, agent_name=agent_name, workflow_name=workflow_name, input=input, metadata=metadata,
+                   enforce_policy=enforce_policy)
+
+    def check_grounding(self, text: str, sources: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
+        """Ask the server's verifier whether `text` is supported by `sources`.
+
+        A query rather than part of a run, so it raises `GroundruleUnavailable` whatever
+        `fail_open` says: there is no safe stand-in answer.
+        """
+        payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
+        return self._send("POST", "grounding/check/", payload, replayable=True)
+
+    def _send(self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool) -> dict[str, Any]:
+        return _http.send(self._http, self._config, method, path, payload, replayable=replayable)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Run(RunBase):
+    """One workflow run. Use it through `with client.run(...) as run:`."""
+
+    def __init__(self, client: Client, **kwargs: Any) -> None:
+        super().__init__(fail_open=client.fail_open, **kwargs)
+        self._client = client
+
+    def _post(self, path: str | None, payload: dict[str, Any], *, replayable: bool = False) -> dict[str, Any] | None:
+        if path is None:
+            return None
+        try:
+            return self._client._send("POST", path, payload, replayable=replayable)
+        except GroundruleUnavailable as error:
+            self._go_offline(error)
+            return None
+
+    def __enter__(self) -> Run:
+        if self._entered:
+            raise RuntimeError("A run can be entered only once.")
+        self._entered = True
+        try:
+            body = self._client._send("POST", "runs/", self._start_payload(), replayable=False)
+        except GroundruleUnavailable as error:
+            self._go_offline(error)
+            self._decide(None, "before_workflow")
+            return self
+        self._id = body["id"]
+        try:
+            self._decide(body, "before_workflow")
+        except PolicyViolationError:
+            # __exit__ will not run when __enter__ raises: close the run here so it is not left open.
+            self._complete_quietly(error=None)
+            raise
+        return self
+
+    def record_grounding(
+        self,
+        *,
+        grounding_scores: Iterable[float] = (),
+        citations: Iterable[str] = (),
+        unsupported_claims: Iterable[str] = (),
+        output_confidence: float | None = None,
+        output: str | None = None,
+        sources: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Decision:
+        """Report grounding data (it accumulates over the run); runs mid_execution on these scores."""
+        payload = grounding_payload(grounding_scores, citations, unsupported_claims, output_confidence, output,
+                                    sources)
+        return self._decide(self._post(self._path("grounding"), payload), "mid_execution")
+
+    def record_span(
+        self,
+        kind: str,
+        name: str,
+        *,
+        input: Any = None,
+        output: Any = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Record a trace span (`tool`, `llm` or `retrieval`); returns the stored span, or None when failed open."""
+        payload = span_payload(kind, name, input, output, started_at, ended_at, attributes)
+        # A repeated span is only a duplicate line in the trace, so ambiguous failures are retried.
+        return self._post(self._path("spans"), payload, replayable=True)
+
+    def record_tool_call(
+        self,
+        name: str,
+        input: Any = None,
+        output: Any = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        return self.record_span("tool", name, input=input, output=output, started_at=started_at,
+                                ended_at=ended_at, attributes=attributes)
+
+    def record_llm_call(
+        self,
+        model: str,
+        prompt: Any = None,
+        response: Any = None,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        return self.record_span("llm", model, input=prompt, output=response, started_at=started_at,
+                                ended_at=ended_at,
+                                attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes))
+
+    def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:
+        self._completed = True
+        try:
+            body = self._post(self._path("complete"), self._complete_payload(error))
+        except GroundruleAPIError as exc:
+            if exc.status_code != 409:
+                raise
+            logger.debug("Groundrule run %s was already completed: %s", self._id, exc.body)
+            return None
+        return self._decide(body, "after_workflow", enforce=enforce)
+
+    def _complete_quietly(self, *, error: str | None) -> None:
+        # Used while another exception propagates: nothing raised here may replace it.
+        try:
+            self._complete(error=error, enforce=False)
+        except Exception:
+            logger.warning("Groundrule could not complete run %s", self._id, exc_info=True)
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._completed or self._offline or self._id is None:
+            return
+        if exc is None:
+            self._complete(error=None, enforce=True)
+        elif self._is_own_violation(exc):
+            self._complete_quietly(error=None)
+        else:
+            self._complete_quietly(error=describe_exception(exc))

@@ -1,0 +1,77 @@
+"""The decision the server returns for every phase, as plain frozen dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+FAIL_OPEN_REASON = "Groundrule unreachable; failing open"
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """One policy's verdict within a decision."""
+
+    policy_id: int | None
+    policy_name: str
+    category: str
+    phase: str
+    action: str
+    reason: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str = "engine"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evaluation:
+        return cls(
+            policy_id=data.get("policy_id"),
+            policy_name=data.get("policy_name", ""),
+            category=data.get("category", ""),
+            phase=data.get("phase", ""),
+            action=data.get("action", "allow"),
+            reason=data.get("reason", ""),
+            metadata=dict(data.get("metadata") or {}),
+            source=data.get("source", "engine"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """allow / warn / block for one phase (`before_workflow`, `mid_execution`, `after_workflow`).
+
+    `failed_open` is true for the stand-in decision the SDK returns when the server was
+    unreachable and the client fails open; no policy was evaluated.
+    """
+
+    action: str
+    phase: str
+    reason: str
+    abstention_response: str | None = None
+    evaluations: tuple[Evaluation, ...] = ()
+    failed_open: bool = False
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            action=data["action"],
+            phase=data.get("phase", ""),
+            reason=data.get("reason", ""),
+            abstention_response=data.get("abstention_response"),
+            evaluations=tuple(Evaluation.from_dict(e) for e in data.get("evaluations") or ()),
+        )
+
+    @classmethod
+    def fail_open(cls, phase: str) -> Decision:
+        return cls(action="allow", phase=phase, reason=FAIL_OPEN_REASON, failed_open=True)
+
+    @property
+    def allowed(self) -> bool:
+        return self.action == "allow"
+
+    @property
+    def warned(self) -> bool:
+        return self.action == "warn"
+
+    @property
+    def blocked(self) -> bool:
+        return self.action == "block"

@@ -1,0 +1,38 @@
+"""Groundrule SDK: report an agent's grounding to a Groundrule server and obey its decisions.
+
+    import groundrule
+
+    client = groundrule.Client()  # GROUNDRULE_URL, GROUNDRULE_API_KEY
+    with client.run(agent_name="research-agent") as run:
+        run.record_grounding(grounding_scores=[0.9], citations=["Source A"], unsupported_claims=[])
+        run.set_result({"answer": "..."})
+"""
+
+__version__ = "0.1.0"
+
+from ._async import AsyncClient, AsyncRun
+from ._sync import Client, Run
+from .decision import FAIL_OPEN_REASON, Decision, Evaluation
+from .errors import (
+    ConfigurationError,
+    GroundruleAPIError,
+    GroundruleError,
+    GroundruleUnavailable,
+    PolicyViolationError,
+)
+
+__all__ = [
+    "AsyncClient",
+    "AsyncRun",
+    "Client",
+    "ConfigurationError",
+    "Decision",
+    "Evaluation",
+    "FAIL_OPEN_REASON",
+    "GroundruleAPIError",
+    "GroundruleError",
+    "GroundruleUnavailable",
+    "PolicyViolationError",
+    "Run",
+    "__version__",
+]

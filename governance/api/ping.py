@@ -1,0 +1,13 @@
+"""The smallest authenticated endpoint: the baseline bench/report.py measures the hot path against."""
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from .base import TenantAPIView
+
+
+class PingView(TenantAPIView):
+    @extend_schema(responses=inline_serializer("Ping", {"tenant": serializers.CharField()}))
+    def get(self, request):
+        return Response({"tenant": self.tenant.slug})

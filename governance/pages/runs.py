@@ -1,0 +1,41 @@
+"""Runs: the list, and a run's Governance and Trace tabs."""
+
+from django.views.decorators.http import require_GET
+
+from governance import selectors
+from governance.models import Action, Run
+from tenants.access import run_for
+from tenants.permissions import require_role
+
+from .common import parse_cursor, render_page
+
+TABS = ("governance", "trace")
+
+
+@require_GET
+@require_role()
+def run_list(request):
+    filterset, page = selectors.run_list(tenant=request.tenant, data=request.GET,
+                                         before=parse_cursor(request.GET.get("before")),
+                                         after=parse_cursor(request.GET.get("after")))
+    context = {"filter": filterset, "page": page, "filtered": _has_filters(request.GET),
+               "statuses": Run.Status.choices, "actions": Action.choices}
+    return render_page(request, "runs/list.html", context, fragment="results")
+
+
+@require_GET
+@require_role()
+def run_detail(request, pk: int):
+    run = run_for(request.tenant, pk)
+    tab = request.GET.get("tab")
+    tab = tab if tab in TABS else "governance"
+    context = {"run": run, "tab": tab, "tabs": TABS}
+    if tab == "governance":
+        context["phases"] = selectors.run_governance(run=run)
+    else:
+        context["trace"] = selectors.run_trace(run=run)
+    return render_page(request, "runs/detail.html", context, fragment="tabs")
+
+
+def _has_filters(data) -> bool:
+    return any(v for k, v in data.items() if k not in ("before", "after"))

