@@ -1,13 +1,45 @@
-"""Where judges plug into the run services. Until judges are configured this adds nothing.
+"""Where judges plug into the run services.
 
-judge_inline: judges a policy blocks on at mid_execution run synchronously within a time budget.
-queue_background: judges whose result only adds a warning or is for review run in Celery on commit.
+Judges a policy blocks on at mid_execution run synchronously, before the report's transaction
+opens (so no row lock is held during a provider call), within JUDGE_SYNC_BUDGET_SECONDS.
+Every other judgement is queued to Celery on commit and appended to the decision when it arrives.
 """
 
+import time
+from dataclasses import asdict
 
-def judge_inline(*, tenant, run, phase, specs, state, report, decision):
-    return decision
+from django.conf import settings
+from django.db import transaction
+
+from judges.services import Evidence, judge, kinds_for, runs_inline
+from policies.engine import Evaluation, PolicySpec
 
 
-def queue_background(*, tenant, run, phase, specs, decision_row, report) -> None:
-    return None
+def needs_inline(specs, phase: str) -> bool:
+    return any(runs_inline(spec, phase, kind) for spec in specs for kind in kinds_for(spec, phase))
+
+
+def inline_evaluations(*, tenant, specs, phase: str, evidence: Evidence) -> list[Evaluation]:
+    deadline = time.monotonic() + settings.JUDGE_SYNC_BUDGET_SECONDS
+    return [
+        judge(tenant=tenant, spec=spec, phase=phase, kind=kind, evidence=evidence, deadline=deadline)
+        for spec in specs
+        for kind in kinds_for(spec, phase)
+        if runs_inline(spec, phase, kind)
+    ]
+
+
+def queue_background(*, specs, phase: str, decision_id: int) -> None:
+    from judges.tasks import judge_decision
+
+    for spec in specs:
+        for kind in kinds_for(spec, phase):
+            if not runs_inline(spec, phase, kind):
+                spec_data = asdict(spec)
+                transaction.on_commit(
+                    lambda s=spec_data, k=kind: judge_decision.delay(decision_id=decision_id, spec=s, kind=k)
+                )
+
+
+def spec_from_dict(data: dict) -> PolicySpec:
+    return PolicySpec(**{**data, "agents": tuple(data.get("agents") or ())})

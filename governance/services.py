@@ -2,7 +2,7 @@
 
 Each call loads the tenant's applicable policies (cached), runs the pure engine for its phase,
 and writes the report, the decision and every evaluation in one transaction. Judge work that
-only adds warnings is queued on commit (judges.hooks).
+only adds warnings is queued on commit (governance.judging).
 """
 
 from collections.abc import Sequence
@@ -13,7 +13,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from policies.engine import Decision as EngineDecision
-from policies.engine import RunState, evaluate_phase
+from judges.services import Evidence
+from policies.engine import RunState, combine, evaluate_phase
 from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
@@ -86,6 +87,14 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
                          sources: Sequence[dict] = ()) -> tuple[Run, EngineDecision]:
     from tenants.access import run_for
 
+    all_specs = policy_specs_for(tenant)
+    judged: list = []
+    if judging.needs_inline(all_specs, "mid_execution"):
+        # Judges the agent must wait for run before the transaction: no row lock during a provider call.
+        agent_name = run_for(tenant, run_id).agent_name
+        evidence = Evidence(output=output or "", citations=tuple(citations), sources=tuple(sources))
+        judged = judging.inline_evaluations(tenant=tenant, specs=applicable_policies(all_specs, agent_name),
+                                            phase="mid_execution", evidence=evidence)
     with transaction.atomic():
         run = run_for(tenant, run_id, for_update=True)
         if run.ended_at is not None:
@@ -103,17 +112,15 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
             run.output_confidence = output_confidence
         if output:
             run.output = output
-        specs = _specs(tenant, run.agent_name)
-        state = _state(run, scores=grounding_scores, output=output)
-        decision = evaluate_phase("mid_execution", specs, state)
-        decision = judging.judge_inline(tenant=tenant, run=run, phase="mid_execution", specs=specs,
-                                        state=state, report=report, decision=decision)
+        specs = applicable_policies(all_specs, run.agent_name)
+        decision = evaluate_phase("mid_execution", specs, _state(run, scores=grounding_scores, output=output))
+        if judged:
+            decision = combine("mid_execution", (*decision.evaluations, *judged))
         fields = ["report_count", "citations", "unsupported_claims", "sources", "output_confidence", "output"]
         fields += _raise_final_action(run, decision.action)
         run.save(update_fields=fields)
         row = persist_decision(run=run, decision=decision, report=report)
-        judging.queue_background(tenant=tenant, run=run, phase="mid_execution", specs=specs, decision_row=row,
-                                 report=report)
+        judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
     return run, decision
 
 
@@ -153,8 +160,6 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
         else:
             state = _state(run, output=run.output or None)
             decision = evaluate_phase("after_workflow", specs, state)
-            decision = judging.judge_inline(tenant=tenant, run=run, phase="after_workflow", specs=specs,
-                                            state=state, report=None, decision=decision)
         _raise_final_action(run, decision.action)
         if error:
             run.status = Run.Status.FAILED
@@ -165,8 +170,7 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
         run.save()
         row = persist_decision(run=run, decision=decision)
         if state is not None:
-            judging.queue_background(tenant=tenant, run=run, phase="after_workflow", specs=specs,
-                                     decision_row=row, report=None)
+            judging.queue_background(specs=specs, phase="after_workflow", decision_id=row.pk)
     return run, decision
 
 

@@ -34,6 +34,17 @@ SEED_DEFAULTS = {
     "llm_grounding_criteria": "",
     "llm_grounding_phase": "mid_execution",
 }
+# Seed 003's verifier options (issue 4), after the seed 002 rules.
+VERIFIER_DEFAULTS = {
+    "nli_check": False,
+    "nli_phase": "after_workflow",
+    "entailment_threshold": 0.7,
+    "contradiction_threshold": 0.7,
+    "max_unverifiable_ratio": 0.5,
+    "contradiction_action": "warn",
+    "unverifiable_action": "warn",
+}
+ALL_DEFAULTS = {**SEED_DEFAULTS, **VERIFIER_DEFAULTS}
 
 NUMBER_0_1 = "Must be a number between 0.0 and 1.0."
 BOOLEAN = "Must be true or false."
@@ -50,8 +61,9 @@ def errors_for(raw) -> dict:
 
 
 def test_grounding_declares_every_seed_rule_with_its_default_in_form_order():
-    assert [spec.name for spec in GROUNDING.rules] == list(SEED_DEFAULTS)
-    assert GROUNDING.effective_rules({}) == SEED_DEFAULTS
+    assert [spec.name for spec in GROUNDING.rules][: len(SEED_DEFAULTS)] == list(SEED_DEFAULTS)
+    assert [spec.name for spec in GROUNDING.rules] == list(ALL_DEFAULTS)
+    assert GROUNDING.effective_rules({}) == ALL_DEFAULTS
 
 
 def test_rule_types_match_the_seed():
@@ -138,7 +150,7 @@ def test_a_bad_rule_spec_fails_at_import_time():
 
 def test_empty_rules_are_valid_and_take_every_default():
     assert GROUNDING.clean_rules({}) == {}
-    assert GROUNDING.effective_rules(GROUNDING.clean_rules({})) == SEED_DEFAULTS
+    assert GROUNDING.effective_rules(GROUNDING.clean_rules({})) == ALL_DEFAULTS
 
 
 def test_clean_rules_returns_only_the_submitted_rules():

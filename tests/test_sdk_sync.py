@@ -1,6 +1,7 @@
 """The sync SDK against a live server over real HTTP: allow, warn, block at each phase, accumulation,
 failed runs, bad input and configuration. Seed 002 "SDK Integration" and "Handling Violations"."""
 
+import datetime as dt
 import logging
 
 import pytest
@@ -37,12 +38,15 @@ def test_allowed_run_reports_grounding_spans_and_result(client, api, make_policy
     make_policy(name="Lenient RAG Agent", rules=LENIENT, agents=["research-*"])
 
     with client.run(agent_name="research-agent", workflow_name="answer", input={"q": "2008 crisis"}) as run:
-        run.record_tool_call("source_retrieval", input={"q": "2008 crisis"}, output={"found": 3})
+        started = dt.datetime.now(dt.timezone.utc)
+        run.record_tool_call("source_retrieval", input={"q": "2008 crisis"}, output={"found": 3},
+                             started_at=started, ended_at=started + dt.timedelta(milliseconds=40))
         run.record_llm_call("gpt-4o-mini", prompt="Summarise", response="The crisis...",
                             prompt_tokens=120, completion_tokens=40)
         decision = run.record_grounding(grounding_scores=[0.9, 0.85, 0.92],
                                         citations=["Source A", "Source B", "Source C"],
-                                        unsupported_claims=[], output_confidence=0.88)
+                                        unsupported_claims=[], output_confidence=0.88,
+                                        sources=[{"id": "Source A", "text": "Banks failed in 2008.", "score": 0.9}])
         assert decision.action == "allow"
         assert decision.phase == "mid_execution"
         run.set_result({"answer": "The crisis...", "citations": ["Source A"]}, output="The crisis...")
@@ -60,6 +64,8 @@ def test_allowed_run_reports_grounding_spans_and_result(client, api, make_policy
     spans = {span["kind"]: span for span in detail["spans"]}
     assert spans["tool"]["name"] == "source_retrieval"
     assert spans["tool"]["output"] == {"found": 3}
+    assert dt.datetime.fromisoformat(spans["tool"]["started_at"]) == started
+    assert detail["reports"][0]["sources"] == [{"id": "Source A", "text": "Banks failed in 2008.", "score": 0.9}]
     assert spans["llm"]["name"] == "gpt-4o-mini"
     assert spans["llm"]["attributes"] == {"model": "gpt-4o-mini", "prompt_tokens": 120,
                                           "completion_tokens": 40, "total_tokens": 160}

@@ -170,9 +170,10 @@ class AsyncRun(RunBase):
                                       attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes))
 
     async def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:
+        path = self._path("complete")
         self._completed = True
         try:
-            body = await self._post(self._path("complete"), self._complete_payload(error))
+            body = await self._post(path, self._complete_payload(error))
         except GroundruleAPIError as exc:
             if exc.status_code != 409:
                 raise

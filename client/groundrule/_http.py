@@ -70,9 +70,9 @@ def _retry_after(response: httpx.Response) -> float | None:
 
 
 def _backoff(config: Config, attempt: int) -> float:
-    # Exponential backoff with "equal jitter": never less than half the step, so a herd of
-    # agents spreads out without any of them retrying at once.
-    step = min(config.backoff_max, config.backoff_base * 2**attempt)
+    # Exponential backoff with "equal jitter": at least half the step, so a retry never comes
+    # at once, and a random rest, so agents that failed together do not retry together.
+    step = min(config.backoff_max, config.backoff_base * 2.0**attempt)
     return step / 2 + random.uniform(0, step / 2)
 
 

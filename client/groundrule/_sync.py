@@ -173,9 +173,10 @@ class Run(RunBase):
                                 attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes))
 
     def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:
+        path = self._path("complete")
         self._completed = True
         try:
-            body = self._post(self._path("complete"), self._complete_payload(error))
+            body = self._post(path, self._complete_payload(error))
         except GroundruleAPIError as exc:
             if exc.status_code != 409:
                 raise

@@ -6,6 +6,8 @@ from . import audit, overview, runs, violations
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("", overview.overview, name="overview"),
     path("runs/", runs.run_list, name="run_list"),
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),

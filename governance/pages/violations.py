@@ -76,6 +76,10 @@ def violation_detail(request, pk: int):
             return render_page(request, "violations/detail.html", context, fragment="review-panel")
         status = 422
 
+    meta = evaluation.metadata if isinstance(evaluation.metadata, dict) else {}
+    threshold = meta.get("threshold")
     context = {"evaluation": evaluation, "form": form, "run": evaluation.run,
-               "evidence": selectors.violation_evidence(evaluation=evaluation)}
+               "evidence": selectors.violation_evidence(evaluation=evaluation),
+               "score_threshold": threshold if isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
+               else None}
     return render_page(request, "violations/detail.html", context, fragment=None, status=status)

@@ -107,7 +107,7 @@ def _dir(group: str, side: int, words: str) -> None:
 _dir("magnitude", +1, """increase increases increased increasing rise rises rose risen rising grow grows grew
 grown growing growth gain gains gained climb climbs climbed jump jumped surge surged raise raises raised
 boost boosts boosted more higher highest greater greatest larger largest bigger biggest above exceed
-exceeds exceeded maximum most""")
+exceeds exceeded maximum""")
 _dir("magnitude", -1, """decrease decreases decreased decreasing fall falls fell fallen falling drop drops
 dropped dropping decline declines declined declining shrink shrinks shrank shrunk reduce reduces reduced
 reducing reduction lower lowers lowered lowest less fewer fewest smaller smallest below minimum least
@@ -140,6 +140,9 @@ _dir("access", +1, "public")
 _dir("access", -1, "private")
 _dir("connect", +1, "online")
 _dir("connect", -1, "offline")
+
+_NON_NEGATING = {("not", "only"), ("no", "doubt"), ("no", "matter"), ("not", "just"),
+                 ("never", "mind"), ("no", "sooner")}
 
 _UNIVERSAL = frozenset("all every each always everyone everybody everything everywhere entire".split())
 _PARTIAL = frozenset("""some most many several few sometimes often usually occasionally rarely seldom
@@ -477,6 +480,7 @@ class Analysis:
     words: set[str]  # all lower-case words and their stems (presence checks)
     than_after: set[str] = field(default_factory=set)
     than_before: set[str] = field(default_factory=set)
+    polar: set[int] = field(default_factory=set)  # polarity / direction words among the content
 
     @property
     def strong_facts(self) -> list[Fact]:
@@ -518,6 +522,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     universal: list[str] = []
     partial: list[str] = []
     content: list[tuple[int, str]] = []
+    polar: set[int] = set()
     words: set[str] = set()
     for i, t in enumerate(tokens):
         if t.kind != "word":
@@ -532,10 +537,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             continue
         if low in _NEGATIVE_STATES:
             neg_cues.append(low)
-            continue
-        if low in _DIRECTION_WORDS and i not in entity_tokens:
-            group, side = _DIRECTION_WORDS[low]
-            directions.setdefault(group, (side, low))
+            polar.add(i)
+            content.append((i, low))
             continue
         if low in _UNIVERSAL:
             universal.append(low)
@@ -543,17 +546,28 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if low in _PARTIAL:
             partial.append(low)
             continue
+        if low in _DIRECTION_WORDS and i not in entity_tokens:
+            group, side = _DIRECTION_WORDS[low]
+            directions.setdefault(group, (side, low))
+            polar.add(i)
+            if low not in STOPWORDS:
+                content.append((i, low))
+            continue
         if low in _POSITIVE_STATES:
+            polar.add(i)
             content.append((i, low))
             continue
         if low in STOPWORDS or low in _FILLER or len(low) < 2:
             continue
         content.append((i, low))
-    # "no longer" etc. count once; "not only" is not a negation
+    # "not only", "at no cost", "no doubt" do not negate
     lows = [t.low for t in tokens]
     for i in range(len(lows) - 1):
-        if lows[i] == "not" and lows[i + 1] == "only" and "not" in neg_cues:
-            neg_cues.remove("not")
+        pair = (lows[i], lows[i + 1])
+        if pair in _NON_NEGATING and pair[0] in neg_cues:
+            neg_cues.remove(pair[0])
+        elif i > 0 and lows[i - 1] == "at" and lows[i] == "no" and "no" in neg_cues:
+            neg_cues.remove("no")  # "at no charge", "at no extra cost"
 
     than_after: set[str] = set()
     than_before: set[str] = set()
@@ -565,7 +579,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
                            if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS}
             break
     return Analysis(text, tokens, facts, len(neg_cues), neg_cues, directions, universal, partial,
-                    content, entity_tokens, words, than_after, than_before)
+                    content, entity_tokens, words, than_after, than_before, polar)
 
 
 # ----------------------------------------------------------------- fact extractors
@@ -1017,9 +1031,11 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 continue
         idx = tuple(range(start_i, end + 1))
         used.update(idx)
+        # "one charge", "one of": a count of one written as a word is often just an article
+        weak = dim == "count" and raw == 1 and tokens[i].kind == "word" and bound == "eq" and not per
         facts.append(Fact("quantity", float(value), text[tokens[start_i].start:tokens[end].end],
                           tokens[start_i].start, tokens[end].end, dim=dim, unit=unit, noun=tuple(nouns),
-                          per=per, bound=bound, raw=float(raw), tokens=idx))
+                          per=per, bound=bound, raw=float(raw), weak=weak, tokens=idx))
         i = end + 1
 
     # version-like identifiers standing alone ("3.12.0")
@@ -1166,7 +1182,8 @@ def _same_slot(c: Fact, s: Fact) -> bool:
     if c.dim == "count":
         if c.noun and s.noun:
             return any(words_match(a, b) for a in c.noun for b in s.noun)
-        return True
+        # a bare number may stand for a counted noun, unless one side is a weak "one ..."
+        return not (c.weak or s.weak)
     return True
 
 
@@ -1242,8 +1259,11 @@ def _fact_relation(c: Fact, s: Fact) -> str:
     return "none"
 
 
-def _coverage(claim: Analysis, span: Analysis, exclude: set[int], word_sim: WordSim | None) -> tuple[float, list[str]]:
-    """Share of the claim's content words (minus ``exclude`` token indices) that the span has."""
+def _coverage(claim: Analysis, span: Analysis, exclude: set[int], word_sim: WordSim | None,
+              given: set[int] | frozenset[int] = frozenset()) -> tuple[float, list[str]]:
+    """Share of the claim's content words (minus ``exclude`` token indices) that the span has.
+    ``given`` token indices count as covered (names the source mentions in another sentence,
+    which the span refers back to with a pronoun)."""
     span_words = [w for _, w in span.content] + [t.low for t in span.tokens if t.kind == "word"]
     span_set = set(span_words)
     words = [(i, w) for i, w in claim.content if i not in exclude]
@@ -1251,8 +1271,8 @@ def _coverage(claim: Analysis, span: Analysis, exclude: set[int], word_sim: Word
         return 0.5, []
     covered = 0.0
     uncovered: list[str] = []
-    for _, w in words:
-        if w in span_set or any(words_match(w, s) for s in span_set if len(s) > 2):
+    for i, w in words:
+        if i in given or w in span_set or any(words_match(w, s) for s in span_set if len(s) > 2):
             covered += 1
             continue
         if word_sim is not None:
@@ -1292,7 +1312,11 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
     doc_text_low = doc.text.lower()
     span_text_low = span.text.lower()
     fact_tokens = {i for f in claim.facts if f.kind != "entity" for i in f.tokens}
-    base_cov, uncovered = _coverage(claim, span, fact_tokens, word_sim)
+    given = {i for f in claim.facts if f.kind == "entity" and _entity_present(f, doc.words, doc_text_low)
+             for i in f.tokens}
+    base_cov, uncovered = _coverage(claim, span, fact_tokens, word_sim, given)
+    # context coverage (for conflict confidence): without the words whose meaning may flip
+    ctx_cov, _ = _coverage(claim, span, fact_tokens | claim.polar, word_sim, given)
 
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
@@ -1308,25 +1332,25 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
             in_doc = _entity_present(cf, doc.words, doc_text_low)
         # 2. conflicts against the span
-        cov_wo = base_cov
+        cov_wo = ctx_cov
         if cf.kind == "entity":
-            cov_wo, _ = _coverage(claim, span, fact_tokens | set(cf.tokens), word_sim)
+            cov_wo, _ = _coverage(claim, span, fact_tokens | claim.polar | set(cf.tokens), word_sim, given)
         for rel, sf in span_rel:
             if rel == "unit":
-                conflicts.append(Conflict("unit", cf.describe(), sf.describe(), _conf(0.75, 0.2, base_cov),
+                conflicts.append(Conflict("unit", cf.describe(), sf.describe(), _conf(0.75, 0.2, ctx_cov),
                                           f"unit mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
             elif rel == "conflict":
                 kind = {"quantity": "number", "date": "date", "time": "time", "ordinal": "ordinal",
                         "weekday": "date", "entity": "entity"}[cf.kind]
                 if cf.kind == "quantity":
                     strong = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
-                    conf = _conf(0.7, 0.25, base_cov) if strong else _conf(0.35, 0.55, base_cov)
+                    conf = _conf(0.7, 0.25, ctx_cov) if strong else _conf(0.35, 0.55, ctx_cov)
                 elif cf.kind == "entity":
-                    conf = _conf(0.8, 0.15, base_cov)
+                    conf = _conf(0.8, 0.15, ctx_cov)
                 elif cf.kind in ("ordinal", "weekday"):
-                    conf = _conf(0.3, 0.5, base_cov)
+                    conf = _conf(0.3, 0.5, ctx_cov)
                 else:
-                    conf = _conf(0.35, 0.55, base_cov)
+                    conf = _conf(0.35, 0.55, ctx_cov)
                 if in_doc and cf.kind in ("quantity", "date", "time"):
                     conf = min(conf, 0.5)  # the source states the claim's value elsewhere
                 conflicts.append(Conflict(kind, cf.describe(), sf.describe(), conf,
@@ -1345,7 +1369,7 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
     if (claim.polarity % 2) != (span.polarity % 2):
         cue_c = ", ".join(claim.negation_cues) or "no negation"
         cue_s = ", ".join(span.negation_cues) or "no negation"
-        conflicts.append(Conflict("negation", cue_c, cue_s, _conf(0.3, 0.6, base_cov),
+        conflicts.append(Conflict("negation", cue_c, cue_s, _conf(0.3, 0.6, ctx_cov),
                                   f"negation mismatch: claim has {_quote(cue_c)}, source has {_quote(cue_s)}"))
     for group, (side, word) in claim.directions.items():
         other = span.directions.get(group)
@@ -1354,10 +1378,10 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         swapped = bool(claim.than_after & span.than_before) and not (claim.than_after & span.than_after)
         if swapped:
             continue
-        conflicts.append(Conflict("antonym", word, other[1], _conf(0.3, 0.6, base_cov),
+        conflicts.append(Conflict("antonym", word, other[1], _conf(0.3, 0.6, ctx_cov),
                                   f"opposite meaning: claim says {_quote(word)}, source says {_quote(other[1])}"))
     if claim.universal and span.partial and not span.universal:
-        conflicts.append(Conflict("quantifier", claim.universal[0], span.partial[0], _conf(0.2, 0.6, base_cov),
+        conflicts.append(Conflict("quantifier", claim.universal[0], span.partial[0], _conf(0.2, 0.6, ctx_cov),
                                   f"quantifier mismatch: claim says {_quote(claim.universal[0])}, "
                                   f"source says {_quote(span.partial[0])}"))
     return Alignment(conflicts, missing, matched, base_cov, uncovered)

@@ -166,6 +166,67 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         choices=("mid_execution", "after_workflow", "both"),
         help="When the judge runs: after each grounding report, after the workflow, or both.",
     ),
+    # The local verifier (seed 003): claims of the output checked against the reported sources.
+    # Validated here, executed in judges/ (it needs the model, so it is not part of the pure engine).
+    RuleSpec(
+        name="nli_check",
+        label="Local claim verifier",
+        type="boolean",
+        default=False,
+        help="Check each claim of the output against the reported sources with the local "
+        "onnxruntime verifier: supported, contradicted or unverifiable.",
+    ),
+    RuleSpec(
+        name="nli_phase",
+        label="Verifier phase",
+        type="enum",
+        default="after_workflow",
+        choices=("mid_execution", "after_workflow", "both"),
+        help="When the verifier runs: on each grounding report's output, on the final output, or both.",
+    ),
+    RuleSpec(
+        name="entailment_threshold",
+        label="Entailment threshold",
+        type="number",
+        default=0.7,
+        minimum=0.0,
+        maximum=1.0,
+        help="Confidence needed to call a claim supported (0.0-1.0).",
+    ),
+    RuleSpec(
+        name="contradiction_threshold",
+        label="Contradiction threshold",
+        type="number",
+        default=0.7,
+        minimum=0.0,
+        maximum=1.0,
+        help="Confidence needed to call a claim contradicted (0.0-1.0; used by an NLI model).",
+    ),
+    RuleSpec(
+        name="max_unverifiable_ratio",
+        label="Maximum unverifiable ratio",
+        type="number",
+        default=0.5,
+        minimum=0.0,
+        maximum=1.0,
+        help="Largest share of claims that may be unverifiable before the output is flagged.",
+    ),
+    RuleSpec(
+        name="contradiction_action",
+        label="Action on contradiction",
+        type="enum",
+        default="warn",
+        choices=("warn", "block"),
+        help="What a claim that contradicts its source does.",
+    ),
+    RuleSpec(
+        name="unverifiable_action",
+        label="Action on unverifiable claims",
+        type="enum",
+        default="warn",
+        choices=("warn", "block"),
+        help="What too many unverifiable claims do.",
+    ),
 )
 
 

@@ -104,7 +104,8 @@ def policy_toggle(request, pk):
     text = f"“{policy.name}” {'enabled' if policy.enabled else 'disabled'}."
     if request.htmx:
         row = policies_queryset(request.tenant).get(pk=policy.pk)
-        return _toast(render(request, "policies/list.html#row", {"policy": row}), text)
+        return _toast(render(request, "policies/list.html#row",
+                                     {"policy": row, "next": request.POST.get("next", "")}), text)
     messages.success(request, text)
     return redirect(_back(request, reverse("policy_detail", args=[policy.pk])))
 

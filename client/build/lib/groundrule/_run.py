@@ -173,6 +173,8 @@ class RunBase:
         """The URL of a run call, or None when nothing should be sent (failed open)."""
         if not self._entered:
             raise RuntimeError("The run has not started: use `with client.run(...) as run:`.")
+        if self._completed:
+            raise RuntimeError(f"Run {self._id} is already completed; start a new run.")
         if self._offline:
             return None
         return f"runs/{self._id}/{action}/"

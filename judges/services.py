@@ -1,0 +1,161 @@
+"""Judgements as evaluations: the LLM judge (seed 002) and the local verifier (seed 003).
+
+Both turn (policy, phase, what the agent reported) into one `policies.engine.Evaluation` that is
+combined with the engine's. Neither ever breaks a run: every failure becomes an `allow` evaluation
+whose metadata says what happened (seed 002, "Graceful Degradation").
+"""
+
+import logging
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from policies.engine import Evaluation, PolicySpec
+from tenants.models import Tenant
+from tenants.services import secret_value
+
+from . import llm
+from .models import Judgement
+
+logger = logging.getLogger("groundrule.judges")
+
+LLM = "llm_judge"
+VERIFIER = "verifier"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a judge reads: the output, and the citations and sources it should be grounded in."""
+
+    output: str
+    citations: tuple = ()
+    sources: tuple = field(default_factory=tuple)
+
+
+def _phase_matches(setting: str, phase: str) -> bool:
+    return setting == "both" or setting == phase
+
+
+def kinds_for(spec: PolicySpec, phase: str) -> list[str]:
+    """Which judges a policy asks for at this phase."""
+    rules = spec.rules
+    kinds = []
+    if rules.get("llm_grounding_check") and _phase_matches(rules.get("llm_grounding_phase", "mid_execution"), phase):
+        kinds.append(LLM)
+    if rules.get("nli_check") and _phase_matches(rules.get("nli_phase", "after_workflow"), phase):
+        kinds.append(VERIFIER)
+    return kinds
+
+
+def runs_inline(spec: PolicySpec, phase: str, kind: str) -> bool:
+    """A judge the agent must wait for: the policy blocks on it at mid_execution.
+
+    Everything else (warn-only policies, after_workflow) runs in Celery and adds its evaluation
+    to the run when it arrives.
+    """
+    if phase != "mid_execution":
+        return False
+    if kind == LLM:
+        return spec.rules.get("action_on_violation") == "block"
+    return "block" in (spec.rules.get("contradiction_action"), spec.rules.get("unverifiable_action"))
+
+
+def _evaluation(spec: PolicySpec, phase: str, action: str, reason: str, metadata: dict, source: str) -> Evaluation:
+    return Evaluation(
+        policy_id=spec.id, policy_name=spec.name, category=spec.category, policy_version=spec.version,
+        phase=phase, action=action, reason=reason, metadata=metadata, source=source,
+        abstention_response=(spec.rules.get("abstention_response") or None) if action == "block" else None,
+    )
+
+
+def _allowed_base_url(url: str | None) -> str | None:
+    """A tenant-set base URL, if the operator allows its host (JUDGE_BASE_URL_ALLOWED_HOSTS)."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("base URL must be an http(s) URL")
+    allowed = settings.JUDGE_BASE_URL_ALLOWED_HOSTS
+    if allowed and parts.hostname not in allowed:
+        raise ValueError(f"base URL host {parts.hostname} is not in JUDGE_BASE_URL_ALLOWED_HOSTS")
+    return url
+
+
+def _fmt(score: float) -> float:
+    return round(float(score), 4)
+
+
+def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence, timeout: float) -> Evaluation:
+    rules = spec.rules
+    model = rules["llm_grounding_model"]
+    threshold = _fmt(rules["llm_grounding_threshold"])
+    provider = llm.provider_for_model(model)
+
+    def skipped(reason: str, meta: dict) -> Evaluation:
+        logger.warning("LLM judge skipped for policy %s: %s", spec.id, reason)
+        return _evaluation(spec, phase, "allow", f"LLM judge skipped: {reason}",
+                           {"judge": meta, "warnings": [f"LLM judge skipped: {reason}"]}, LLM)
+
+    if not evidence.output.strip():
+        return _evaluation(spec, phase, "allow", "LLM judge skipped: no output to judge",
+                           {"judge": {"status": "no_output", "model": model}}, LLM)
+    api_key = secret_value(tenant=tenant, name=llm.SECRET_FOR_PROVIDER[provider])
+    if not api_key:
+        name = llm.SECRET_FOR_PROVIDER[provider]
+        return skipped(f"no {name} configured", {"status": llm.STATUS_NO_API_KEY, "model": model, "provider": provider})
+    try:
+        base_url = _allowed_base_url(secret_value(tenant=tenant, name=llm.BASE_URL_SECRET[provider]))
+    except ValueError as exc:
+        return skipped(str(exc), {"status": "error", "model": model, "provider": provider})
+
+    criteria = rules.get("llm_grounding_criteria") or ""
+    key = llm.request_cache_key(model=model, output=evidence.output, citations=list(evidence.citations),
+                                sources=list(evidence.sources), criteria=criteria)
+    cached = Judgement.objects.filter(tenant=tenant, key=key).first()
+    if cached is not None:
+        meta = {**cached.result, "cached": True}
+    else:
+        result = llm.judge(model=model, output=evidence.output, citations=list(evidence.citations),
+                           sources=list(evidence.sources), criteria=criteria, api_key=api_key,
+                           base_url=base_url, timeout=timeout, max_retries=1)
+        meta = {**result.to_metadata(), "cached": False}
+        if result.status in (llm.STATUS_OK, llm.STATUS_UNPARSEABLE):
+            try:
+                with transaction.atomic():
+                    Judgement.objects.create(tenant=tenant, key=key, model=model, result=result.to_metadata())
+            except IntegrityError:
+                pass  # a concurrent identical judgement was stored first; same answer
+    status, score = meta.get("status"), meta.get("score")
+    if status == llm.STATUS_TIMEOUT:
+        return skipped(f"timed out after {timeout:g}s", meta)
+    if score is None:
+        return skipped("provider error", meta)
+    score = _fmt(score)
+    if score < threshold:
+        return _evaluation(spec, phase, rules["action_on_violation"],
+                           f"LLM judge score ({score}) below threshold ({threshold})",
+                           {"judge": meta, "score": score, "threshold": threshold}, LLM)
+    return _evaluation(spec, phase, "allow", f"LLM judge score ({score}) meets threshold ({threshold})",
+                       {"judge": meta, "score": score, "threshold": threshold}, LLM)
+
+
+def verifier_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence) -> Evaluation:
+    from .verification import verifier_outcome
+
+    action, reason, metadata = verifier_outcome(rules=spec.rules, evidence=evidence)
+    return _evaluation(spec, phase, action, reason, metadata, VERIFIER)
+
+
+def judge(*, tenant: Tenant, spec: PolicySpec, phase: str, kind: str, evidence: Evidence,
+          deadline: float | None = None) -> Evaluation:
+    """One judgement. With a deadline (inline), the LLM gets what is left of the budget."""
+    if deadline is not None:
+        timeout = max(0.5, deadline - time.monotonic())
+    else:
+        timeout = settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS
+    if kind == LLM:
+        return llm_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence, timeout=timeout)
+    return verifier_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence)

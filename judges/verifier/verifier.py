@@ -1,0 +1,526 @@
+"""Local grounding verifier: claims of an answer checked against its sources.
+
+Two paths, chosen by :class:`VerifierConfig`:
+
+Default path (``nli_model_dir=None``): packaged MiniLM embeddings + fact alignment
+----------------------------------------------------------------------------------
+Similarity alone cannot tell a supported claim from a same-topic claim whose fact is
+missing, and contradictions score *higher* than supported claims (they share most words
+with the source). So the embedding only *finds* the source sentence, and facts decide:
+
+1. Claims come from :func:`judges.verifier.claims.extract_claims`. Every source (top
+   ``max_sources_per_claim`` by their ``score``) is split into sentences, and sentences
+   into clauses at contrast markers (``;``, ", although", ", while", ", but" ...).
+2. One batched embedding pass covers all claims and all source clauses of the call;
+   each claim's candidates are the clauses ranked by cosine similarity.
+3. For each of the best candidates (similarity ≥ ``RELEVANCE_FLOOR``) the claim is aligned
+   with the clause and with its whole source (:func:`judges.verifier.facts.align`):
+
+   * **conflict** -- a fact of the same kind (and slot: same unit dimension, same counted
+     noun, same rate) with a different value -- numbers, units, dates, times, entities,
+     identifiers, ordinals -- or a negation polarity flip, an antonymic direction word
+     (increase/decrease, more/less, before/after, ...) or a universal/partial quantifier
+     on an otherwise matching clause. Each conflict has a confidence that grows with how
+     much of the claim's remaining wording the clause shares (physical units and counted
+     nouns name their slot themselves and start high; durations, money, shares and years
+     need context); a number that the source states elsewhere is capped at 0.5.
+   * **missing** -- a claim number, date, time or name that appears nowhere in the source.
+   * **coverage** -- the share of the claim's content words the clause contains.
+
+4. Verdict, in this order:
+
+   * ``supported`` if some candidate has no conflict of confidence ≥ 0.5, no missing fact,
+     and a *support score* ≥ ``entailment_threshold``. The support score is
+     ``0.7 + 1.5 * (0.5 * similarity + 0.5 * coverage - SUPPORT_CUT)`` clipped to [0, 1]:
+     the default threshold 0.7 sits exactly on the cut calibrated on a development set
+     (``SUPPORT_CUT``), and each +0.1 of threshold asks for +0.067 of raw score.
+     (Any supporting source wins over a contradicting one, as in seed 003.)
+   * ``contradicted`` if a candidate has a conflict of confidence ≥ ``contradiction_threshold``.
+   * ``unverifiable`` otherwise, with the reason (missing fact, weak mismatch, low
+     similarity or uncovered words).
+
+NLI path (``nli_model_dir`` set): an operator's ONNX cross-encoder
+-------------------------------------------------------------------
+Each claim is scored against each of the top sources (premise = source text, hypothesis
+= claim) in batched runs. Entailment ≥ ``entailment_threshold`` → ``supported`` (best =
+highest entailment); else contradiction ≥ ``contradiction_threshold`` → ``contradicted``;
+else ``unverifiable``. The deterministic fact checks are kept only as a *backstop* that
+never fights the model: when the model is undecided (neither threshold reached) and the
+best-matching source sentence has a number/unit/date/entity conflict whose confidence
+reaches ``contradiction_threshold``, the claim is ``contradicted`` with the reason
+"fact check: ...". A confident model verdict is never overturned
+(``VerifierConfig.fact_backstop=False`` switches the backstop off).
+
+Neither path escalates to an LLM (``escalated`` is always false); the LLM judge is
+separate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .claims import split_sentences, extract_claims
+from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary
+
+__all__ = [
+    "VerifierConfig",
+    "SourceMatch",
+    "ClaimVerdict",
+    "GroundingCheck",
+    "check_grounding",
+    "find_contradictions",
+    "SUPPORTED",
+    "CONTRADICTED",
+    "UNVERIFIABLE",
+]
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+UNVERIFIABLE = "unverifiable"
+
+REASON_NO_SOURCES = "GROUNDING_NO_SOURCES"
+REASON_CONTRADICTION = "GROUNDING_CONTRADICTION"
+REASON_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
+
+#: Candidates below this cosine similarity are not the same topic (not even for conflicts).
+RELEVANCE_FLOOR = 0.3
+#: Raw support score (0.5 * similarity + 0.5 * coverage) that maps onto the default
+#: entailment_threshold of 0.7. Calibrated on a development set kept apart from the
+#: labelled test pairs.
+SUPPORT_CUT = 0.62
+SUPPORT_SLOPE = 1.5
+#: A conflict at least this confident blocks "supported" even below the contradiction threshold.
+BLOCKING_CONFLICT = 0.5
+#: How many of a claim's most similar clauses are aligned.
+CANDIDATES_PER_CLAIM = 6
+
+
+@dataclass
+class VerifierConfig:
+    entailment_threshold: float = 0.7
+    contradiction_threshold: float = 0.7
+    max_sources_per_claim: int = 5
+    nli_model_dir: str | None = None
+    threads: int = 1
+    #: ``grounded`` is false when more than this share of claims is unverifiable.
+    max_unverifiable_ratio: float = 0.5
+    #: NLI path: deterministic fact conflicts may decide when the model is undecided.
+    fact_backstop: bool = True
+
+
+@dataclass
+class SourceMatch:
+    id: str
+    content: str
+    score: float
+    span: str
+    relevance: float | None = None  # the retrieval score the caller gave, if any
+
+
+@dataclass
+class ClaimVerdict:
+    claim: str
+    verdict: str
+    confidence: float
+    best_source: SourceMatch | None
+    reason: str
+    escalated: bool = False
+    kind: str | None = None  # conflict kind for contradictions (number, date, negation ...)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["confidence"] = round(float(self.confidence), 4)
+        if self.best_source is not None:
+            d["best_source"]["score"] = round(float(self.best_source.score), 4)
+        return d
+
+
+@dataclass
+class GroundingCheck:
+    grounded: bool
+    claims: list[ClaimVerdict] = field(default_factory=list)
+    summary: str = ""
+    reason_code: str | None = None
+    method: str = "embedding+facts"
+
+    @property
+    def total_claims(self) -> int:
+        return len(self.claims)
+
+    def _count(self, verdict: str) -> int:
+        return sum(1 for c in self.claims if c.verdict == verdict)
+
+    @property
+    def supported_count(self) -> int:
+        return self._count(SUPPORTED)
+
+    @property
+    def contradicted_count(self) -> int:
+        return self._count(CONTRADICTED)
+
+    @property
+    def unverifiable_count(self) -> int:
+        return self._count(UNVERIFIABLE)
+
+    @property
+    def unverifiable_ratio(self) -> float:
+        return round(self.unverifiable_count / self.total_claims, 4) if self.claims else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "grounded": self.grounded,
+            "claims": [c.to_dict() for c in self.claims],
+            "total_claims": self.total_claims,
+            "supported_count": self.supported_count,
+            "contradicted_count": self.contradicted_count,
+            "unverifiable_count": self.unverifiable_count,
+            "unverifiable_ratio": self.unverifiable_ratio,
+            "summary": self.summary,
+            "reason_code": self.reason_code,
+            "method": self.method,
+        }
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass
+class _Source:
+    id: str
+    text: str
+    relevance: float | None
+
+
+def _normalise_sources(sources: Sequence[str | dict] | None, limit: int) -> list[_Source]:
+    out: list[_Source] = []
+    for i, s in enumerate(sources or []):
+        if isinstance(s, str):
+            text, sid, score = s, f"source-{i}", None
+        elif isinstance(s, dict):
+            text = s.get("text") if s.get("text") is not None else s.get("content", "")
+            sid = s.get("id") if s.get("id") not in (None, "") else f"source-{i}"
+            score = s.get("score")
+        else:
+            continue
+        if not isinstance(text, str) or not text.strip():
+            continue
+        try:
+            rel = float(score) if score is not None else None
+        except (TypeError, ValueError):
+            rel = None
+        out.append(_Source(str(sid), text, rel))
+    # highest retrieval score first; unscored sources keep their order after scored ones
+    out = sorted(enumerate(out), key=lambda p: (p[1].relevance is None, -(p[1].relevance or 0.0), p[0]))
+    return [s for _, s in out][: max(1, int(limit))]
+
+
+_CLAUSE_SPLIT_RE = re.compile(r";\s+|,\s+(?=(?:although|though|while|whereas|but|yet|however|except)\b)"
+                              r"|\s+(?=but\b)|\s+—\s+", re.I)
+
+
+@dataclass
+class _Span:
+    source: int
+    sentence: str
+    text: str
+    clauses: tuple[int, ...] = ()  # for a multi-clause sentence: its clause span indices
+
+
+def _spans(sources: list[_Source]) -> list[_Span]:
+    spans: list[_Span] = []
+    for si, src in enumerate(sources):
+        for sent in split_sentences(src.text):
+            parts = [p.strip() for p in _CLAUSE_SPLIT_RE.split(sent.text) if p and p.strip()]
+            merged: list[str] = []
+            for p in parts:
+                if merged and len(p.split()) < 3:
+                    merged[-1] = f"{merged[-1]} {p}"
+                else:
+                    merged.append(p)
+            if len(merged) <= 1:
+                spans.append(_Span(si, sent.text, sent.text))
+                continue
+            first = len(spans)
+            for p in merged:
+                spans.append(_Span(si, sent.text, p))
+            spans.append(_Span(si, sent.text, sent.text, tuple(range(first, first + len(merged)))))
+    return spans
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _summary(claims: list[ClaimVerdict]) -> str:
+    if not claims:
+        return "No factual claims to verify"
+    s = sum(1 for c in claims if c.verdict == SUPPORTED)
+    c = sum(1 for c in claims if c.verdict == CONTRADICTED)
+    u = sum(1 for c in claims if c.verdict == UNVERIFIABLE)
+    text = f"{s}/{len(claims)} claims supported"
+    if c:
+        text += f", {c} contradicted"
+    if u:
+        text += f", {u} unverifiable"
+    return text
+
+
+def _finish(claims: list[ClaimVerdict], config: VerifierConfig, method: str) -> GroundingCheck:
+    check = GroundingCheck(grounded=True, claims=claims, summary=_summary(claims), method=method)
+    if check.contradicted_count:
+        check.grounded = False
+        check.reason_code = REASON_CONTRADICTION
+    elif claims and check.unverifiable_ratio > config.max_unverifiable_ratio:
+        check.grounded = False
+        check.reason_code = REASON_UNVERIFIABLE
+    return check
+
+
+def _support_score(sim: float, coverage: float) -> float:
+    raw = 0.5 * sim + 0.5 * coverage
+    return float(min(1.0, max(0.0, 0.7 + SUPPORT_SLOPE * (raw - SUPPORT_CUT))))
+
+
+def _best_sentence_by_words(claim: Analysis, sentences: list[str], proper: frozenset[str]) -> tuple[str, Alignment | None, Analysis | None]:
+    best, best_al, best_an, best_cov = "", None, None, -1.0
+    for s in sentences:
+        an = analyse(s, proper)
+        al = align(claim, an)
+        if al.coverage > best_cov:
+            best, best_al, best_an, best_cov = s, al, an, al.coverage
+    return best, best_al, best_an
+
+
+# --------------------------------------------------------------------------- default path
+
+
+@dataclass
+class _Candidate:
+    span_index: int
+    sim: float
+    alignment: Alignment
+    support: float
+
+    @property
+    def blocking(self) -> Conflict | None:
+        c = self.alignment.best_conflict
+        return c if c is not None and c.confidence >= BLOCKING_CONFLICT else None
+
+
+def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: VerifierConfig,
+                            embedder=None) -> list[ClaimVerdict]:
+    from .embedder import get_embedder
+
+    emb = embedder or get_embedder(config.threads)
+    spans = _spans(sources)
+    proper = proper_vocabulary(list(claims) + [s.text for s in sources])
+    unique: dict[str, int] = {}
+    for t in list(claims) + [sp.text for sp in spans]:
+        unique.setdefault(t, len(unique))
+    vectors = emb.encode(list(unique))
+    cv = vectors[[unique[c] for c in claims]]
+    sv = vectors[[unique[sp.text] for sp in spans]]
+    sims = cv @ sv.T if len(spans) else np.zeros((len(claims), 0))
+
+    span_an = [analyse(sp.text, proper) for sp in spans]
+    doc_an = [analyse(s.text, proper) for s in sources]
+    results: list[ClaimVerdict] = []
+    for ci, claim in enumerate(claims):
+        c_an = analyse(claim, proper)
+        order = np.argsort(-sims[ci]) if len(spans) else []
+        candidates: list[_Candidate] = []
+        aligned: dict[int, Alignment] = {}
+        for rank, si in enumerate(order):
+            sim = float(sims[ci, si])
+            if rank >= CANDIDATES_PER_CLAIM or (rank > 0 and sim < RELEVANCE_FLOOR):
+                break
+            sp = spans[si]
+            if si not in aligned:
+                aligned[si] = align(c_an, span_an[si], doc_an[sp.source])
+            al = aligned[si]
+            if sp.clauses:  # a whole sentence carries the conflicts of its clauses
+                extra: list[Conflict] = []
+                for k in sp.clauses:
+                    if k not in aligned:
+                        aligned[k] = align(c_an, span_an[k], doc_an[sp.source])
+                    extra.extend(aligned[k].conflicts)
+                al = Alignment(al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered)
+            candidates.append(_Candidate(int(si), sim, al, _support_score(sim, al.coverage)))
+        results.append(_decide(claim, candidates, spans, sources, config))
+    return results
+
+
+def _match(cand: _Candidate, spans: list[_Span], sources: list[_Source]) -> SourceMatch:
+    sp = spans[cand.span_index]
+    src = sources[sp.source]
+    return SourceMatch(src.id, src.text, round(cand.sim, 4), sp.sentence, src.relevance)
+
+
+def _decide(claim: str, candidates: list[_Candidate], spans: list[_Span], sources: list[_Source],
+            config: VerifierConfig) -> ClaimVerdict:
+    if not candidates:
+        return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
+    relevant = [c for c in candidates if c.sim >= RELEVANCE_FLOOR]
+    ok = [c for c in relevant if c.blocking is None and not c.alignment.missing
+          and c.support >= config.entailment_threshold]
+    if ok:
+        best = max(ok, key=lambda c: (c.support, c.sim))
+        n = len(best.alignment.matched)
+        why = f"similar source sentence ({best.sim:.2f})"
+        if n:
+            why += f" with {n} matching fact{'s' if n != 1 else ''}"
+        return ClaimVerdict(claim, SUPPORTED, best.support, _match(best, spans, sources), why)
+    contra = [c for c in relevant if c.alignment.best_conflict is not None
+              and c.alignment.best_conflict.confidence >= config.contradiction_threshold]
+    if contra:
+        best = max(contra, key=lambda c: (c.alignment.best_conflict.confidence, c.sim))  # type: ignore[union-attr]
+        conflict = best.alignment.best_conflict
+        assert conflict is not None
+        return ClaimVerdict(claim, CONTRADICTED, conflict.confidence, _match(best, spans, sources),
+                            conflict.reason, kind=conflict.kind)
+    top = candidates[0]
+    if top.sim < RELEVANCE_FLOOR:
+        reason = f"no source sentence on the same topic (best similarity {top.sim:.2f})"
+        conf = 1.0 - max(top.sim, 0.0)
+    else:
+        missing = [f for c in relevant[:1] for f in c.alignment.missing]
+        weak = [c.alignment.best_conflict for c in relevant if c.alignment.best_conflict is not None]
+        if missing:
+            names = ", ".join(dict.fromkeys(f.describe() if f.kind != "entity" else f.text for f in missing))
+            reason = f"not found in the sources: {names}"
+        elif weak:
+            w = max(weak, key=lambda x: x.confidence)  # type: ignore[union-attr]
+            reason = f"possible {w.reason} (too little shared context to call it a contradiction)"  # type: ignore[union-attr]
+        elif top.alignment.uncovered and top.alignment.coverage < 0.75:
+            reason = "source does not mention: " + ", ".join(dict.fromkeys(top.alignment.uncovered))
+        else:
+            reason = f"source sentence is only loosely similar ({top.sim:.2f})"
+        conf = 1.0 - max(c.support for c in relevant)
+    return ClaimVerdict(claim, UNVERIFIABLE, round(max(0.0, min(1.0, conf)), 4),
+                        _match(top, spans, sources), reason)
+
+
+# --------------------------------------------------------------------------- NLI path
+
+
+def _verify_with_nli(claims: list[str], sources: list[_Source], config: VerifierConfig) -> list[ClaimVerdict]:
+    from .nli import get_nli_model
+
+    model = get_nli_model(config.nli_model_dir, config.threads)  # type: ignore[arg-type]
+    pairs = [(src.text, claim) for claim in claims for src in sources]
+    scores = model.predict(pairs)
+    proper = proper_vocabulary(list(claims) + [s.text for s in sources])
+    sentences = [[s.text for s in split_sentences(src.text)] or [src.text] for src in sources]
+    results: list[ClaimVerdict] = []
+    n = len(sources)
+    for ci, claim in enumerate(claims):
+        row = scores[ci * n:(ci + 1) * n]
+        best_e = max(range(n), key=lambda k: row[k].entailment)
+        best_c = max(range(n), key=lambda k: row[k].contradiction)
+        c_an = analyse(claim, proper)
+
+        def match(k: int, score: float) -> SourceMatch:
+            span, _, _ = _best_sentence_by_words(c_an, sentences[k], proper)
+            return SourceMatch(sources[k].id, sources[k].text, score, span, sources[k].relevance)
+
+        if row[best_e].entailment >= config.entailment_threshold:
+            s = row[best_e]
+            results.append(ClaimVerdict(claim, SUPPORTED, s.entailment, match(best_e, s.entailment),
+                                        f"entailment {s.entailment:.2f} (NLI)"))
+            continue
+        if row[best_c].contradiction >= config.contradiction_threshold:
+            s = row[best_c]
+            results.append(ClaimVerdict(claim, CONTRADICTED, s.contradiction, match(best_c, s.contradiction),
+                                        f"contradiction {s.contradiction:.2f} (NLI)", kind="nli"))
+            continue
+        if config.fact_backstop:
+            backstop = None
+            for k in sorted(range(n), key=lambda k: -row[k].entailment):
+                span, _, span_an = _best_sentence_by_words(c_an, sentences[k], proper)
+                if span_an is None:
+                    continue
+                al = align(c_an, span_an, analyse(sources[k].text, proper))
+                hard = [c for c in al.conflicts if c.kind in ("number", "unit", "date", "time", "entity")
+                        and c.confidence >= config.contradiction_threshold]
+                if hard:
+                    conflict = max(hard, key=lambda c: c.confidence)
+                    backstop = ClaimVerdict(claim, CONTRADICTED, conflict.confidence,
+                                            SourceMatch(sources[k].id, sources[k].text, row[k].contradiction,
+                                                        span, sources[k].relevance),
+                                            f"fact check: {conflict.reason} (NLI undecided: entailment "
+                                            f"{row[k].entailment:.2f}, contradiction {row[k].contradiction:.2f})",
+                                            kind=conflict.kind)
+                    break
+            if backstop is not None:
+                results.append(backstop)
+                continue
+        s = row[best_e]
+        results.append(ClaimVerdict(claim, UNVERIFIABLE, max(s.neutral, 1.0 - s.entailment - s.contradiction, 0.0),
+                                    match(best_e, s.entailment),
+                                    f"NLI undecided: entailment {s.entailment:.2f}, contradiction "
+                                    f"{row[best_c].contradiction:.2f}"))
+    return results
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def check_grounding(text: str, sources: Sequence[str | dict] | None,
+                    config: VerifierConfig | None = None, *, embedder=None) -> GroundingCheck:
+    """Check every factual claim of ``text`` against ``sources``.
+
+    ``sources`` are strings (ids ``source-0``, ``source-1`` ...) or dicts
+    ``{"id", "text", "score"?}``; the ``max_sources_per_claim`` highest-scored are used.
+    No sources: a no-op result (``grounded`` true, ``reason_code`` ``GROUNDING_NO_SOURCES``).
+    No claims (empty text, or only questions / greetings / code): ``grounded`` true, no claims.
+    """
+    config = config or VerifierConfig()
+    method = "nli" if config.nli_model_dir else "embedding+facts"
+    srcs = _normalise_sources(sources, config.max_sources_per_claim)
+    if not srcs:
+        return GroundingCheck(grounded=True, claims=[], summary="No sources to verify against",
+                              reason_code=REASON_NO_SOURCES, method=method)
+    claims = extract_claims(text or "")
+    if not claims:
+        return GroundingCheck(grounded=True, claims=[], summary=_summary([]), method=method)
+    if config.nli_model_dir:
+        verdicts = _verify_with_nli(claims, srcs, config)
+    else:
+        verdicts = _verify_with_embeddings(claims, srcs, config, embedder=embedder)
+    return _finish(verdicts, config, method)
+
+
+def find_contradictions(claims: list[str], config: VerifierConfig | None = None, *,
+                        embedder=None) -> list[tuple[str, str, str]]:
+    """Pairs of claims of one answer that state conflicting facts about the same thing.
+
+    Two claims are compared when they are similar (cosine ≥ 0.5) or share a name; a pair
+    is reported, as ``(claim_a, claim_b, reason)``, when a conflict between them reaches
+    ``contradiction_threshold`` in either direction.
+    """
+    from .embedder import get_embedder
+
+    config = config or VerifierConfig()
+    claims = [c for c in claims if c and c.strip()]
+    if len(claims) < 2:
+        return []
+    emb = embedder or get_embedder(config.threads)
+    vectors = emb.encode(claims)
+    sims = vectors @ vectors.T
+    proper = proper_vocabulary(claims)
+    an = [analyse(c, proper) for c in claims]
+    names = [{str(f.value) for f in a.facts if f.kind == "entity"} for a in an]
+    out: list[tuple[str, str, str]] = []
+    for i in range(len(claims)):
+        for j in range(i + 1, len(claims)):
+            if sims[i, j] < 0.5 and not (names[i] & names[j]):
+                continue
+            conflicts = align(an[i], an[j]).conflicts + align(an[j], an[i]).conflicts
+            conflicts = [c for c in conflicts if c.confidence >= config.contradiction_threshold]
+            if conflicts:
+                best = max(conflicts, key=lambda c: c.confidence)
+                out.append((claims[i], claims[j], best.reason))
+    return out

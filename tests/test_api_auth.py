@@ -1,0 +1,197 @@
+"""Bearer API keys: no key, a wrong key or a revoked key is a 401 on every endpoint.
+
+Also the endpoints that need no key: /healthz, the OpenAPI schema and its docs page.
+"""
+
+import pytest
+from django_scopes import scopes_disabled
+from rest_framework.test import APIClient
+
+from governance.audit import Actor
+from tenants import services as tenant_services
+from tenants.models import ApiKey
+
+from api_support import create_policy, row_counts, start_run
+
+pytestmark = pytest.mark.django_db
+
+ENDPOINTS = [
+    ("get", "/api/v1/ping/"),
+    ("get", "/api/v1/policies/"),
+    ("post", "/api/v1/policies/"),
+    ("get", "/api/v1/policies/1/"),
+    ("put", "/api/v1/policies/1/"),
+    ("patch", "/api/v1/policies/1/"),
+    ("delete", "/api/v1/policies/1/"),
+    ("get", "/api/v1/runs/"),
+    ("post", "/api/v1/runs/"),
+    ("get", "/api/v1/runs/1/"),
+    ("post", "/api/v1/runs/1/grounding/"),
+    ("post", "/api/v1/runs/1/spans/"),
+    ("post", "/api/v1/runs/1/complete/"),
+    ("get", "/api/v1/evaluations/"),
+    ("get", "/api/v1/evaluations/export?format=csv"),
+    ("get", "/api/v1/audit-log/"),
+    ("get", "/api/v1/audit-log/export?format=jsonl"),
+    ("get", "/api/v1/secrets/"),
+    ("put", "/api/v1/secrets/OPENAI_API_KEY/"),
+    ("delete", "/api/v1/secrets/OPENAI_API_KEY/"),
+]
+BODY = {"agent_name": "research-agent", "name": "x", "category": "grounding", "value": "v", "kind": "tool"}
+
+
+def _client(authorization: str | None) -> APIClient:
+    client = APIClient()
+    if authorization is not None:
+        client.credentials(HTTP_AUTHORIZATION=authorization)
+    return client
+
+
+def _assert_refused(client, method, path):
+    before = row_counts()
+    response = getattr(client, method)(path, BODY, format="json")
+    assert response.status_code == 401, (method, path, response.status_code)
+    assert "detail" in response.json()
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("method, path", ENDPOINTS)
+def test_no_key_is_a_401(acme, method, path):
+    _assert_refused(_client(None), method, path)
+
+
+@pytest.mark.parametrize("method, path", ENDPOINTS)
+def test_a_wrong_key_is_a_401(acme_key, method, path):
+    _, raw = acme_key
+    _assert_refused(_client(f"Bearer {raw[:-1]}x" if not raw.endswith("x") else f"Bearer {raw[:-1]}y"), method, path)
+
+
+@pytest.mark.parametrize("method, path", ENDPOINTS)
+def test_a_revoked_key_is_a_401(acme, acme_key, method, path):
+    client, raw = acme_key
+    assert client.get("/api/v1/ping/").status_code == 200
+    with scopes_disabled():
+        key = ApiKey.objects.get(key_hash=tenant_services.hash_api_key(raw))
+    tenant_services.api_key_revoke(key=key, actor=Actor.system("tests"))
+
+    _assert_refused(client, method, path)
+
+
+@pytest.mark.parametrize("authorization", [
+    "Bearer",
+    "Bearer ",
+    "Bearer one two",
+    "bearer gr_not-a-real-key",
+    "Token gr_not-a-real-key",
+    "Basic YWxpY2U6cGFzc3dvcmQ=",
+    "gr_not-a-real-key",
+    "Bearer gr_ü-nicode",
+    "Bearer \x7f",
+])
+def test_malformed_authorization_headers_are_a_401(acme, authorization):
+    response = _client(authorization).get("/api/v1/policies/")
+
+    assert response.status_code == 401
+    assert "detail" in response.json()
+
+
+def test_a_valid_key_speaks_for_its_tenant(api, acme):
+    response = api.get("/api/v1/ping/")
+
+    assert response.status_code == 200
+    assert response.json() == {"tenant": "acme"}
+
+
+def test_the_scheme_is_case_insensitive(acme_key):
+    _, raw = acme_key
+
+    assert _client(f"bearer {raw}").get("/api/v1/ping/").status_code == 200
+
+
+def test_using_a_key_records_when_it_was_last_used(acme_key):
+    client, raw = acme_key
+    with scopes_disabled():
+        assert ApiKey.objects.get(key_hash=tenant_services.hash_api_key(raw)).last_used_at is None
+
+    client.get("/api/v1/ping/")
+
+    with scopes_disabled():
+        assert ApiKey.objects.get(key_hash=tenant_services.hash_api_key(raw)).last_used_at is not None
+
+
+def test_keys_are_stored_as_hashes_with_a_visible_prefix(acme_key):
+    _, raw = acme_key
+
+    with scopes_disabled():
+        key = ApiKey.objects.get(key_hash=tenant_services.hash_api_key(raw))
+    assert raw.startswith("gr_") and len(raw) > 40
+    assert key.prefix == raw[:10]
+    assert raw not in (key.key_hash, key.prefix, key.name)
+
+
+def test_revoking_one_key_leaves_the_tenants_other_keys_working(acme, acme_key):
+    client, raw = acme_key
+    other_key, other_raw = tenant_services.api_key_create(tenant=acme, name="second", actor=Actor.system("tests"))
+    tenant_services.api_key_revoke(key=other_key, actor=Actor.system("tests"))
+
+    assert client.get("/api/v1/ping/").status_code == 200
+    assert _client(f"Bearer {other_raw}").get("/api/v1/ping/").status_code == 401
+
+
+def test_a_session_login_is_not_an_api_key(client, alice):
+    # The dashboard's session does not open the API: agents and scripts use keys.
+    client.force_login(alice)
+
+    assert client.get("/api/v1/policies/").status_code == 401
+
+
+def test_runs_remember_the_key_that_started_them(api, acme_key):
+    _, raw = acme_key
+    run_id = start_run(api)
+
+    from governance.models import Run
+
+    with scopes_disabled():
+        assert Run.objects.get(pk=run_id).api_key.key_hash == tenant_services.hash_api_key(raw)
+
+
+# --- Endpoints without a key ---------------------------------------------------------------
+
+def test_healthz_reports_the_database_without_a_key(db):
+    response = APIClient().get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok"}
+
+
+def test_healthz_only_answers_get(db):
+    assert APIClient().post("/healthz").status_code == 405
+
+
+def test_the_openapi_schema_is_public_and_openapi_3(db):
+    response = APIClient().get("/api/v1/schema/", HTTP_ACCEPT="application/json")
+
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    assert schema["info"]["title"] == "Groundrule API"
+    for path in ("/api/v1/policies/", "/api/v1/policies/{id}/", "/api/v1/runs/", "/api/v1/runs/{id}/grounding/",
+                 "/api/v1/runs/{id}/spans/", "/api/v1/runs/{id}/complete/", "/api/v1/evaluations/",
+                 "/api/v1/evaluations/export", "/api/v1/audit-log/", "/api/v1/secrets/", "/api/v1/secrets/{name}/"):
+        assert path in schema["paths"], path
+
+
+def test_the_docs_page_renders(db):
+    response = APIClient().get("/api/v1/docs/")
+
+    assert response.status_code == 200
+    assert b"swagger" in response.content.lower()
+
+
+def test_every_response_carries_a_request_id(api, acme):
+    create_policy(api)
+
+    assert len(api.get("/api/v1/policies/")["X-Request-ID"]) == 32
+    assert APIClient().get("/api/v1/policies/")["X-Request-ID"]
+    assert APIClient().get("/healthz")["X-Request-ID"]
