@@ -9,6 +9,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterator
+from datetime import datetime
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import StreamingHttpResponse
@@ -31,9 +32,19 @@ def iter_rows(queryset, *, chunk: int = CHUNK) -> Iterator:
         last = rows[-1].id
 
 
+class _Encoder(DjangoJSONEncoder):
+    """Full-precision timestamps, as in the CSV: DjangoJSONEncoder cuts them to milliseconds, so a
+    JSON Lines export no longer matched its rows (or the CSV of the same rows)."""
+
+    def default(self, o):
+        if isinstance(o, datetime):
+            return o.isoformat()
+        return super().default(o)
+
+
 def _cell(value):
     if isinstance(value, (dict, list)):
-        return json.dumps(value, cls=DjangoJSONEncoder, separators=(",", ":"), sort_keys=True)
+        return json.dumps(value, cls=_Encoder, separators=(",", ":"), sort_keys=True)
     if value is None:
         return ""
     if hasattr(value, "isoformat"):
@@ -65,7 +76,7 @@ def stream(*, tenant, queryset, columns: list[str], row: Callable[[object], dict
         else:
             lines = []
             for obj in iter_rows(queryset):
-                lines.append(json.dumps(row(obj), cls=DjangoJSONEncoder, separators=(",", ":")))
+                lines.append(json.dumps(row(obj), cls=_Encoder, separators=(",", ":")))
                 if len(lines) >= 500:
                     yield "\n".join(lines) + "\n"
                     lines = []

@@ -5,6 +5,7 @@ opens (so no row lock is held during a provider call), within JUDGE_SYNC_BUDGET_
 Every other judgement is queued to Celery on commit and appended to the decision when it arrives.
 """
 
+import logging
 import time
 from dataclasses import asdict
 
@@ -13,6 +14,8 @@ from django.db import transaction
 
 from judges.services import Evidence, judge, kinds_for, runs_inline
 from policies.engine import Evaluation, PolicySpec
+
+logger = logging.getLogger("groundrule.judges")
 
 
 def needs_inline(specs, phase: str) -> bool:
@@ -29,16 +32,22 @@ def inline_evaluations(*, tenant, specs, phase: str, evidence: Evidence) -> list
     ]
 
 
-def queue_background(*, specs, phase: str, decision_id: int) -> None:
+def _enqueue(decision_id: int, spec: dict, kind: str) -> None:
     from judges.tasks import judge_decision
 
+    try:
+        judge_decision.apply_async(kwargs={"decision_id": decision_id, "spec": spec, "kind": kind}, retry=True,
+                                   retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+    except Exception:  # the broker is down: the decision stands, the judgement is lost, say so
+        logger.exception("could not queue %s judgement for decision %s", kind, decision_id)
+
+
+def queue_background(*, specs, phase: str, decision_id: int) -> None:
     for spec in specs:
         for kind in kinds_for(spec, phase):
             if not runs_inline(spec, phase, kind):
                 spec_data = asdict(spec)
-                transaction.on_commit(
-                    lambda s=spec_data, k=kind: judge_decision.delay(decision_id=decision_id, spec=s, kind=k)
-                )
+                transaction.on_commit(lambda s=spec_data, k=kind: _enqueue(decision_id, s, k))
 
 
 def spec_from_dict(data: dict) -> PolicySpec:

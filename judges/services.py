@@ -130,7 +130,7 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
                 pass  # a concurrent identical judgement was stored first; same answer
     status, score = meta.get("status"), meta.get("score")
     if status == llm.STATUS_TIMEOUT:
-        return skipped(f"timed out after {timeout:g}s", meta)
+        return skipped(f"timed out after {timeout:.1f}s", meta)
     if score is None:
         return skipped("provider error", meta)
     score = _fmt(score)

@@ -10,6 +10,7 @@ from numbers import Real
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -26,7 +27,7 @@ def _text(value: str) -> str:
 
 def _scalar(value):
     if value is None:
-        return format_html('<span class="json-null">null</span>')
+        return mark_safe('<span class="json-null">null</span>')
     if isinstance(value, bool):
         return format_html('<span class="json-bool">{}</span>', "true" if value else "false")
     if isinstance(value, Real):
@@ -37,7 +38,7 @@ def _scalar(value):
 def _render(value, depth: int):
     if isinstance(value, dict):
         if not value:
-            return format_html('<span class="json-empty">{{}}</span>')
+            return mark_safe('<span class="json-empty">{}</span>')
         if depth >= MAX_DEPTH:
             return format_html("<pre class=\"json\">{}</pre>", _text(pretty_json(value)))
         items = list(value.items())
@@ -48,7 +49,7 @@ def _render(value, depth: int):
         return format_html('<dl class="kv">{}{}</dl>', rows, more)
     if isinstance(value, list):
         if not value:
-            return format_html('<span class="json-empty">[]</span>')
+            return mark_safe('<span class="json-empty">[]</span>')
         if depth >= MAX_DEPTH:
             return format_html("<pre class=\"json\">{}</pre>", _text(pretty_json(value)))
         items = format_html_join("", "<li>{}</li>", ((_render(v, depth + 1),) for v in value[:MAX_ITEMS]))

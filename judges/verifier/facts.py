@@ -48,6 +48,7 @@ __all__ = [
     "Conflict",
     "Alignment",
     "analyse",
+    "refers_back",
     "align",
     "proper_vocabulary",
     "parse_number",
@@ -260,6 +261,9 @@ _BOUNDS = [  # (phrase, bound) -- longest first
     ("maximum", "le"), ("minimum", "ge"), ("max", "le"), ("min", "ge"),
 ]
 
+_DIMENSION_ADJECTIVES = frozenset("""long tall high wide deep thick old away apart ago later long
+across in-length""".split())
+
 _YEAR_PREPOSITIONS = frozenset("in since by until till from of during before after circa to the "
                                "early late mid end start beginning around".split())
 
@@ -307,7 +311,7 @@ def words_match(a: str, b: str) -> bool:
     if a == b:
         return True
     sa, sb = stem(a), stem(b)
-    if sa == sb:
+    if sa == sb or sa + "e" == sb or sb + "e" == sa:
         return True
     n = 0
     for x, y in zip(sa, sb):
@@ -980,12 +984,19 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 value = value - 273.15
         else:
             value = value * factor
+        # "1.2 km long", "21 days apart", "5 years old": the adjective belongs to the quantity
+        if dim not in ("count", "percent") and not dim.startswith("currency") and j < n \
+                and tokens[j].low in _DIMENSION_ADJECTIVES:
+            end = j
+            j += 1
         # count nouns: up to two content words after the number ("15 water stations")
         if dim == "count" and not nouns:
             k = j
             while k < n and len(nouns) < 2:
                 tk = tokens[k]
-                if tk.kind != "word" or tk.low in STOPWORDS or tk.low in _FILLER or k in used:
+                if tk.kind != "word" or tk.low in STOPWORDS or tk.low in _FILLER or k in used \
+                        or _is_number_word(tk.low) or tk.low in _UNITS or tk.low in _ORDINALS \
+                        or tk.low in _SCALES or (tk.text[0].isupper() and nouns):
                     break
                 if tk.low in _UNITS and _UNITS[tk.low][0] == "duration" and nouns:
                     break
@@ -1100,8 +1111,11 @@ def _extract_entities(tokens: list[Token], used: set[int], facts: list[Fact], te
         phrase = text[tokens[i].start:tokens[j].end]
         used.update(range(i, j + 1))
         for k in idx:
+            # a lone acronym ("API", "RAM", "UTC") is as often a common noun as a name:
+            # it can conflict, but its absence alone does not make a claim unverifiable
+            acronym_only = len(idx) == 1 and tokens[k].text.isupper() and tokens[k].low not in proper
             facts.append(Fact("entity", tokens[k].low, phrase, tokens[k].start, tokens[k].end,
-                              dim="name", tokens=idx))
+                              dim="name", weak=acronym_only, tokens=idx))
         i = j + 1
 
 
@@ -1224,6 +1238,13 @@ def _dates_relation(c: tuple, s: tuple) -> str:
     return "match" if agree else "compatible"
 
 
+def _exact(c: Fact, s: Fact) -> bool:
+    """Same value, not just compatible bounds (a bound match is weaker evidence)."""
+    if c.kind != "quantity":
+        return True
+    return c.bound == s.bound or (c.bound == "eq" and _close(float(c.value), float(s.value), 0.02))  # type: ignore[arg-type]
+
+
 def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     if f.dim == "identifier":
         return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low)
@@ -1297,8 +1318,17 @@ def _conf(base: float, slope: float, cov: float) -> float:
     return round(max(0.0, min(0.99, base + slope * cov)), 4)
 
 
+_PRONOUN_STARTS = ("it ", "its ", "it's ", "they ", "their ", "he ", "his ", "she ", "her ", "this ", "these ",
+                   "that ", "those ", "the latter ", "the former ")
+
+
+def refers_back(sentence: str) -> bool:
+    """True when a sentence opens with a pronoun that refers to the previous sentence."""
+    return sentence.strip().lower().replace("’", "'").startswith(_PRONOUN_STARTS)
+
+
 def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
-          word_sim: WordSim | None = None) -> Alignment:
+          word_sim: WordSim | None = None, context: Analysis | None = None) -> Alignment:
     """Align a claim with one source sentence (``span``) of a source (``doc``).
 
     Returns conflicts (with a confidence each; see the verifier module for how the
@@ -1312,8 +1342,9 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
     doc_text_low = doc.text.lower()
     span_text_low = span.text.lower()
     fact_tokens = {i for f in claim.facts if f.kind != "entity" for i in f.tokens}
-    given = {i for f in claim.facts if f.kind == "entity" and _entity_present(f, doc.words, doc_text_low)
-             for i in f.tokens}
+    given: set[int] = set()
+    if context is not None:  # the sentence a pronoun of the span refers to
+        given |= {i for i, w in claim.content if w in context.words or stem(w) in context.words}
     base_cov, uncovered = _coverage(claim, span, fact_tokens, word_sim, given)
     # context coverage (for conflict confidence): without the words whose meaning may flip
     ctx_cov, _ = _coverage(claim, span, fact_tokens | claim.polar, word_sim, given)
@@ -1321,7 +1352,9 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
         span_rel = [(_fact_relation(cf, sf), sf) for sf in span.facts]
-        hit = next((sf for rel, sf in span_rel if rel == "match"), None)
+        hit = next((sf for rel, sf in span_rel if rel == "match" and _exact(cf, sf)), None)
+        if hit is None and not any(rel == "unit" for rel, _ in span_rel):
+            hit = next((sf for rel, sf in span_rel if rel == "match"), None)
         if cf.kind == "entity" and cf.dim != "identifier" and hit is None and _entity_present(cf, span.words, span_text_low):
             hit = cf
         if hit is not None:
@@ -1334,7 +1367,14 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         # 2. conflicts against the span
         cov_wo = ctx_cov
         if cf.kind == "entity":
-            cov_wo, _ = _coverage(claim, span, fact_tokens | claim.polar | set(cf.tokens), word_sim, given)
+            # the relation (non-name words) counts double: "X was born in A" vs "X received a prize
+            # in B" shares the name X but not what is said about it
+            excl = fact_tokens | claim.polar | set(cf.tokens)
+            cov_all, _ = _coverage(claim, span, excl, word_sim, given)
+            cov_rel, _ = _coverage(claim, span, excl | claim.entity_tokens, word_sim, given)
+            n_all = len([1 for i, _ in claim.content if i not in excl])
+            n_rel = len([1 for i, _ in claim.content if i not in excl | claim.entity_tokens])
+            cov_wo = (cov_all * n_all + cov_rel * n_rel) / (n_all + n_rel) if n_all + n_rel else 0.5
         for rel, sf in span_rel:
             if rel == "unit":
                 conflicts.append(Conflict("unit", cf.describe(), sf.describe(), _conf(0.75, 0.2, ctx_cov),
@@ -1378,7 +1418,7 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         swapped = bool(claim.than_after & span.than_before) and not (claim.than_after & span.than_after)
         if swapped:
             continue
-        conflicts.append(Conflict("antonym", word, other[1], _conf(0.3, 0.6, ctx_cov),
+        conflicts.append(Conflict("antonym", word, other[1], _conf(0.2, 0.6, ctx_cov),
                                   f"opposite meaning: claim says {_quote(word)}, source says {_quote(other[1])}"))
     if claim.universal and span.partial and not span.universal:
         conflicts.append(Conflict("quantifier", claim.universal[0], span.partial[0], _conf(0.2, 0.6, ctx_cov),
@@ -1391,11 +1431,21 @@ def _quote(s: str) -> str:
     return f"'{s}'"
 
 
+def _polar_or_content_skip(an: Analysis) -> set[int]:
+    return set(an.polar)
+
+
 def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact) -> tuple[Fact, bool] | None:
     """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
     claim_words = claim.words
     candidates = [sf for sf in span.facts if sf.kind == "entity" and sf.dim == "name"
                   and sf.value not in claim_words and stem(str(sf.value)) not in claim_words]
+    # a capitalised word opening the span may be a name too ("Canberra is the capital ...")
+    for k, t in enumerate(span.tokens):
+        if t.initial and t.is_cap and t.low not in STOPWORDS and t.low not in _FILLER \
+                and t.low not in claim_words and stem(t.low) not in claim_words \
+                and not any(k in f.tokens for f in span.facts) and k not in _polar_or_content_skip(span):
+            candidates.append(Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(k,)))
     if not candidates:
         return None
     # same multi-word name with one part changed: "Pierre Curie" vs "Marie Curie"
@@ -1414,6 +1464,8 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact) -> tuple[Fact,
             for sf in candidates:
                 if set(sf.tokens) & set(range(j1, j2)):
                     return sf, False
+    if len(candidates) == 1:
+        return candidates[0], False
     # the nearest entity after the same preceding content word
     prev_words = [claim.tokens[k].low for k in range(max(0, min(c_idx) - 3), min(c_idx))
                   if claim.tokens[k].kind == "word" and claim.tokens[k].low not in STOPWORDS]

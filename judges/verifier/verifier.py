@@ -64,7 +64,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .claims import split_sentences, extract_claims
-from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary
+from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
 
 __all__ = [
     "VerifierConfig",
@@ -228,12 +228,16 @@ class _Span:
     sentence: str
     text: str
     clauses: tuple[int, ...] = ()  # for a multi-clause sentence: its clause span indices
+    previous: str | None = None  # the sentence before, when this one opens with a pronoun
 
 
 def _spans(sources: list[_Source]) -> list[_Span]:
     spans: list[_Span] = []
     for si, src in enumerate(sources):
+        previous: str | None = None
         for sent in split_sentences(src.text):
+            before, previous = previous, sent.text
+            ctx = before if before is not None and refers_back(sent.text) else None
             parts = [p.strip() for p in _CLAUSE_SPLIT_RE.split(sent.text) if p and p.strip()]
             merged: list[str] = []
             for p in parts:
@@ -242,12 +246,12 @@ def _spans(sources: list[_Source]) -> list[_Span]:
                 else:
                     merged.append(p)
             if len(merged) <= 1:
-                spans.append(_Span(si, sent.text, sent.text))
+                spans.append(_Span(si, sent.text, sent.text, previous=ctx))
                 continue
             first = len(spans)
-            for p in merged:
-                spans.append(_Span(si, sent.text, p))
-            spans.append(_Span(si, sent.text, sent.text, tuple(range(first, first + len(merged)))))
+            for k, p in enumerate(merged):
+                spans.append(_Span(si, sent.text, p, previous=ctx if k == 0 else None))
+            spans.append(_Span(si, sent.text, sent.text, tuple(range(first, first + len(merged))), previous=ctx))
     return spans
 
 
@@ -326,6 +330,7 @@ def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: V
     sims = cv @ sv.T if len(spans) else np.zeros((len(claims), 0))
 
     span_an = [analyse(sp.text, proper) for sp in spans]
+    ctx_an = [analyse(sp.previous, proper) if sp.previous else None for sp in spans]
     doc_an = [analyse(s.text, proper) for s in sources]
     results: list[ClaimVerdict] = []
     for ci, claim in enumerate(claims):
@@ -339,13 +344,13 @@ def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: V
                 break
             sp = spans[si]
             if si not in aligned:
-                aligned[si] = align(c_an, span_an[si], doc_an[sp.source])
+                aligned[si] = align(c_an, span_an[si], doc_an[sp.source], context=ctx_an[si])
             al = aligned[si]
             if sp.clauses:  # a whole sentence carries the conflicts of its clauses
                 extra: list[Conflict] = []
                 for k in sp.clauses:
                     if k not in aligned:
-                        aligned[k] = align(c_an, span_an[k], doc_an[sp.source])
+                        aligned[k] = align(c_an, span_an[k], doc_an[sp.source], context=ctx_an[k])
                     extra.extend(aligned[k].conflicts)
                 al = Alignment(al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered)
             candidates.append(_Candidate(int(si), sim, al, _support_score(sim, al.coverage)))

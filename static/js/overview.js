@@ -53,5 +53,5 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => drawAll(document));
-  document.addEventListener("htmx:afterSettle", (event) => drawAll(event.target));
+  document.addEventListener("htmx:afterSettle", () => drawAll(document));
 })();
