@@ -7,7 +7,7 @@ from django.utils import timezone
 from django_scopes import scopes_disabled
 
 from governance import services
-from governance.models import Evaluation, Run
+from governance.models import Decision, Evaluation, Run
 
 STRICT = {
     "require_source_grounding": True, "min_grounding_score": 0.8, "min_citations": 2,
@@ -31,7 +31,11 @@ def run_through(tenant, *, agent="research-agent", workflow="answer-question", s
     with scopes_disabled():
         run, _ = services.run_start(tenant=tenant, agent_name=agent, workflow_name=workflow,
                                     input={"question": "What is the capital of France?"})
-        t0 = run.started_at
+        # Spans carry the agent's own clock; place them in the second before the report arrives.
+        t0 = timezone.now() - timedelta(seconds=2)
+        Run.objects.filter(pk=run.pk).update(started_at=t0)
+        Decision.objects.filter(run=run).update(created_at=t0)
+        Evaluation.objects.filter(run=run).update(created_at=t0)
         if spans:
             services.run_record_span(tenant=tenant, run_id=run.pk, kind="retrieval", name="source_retrieval",
                                      input={"query": "capital of France"}, output={"sources_found": len(sources)},

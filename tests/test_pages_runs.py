@@ -194,8 +194,9 @@ def test_trace_tab_shows_spans_and_grounding_report_in_time_order(alice, acme, m
     html = response.content.decode()
     assert response.status_code == 200
     assert 'aria-current="page">Trace<' in html
-    order = [html.index(s) for s in ('gr-kind--decision">decision', "source_retrieval", "gpt-4o-mini",
-                                     "Grounding report 1")]
+    timeline = html[html.index('<ol class="gr-timeline">'):]
+    order = [timeline.index(s) for s in ("<code>before_workflow</code>", "source_retrieval", "gpt-4o-mini",
+                                         "Grounding report 1", "<code>after_workflow</code>")]
     assert order == sorted(order)
     assert "120 ms" in html and "770 ms" in html  # span durations
     # Each score against each policy's threshold.
@@ -225,7 +226,7 @@ def test_metadata_of_any_shape_is_shown_and_escaped(alice, acme, blocked_run):
         ["a", 1, None, {"k": "v"}],
         "<script>alert(1)</script>",
         12.5,
-        None,
+        False,
         {"long": "x" * 5000, "many": list(range(200))},
     ]
     with scopes_disabled():

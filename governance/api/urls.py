@@ -1,6 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("evaluations/export", logs.EvaluationExportView.as_view(), name="api-evaluations-export"),
     path("audit-log/", logs.AuditLogListView.as_view(), name="api-audit-log"),
     path("audit-log/export", logs.AuditLogExportView.as_view(), name="api-audit-log-export"),
+    path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),

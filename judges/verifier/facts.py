@@ -1113,7 +1113,7 @@ def _extract_entities(tokens: list[Token], used: set[int], facts: list[Fact], te
         for k in idx:
             # a lone acronym ("API", "RAM", "UTC") is as often a common noun as a name:
             # it can conflict, but its absence alone does not make a claim unverifiable
-            acronym_only = len(idx) == 1 and tokens[k].text.isupper() and tokens[k].low not in proper
+            acronym_only = len(idx) == 1 and tokens[k].text.isupper()
             facts.append(Fact("entity", tokens[k].low, phrase, tokens[k].start, tokens[k].end,
                               dim="name", weak=acronym_only, tokens=idx))
         i = j + 1
@@ -1395,11 +1395,13 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
                     conf = min(conf, 0.5)  # the source states the claim's value elsewhere
                 conflicts.append(Conflict(kind, cf.describe(), sf.describe(), conf,
                                           f"{kind} mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
-        if cf.kind == "entity" and cf.dim != "identifier" and not in_doc:
+        if cf.kind == "entity" and cf.dim != "identifier" and not (set(cf.tokens) & given):
             sub = _entity_substitute(claim, span, cf)
             if sub is not None:
                 sf, shares_name = sub
                 conf = _conf(0.8, 0.15, cov_wo) if shares_name else _conf(0.3, 0.6, cov_wo)
+                if in_doc:
+                    conf = min(conf, 0.65)  # the source names it elsewhere: doubtful, not a contradiction
                 conflicts.append(Conflict("entity", cf.text, sf.text, conf,
                                           f"entity mismatch: claim says {cf.text}, source says {sf.text}"))
         if not in_doc and not cf.weak:
@@ -1431,6 +1433,15 @@ def _quote(s: str) -> str:
     return f"'{s}'"
 
 
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _polar_or_content_skip(an: Analysis) -> set[int]:
     return set(an.polar)
 
@@ -1454,6 +1465,15 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact) -> tuple[Fact,
         s_phrase = {span.tokens[i].low for i in sf.tokens}
         if len(c_phrase) > 1 and len(s_phrase) > 1 and (c_phrase & s_phrase):
             return sf, True
+    c_low = str(cf.value)
+    # not a substitute: part of a name the claim also uses ("Mediterranean Sea" for
+    # "the Mediterranean"), or a derived form ("Martian" for "Mars", "Canadian" for "Canada")
+    claim_names = {claim.tokens[i].low for i in claim.entity_tokens}
+    candidates = [sf for sf in candidates
+                  if not ({span.tokens[i].low for i in sf.tokens} & claim_names)
+                  and not _common_prefix(c_low, str(sf.value)) >= 3]
+    if not candidates:
+        return None
     # the aligned position in a word-level diff
     a = [t.low for t in claim.tokens]
     b = [t.low for t in span.tokens]

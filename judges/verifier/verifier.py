@@ -95,6 +95,8 @@ SUPPORT_CUT = 0.62
 SUPPORT_SLOPE = 1.5
 #: A conflict at least this confident blocks "supported" even below the contradiction threshold.
 BLOCKING_CONFLICT = 0.5
+import os
+WORD_SIM_CUT = float(os.environ["WSC"]) if os.environ.get("WSC") else None
 #: How many of a claim's most similar clauses are aligned.
 CANDIDATES_PER_CLAIM = 6
 
@@ -330,8 +332,21 @@ def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: V
     sims = cv @ sv.T if len(spans) else np.zeros((len(claims), 0))
 
     span_an = [analyse(sp.text, proper) for sp in spans]
+    word_sim = None
+    if WORD_SIM_CUT is not None:
+        c_ans = [analyse(c, proper) for c in claims]
+        vocab = sorted({w for a in c_ans + span_an for _, w in a.content})
+        wv = dict(zip(vocab, emb.encode(vocab))) if vocab else {}
+
+        def word_sim(a: str, b: str) -> float:
+            if a not in wv or b not in wv:
+                return 0.0
+            v = float(wv[a] @ wv[b])
+            return 1.0 if v >= WORD_SIM_CUT else 0.0
     ctx_an = [analyse(sp.previous, proper) if sp.previous else None for sp in spans]
-    doc_an = [analyse(s.text, proper) for s in sources]
+    # presence of a claim's facts is checked against all sources of the call together
+    everything = analyse("\n".join(s.text for s in sources), proper)
+    doc_an = [everything for _ in sources]
     results: list[ClaimVerdict] = []
     for ci, claim in enumerate(claims):
         c_an = analyse(claim, proper)
@@ -344,13 +359,13 @@ def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: V
                 break
             sp = spans[si]
             if si not in aligned:
-                aligned[si] = align(c_an, span_an[si], doc_an[sp.source], context=ctx_an[si])
+                aligned[si] = align(c_an, span_an[si], doc_an[sp.source], word_sim, context=ctx_an[si])
             al = aligned[si]
             if sp.clauses:  # a whole sentence carries the conflicts of its clauses
                 extra: list[Conflict] = []
                 for k in sp.clauses:
                     if k not in aligned:
-                        aligned[k] = align(c_an, span_an[k], doc_an[sp.source], context=ctx_an[k])
+                        aligned[k] = align(c_an, span_an[k], doc_an[sp.source], word_sim, context=ctx_an[k])
                     extra.extend(aligned[k].conflicts)
                 al = Alignment(al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered)
             candidates.append(_Candidate(int(si), sim, al, _support_score(sim, al.coverage)))

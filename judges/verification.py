@@ -1,0 +1,77 @@
+"""The local verifier as a policy check (seed 003 options on the grounding category)."""
+
+import logging
+
+from django.conf import settings
+
+from .verifier import CONTRADICTED, VerifierConfig, check_grounding
+
+logger = logging.getLogger("groundrule.judges")
+
+GROUNDING_CONTRADICTION = "GROUNDING_CONTRADICTION"
+GROUNDING_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
+GROUNDING_NO_SOURCES = "GROUNDING_NO_SOURCES"
+_SEVERITY = {"allow": 0, "warn": 1, "block": 2}
+
+
+def config_for(rules: dict | None = None) -> VerifierConfig:
+    rules = rules or {}
+    return VerifierConfig(
+        entailment_threshold=rules.get("entailment_threshold", 0.7),
+        contradiction_threshold=rules.get("contradiction_threshold", 0.7),
+        max_unverifiable_ratio=rules.get("max_unverifiable_ratio", 0.5),
+        nli_model_dir=settings.VERIFIER_NLI_MODEL_DIR,
+        threads=settings.VERIFIER_THREADS,
+    )
+
+
+def _sources(evidence) -> list[dict]:
+    out = []
+    for i, source in enumerate(evidence.sources):
+        if isinstance(source, dict) and (source.get("text") or "").strip():
+            out.append({"id": str(source.get("id") or f"source-{i}"), "text": source["text"],
+                        **({"score": source["score"]} if source.get("score") is not None else {})})
+        elif isinstance(source, str) and source.strip():
+            out.append({"id": f"source-{i}", "text": source})
+    return out
+
+
+def _quote(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
+    """(action, reason, metadata) for one policy's verifier rules on what the agent reported."""
+    sources = _sources(evidence)
+    if not sources:
+        return ("allow", "Verifier skipped: no sources to verify against",
+                {"reason_codes": [GROUNDING_NO_SOURCES]})
+    try:
+        result = check_grounding(evidence.output or "", sources, config_for(rules))
+    except Exception as exc:  # the model failed to load or run: never break the run
+        logger.warning("verifier failed: %s", type(exc).__name__)
+        message = f"Verifier skipped: {type(exc).__name__}"
+        return "allow", message, {"warnings": [message]}
+    verification = result.to_dict()
+    if not result.claims:
+        return "allow", "Verifier: no factual claims to check", {"verification": verification, "reason_codes": []}
+
+    reasons, codes, action = [], [], "allow"
+    contradicted = [c for c in result.claims if c.verdict == CONTRADICTED]
+    if contradicted:
+        first = contradicted[0]
+        noun = "claim contradicts" if len(contradicted) == 1 else "claims contradict"
+        reasons.append(f'Verifier: {len(contradicted)} {noun} the sources — "{_quote(first.claim)}" ({first.reason})')
+        codes.append(GROUNDING_CONTRADICTION)
+        action = rules.get("contradiction_action", "warn")
+    ratio, limit = result.unverifiable_ratio, rules.get("max_unverifiable_ratio", 0.5)
+    if ratio > limit:
+        reasons.append(f"Verifier: unverifiable claims ratio ({ratio}) exceeds max ({limit})")
+        codes.append(GROUNDING_UNVERIFIABLE)
+        other = rules.get("unverifiable_action", "warn")
+        action = other if _SEVERITY[other] > _SEVERITY[action] else action
+    metadata = {"verification": verification, "reason_codes": codes}
+    if reasons:
+        metadata["warnings"] = reasons
+        return action, "; ".join(reasons), metadata
+    return "allow", f"Verifier: {result.summary}", metadata
