@@ -13,7 +13,7 @@ from heapq import merge
 from numbers import Real
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Trunc
 from django.utils import timezone
 
@@ -144,7 +144,7 @@ def _decision_views(decisions: Iterable[Decision], evaluations: Iterable[Evaluat
 
 def run_governance(*, run: Run) -> list[PhaseGroup]:
     """Every decision of the run with its evaluations, grouped by phase in workflow order. Two queries."""
-    decisions = list(Decision.objects.filter(run=run).select_related("report").order_by("id"))
+    decisions = list(Decision.objects.filter(run=run).annotate(report_seq=F("report__seq")).order_by("id"))
     views = _decision_views(decisions, _run_evaluations(run))
     groups = []
     for phase in PHASE_ORDER:

@@ -160,6 +160,11 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
         else:
             state = _state(run, output=run.output or None)
             decision = evaluate_phase("after_workflow", specs, state)
+            if judging.needs_inline(specs, "after_workflow"):
+                evidence = Evidence(output=run.output, citations=tuple(run.citations), sources=tuple(run.sources))
+                judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow",
+                                                    evidence=evidence)
+                decision = combine("after_workflow", (*decision.evaluations, *judged))
         _raise_final_action(run, decision.action)
         if error:
             run.status = Run.Status.FAILED

@@ -51,16 +51,16 @@ def kinds_for(spec: PolicySpec, phase: str) -> list[str]:
 
 
 def runs_inline(spec: PolicySpec, phase: str, kind: str) -> bool:
-    """A judge the agent must wait for: the policy blocks on it at mid_execution.
+    """Whether the agent waits for this judgement.
 
-    Everything else (warn-only policies, after_workflow) runs in Celery and adds its evaluation
-    to the run when it arrives.
+    The local verifier is CPU-only and takes milliseconds, so it always answers inline and its
+    block really blocks. The LLM judge is a network call: it runs inline only where the policy
+    blocks on it at mid_execution; otherwise it runs in Celery and its evaluation joins the run
+    when it arrives (seed 002: "A score below threshold adds to the violation warnings").
     """
-    if phase != "mid_execution":
-        return False
-    if kind == LLM:
-        return spec.rules.get("action_on_violation") == "block"
-    return "block" in (spec.rules.get("contradiction_action"), spec.rules.get("unverifiable_action"))
+    if kind == VERIFIER:
+        return True
+    return phase == "mid_execution" and spec.rules.get("action_on_violation") == "block"
 
 
 def _evaluation(spec: PolicySpec, phase: str, action: str, reason: str, metadata: dict, source: str) -> Evaluation:
