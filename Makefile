@@ -25,7 +25,12 @@ $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	$(PIP) install -q ./client
 	touch $@
 
-venv: $(VENV)/.installed
+# The SDK is installed as a package (as agents get it), so a change to its source reinstalls it.
+$(VENV)/.client-installed: $(VENV)/.installed client/pyproject.toml $(wildcard client/groundrule/*.py)
+	$(PIP) install -q --no-deps ./client
+	touch $@
+
+venv: $(VENV)/.installed $(VENV)/.client-installed
 
 node_modules/.installed: package.json
 	npm install --no-audit --no-fund --silent

@@ -23,6 +23,11 @@ from .models import Action, AuditEvent, Decision, Evaluation, GroundingReport, P
 PAGE_SIZE = 50
 PHASE_ORDER = (Phase.BEFORE, Phase.MID, Phase.AFTER)
 VIOLATION_ACTIONS = (Action.WARN, Action.BLOCK)
+PHASE_LABELS = {
+    Phase.BEFORE: "when the run started",
+    Phase.MID: "on each grounding report",
+    Phase.AFTER: "when the run completed",
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +94,9 @@ def violation_list(*, tenant, data, before=None, after=None) -> tuple[ViolationF
         return fs, KeysetPage(rows=[])
     chosen = fs.form.cleaned_data.get("action")
     actions = [chosen] if chosen else list(VIOLATION_ACTIONS)
-    base = fs.qs.defer("metadata")
+    # The filters without ViolationFilter's own `action IN (warn, block)`: each part below names its
+    # action, and the redundant IN would only skew the planner's row estimates.
+    base = fs.filter_queryset(fs.queryset.all()).defer("metadata")
     return fs, keyset_page([base.filter(action=a) for a in actions], before=before, after=after)
 
 
@@ -121,7 +128,7 @@ class PhaseGroup:
 
     @property
     def label(self) -> str:
-        return Phase(self.phase).label if self.phase in Phase.values else self.phase
+        return PHASE_LABELS.get(self.phase, "")
 
     @property
     def evaluation_count(self) -> int:
@@ -187,6 +194,7 @@ class TraceItem:
     ends: datetime | None = None
     offset_pct: float = 0.0
     width_pct: float = 0.0
+    offset_ms: int = 0
     decision: DecisionView | None = None
     scores: list[ScoreCheck] = field(default_factory=list)
     thresholds: dict = field(default_factory=dict)  # policy -> {"threshold", "floor", "abstention", ...}
@@ -288,6 +296,7 @@ def run_trace(*, run: Run) -> Trace:
     ends = max([run.ended_at or run.started_at, *(i.ends or i.at for i in items)])
     total = max((ends - starts).total_seconds(), 0.001)
     for i in items:
+        i.offset_ms = int((i.at - starts).total_seconds() * 1000)
         i.offset_pct = round(min(100.0, (i.at - starts).total_seconds() / total * 100), 2)
         if i.ends is not None:
             i.width_pct = round(max(0.6, min(100.0 - i.offset_pct, (i.ends - i.at).total_seconds() / total * 100)), 2)

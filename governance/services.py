@@ -19,7 +19,7 @@ from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
 
-from . import judging
+from . import judging, retrieval, rows
 from .errors import Conflict
 from .models import SEVERITY, Decision, Evaluation, GroundingReport, Run, Span
 
@@ -29,19 +29,20 @@ def _specs(tenant: Tenant, agent_name: str):
 
 
 def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingReport | None = None) -> Decision:
-    row = Decision.objects.create(
-        tenant_id=run.tenant_id, run=run, report=report, phase=decision.phase, action=decision.action,
-        reason=decision.reason, abstention_response=decision.abstention_response,
-    )
-    Evaluation.objects.bulk_create(
-        Evaluation(
-            tenant_id=run.tenant_id, run=run, decision=row, policy_id=e.policy_id, policy_ref=e.policy_id,
-            policy_name=e.policy_name, policy_version=e.policy_version, category=e.category,
-            agent_name=run.agent_name, phase=e.phase, action=e.action, reason=e.reason,
-            metadata=e.metadata, source=e.source, created_at=row.created_at,
-        )
-        for e in decision.evaluations
-    )
+    # rows.insert_*: the ORM's create/bulk_create cost more than everything else on the hot path.
+    row = rows.insert_instance(Decision(
+        tenant_id=run.tenant_id, run_id=run.pk, report_id=report.pk if report is not None else None,
+        phase=decision.phase, action=decision.action, reason=decision.reason,
+        abstention_response=decision.abstention_response, created_at=timezone.now(),
+    ))
+    if decision.evaluations:
+        rows.insert_rows(Evaluation, [
+            {"tenant_id": run.tenant_id, "run_id": run.pk, "decision_id": row.pk, "policy_id": e.policy_id,
+             "policy_ref": e.policy_id, "policy_name": e.policy_name, "policy_version": e.policy_version,
+             "category": e.category, "agent_name": run.agent_name, "phase": e.phase, "action": e.action,
+             "reason": e.reason, "metadata": e.metadata, "source": e.source, "created_at": row.created_at}
+            for e in decision.evaluations
+        ])
     return row
 
 
@@ -70,15 +71,26 @@ def run_start(*, tenant: Tenant, api_key: ApiKey | None = None, agent_name: str,
     return run, decision
 
 
-def _state(run: Run, *, scores: Sequence[float] = (), output: str | None = None) -> RunState:
+def _state(run: Run, *, scores: Sequence[float] = (), output: str | None = None, citations: Sequence | None = None,
+           retrieved: Sequence[dict] = ()) -> RunState:
+    """The engine's view of the run. ``citations`` defaults to all of the run's; ``retrieved``
+    adds retrieval results as sources citations may resolve to."""
     return RunState(
         grounding_scores=tuple(scores),
-        citations=tuple(run.citations),
+        citations=tuple(run.citations if citations is None else citations),
         unsupported_claims=tuple(run.unsupported_claims),
         output_confidence=run.output_confidence,
         output=output,
-        sources=tuple(run.sources),
+        sources=(*run.sources, *retrieved),
     )
+
+
+def _retrieved_for(run: Run, specs, citations, loaded: list[dict] | None = None) -> list[dict]:
+    if not retrieval.citations_need_retrieval(specs, citations):
+        return []
+    if loaded is not None:
+        return loaded
+    return retrieval.retrieved_sources(tenant=run.tenant_id, run_id=run.pk)
 
 
 def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[float] = (),
@@ -88,6 +100,12 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
     from tenants.access import run_for
 
     all_specs = policy_specs_for(tenant)
+    sources = [dict(source) for source in sources]
+    retrieved = None
+    if any(retrieval.is_reference(source) for source in sources):
+        # Sources named by id alone take their text from what the run retrieved (seed 004).
+        retrieved = retrieval.retrieved_sources(tenant=tenant, run_id=run_id)
+        sources = retrieval.resolve_references(sources, retrieved)
     judged: list = []
     if judging.needs_inline(all_specs, "mid_execution"):
         # Judges the agent must wait for run before the transaction: no row lock during a provider call.
@@ -100,11 +118,12 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         if run.ended_at is not None:
             raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
         run.report_count += 1
-        report = GroundingReport.objects.create(
-            tenant_id=run.tenant_id, run=run, seq=run.report_count, grounding_scores=list(grounding_scores),
+        report = rows.insert_instance(GroundingReport(
+            tenant_id=run.tenant_id, run_id=run.pk, seq=run.report_count, grounding_scores=list(grounding_scores),
             citations=list(citations), unsupported_claims=list(unsupported_claims),
             output_confidence=output_confidence, output=output or "", sources=list(sources),
-        )
+            created_at=timezone.now(),
+        ))
         run.citations = [*run.citations, *citations]
         run.unsupported_claims = [*run.unsupported_claims, *unsupported_claims]
         run.sources = [*run.sources, *sources]
@@ -113,12 +132,15 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         if output:
             run.output = output
         specs = applicable_policies(all_specs, run.agent_name)
-        decision = evaluate_phase("mid_execution", specs, _state(run, scores=grounding_scores, output=output))
+        # mid_execution judges this report's citations, against every source reported so far.
+        state = _state(run, scores=grounding_scores, output=output, citations=citations,
+                       retrieved=_retrieved_for(run, specs, citations, retrieved))
+        decision = evaluate_phase("mid_execution", specs, state)
         if judged:
             decision = combine("mid_execution", (*decision.evaluations, *judged))
         fields = ["report_count", "citations", "unsupported_claims", "sources", "output_confidence", "output"]
         fields += _raise_final_action(run, decision.action)
-        run.save(update_fields=fields)
+        rows.update_fields(run, fields)
         row = persist_decision(run=run, decision=decision, report=report)
         judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
     return run, decision
@@ -158,7 +180,7 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
                                       evaluations=(), abstention_response=None)
             state = None
         else:
-            state = _state(run, output=run.output or None)
+            state = _state(run, output=run.output or None, retrieved=_retrieved_for(run, specs, run.citations))
             decision = evaluate_phase("after_workflow", specs, state)
             if judging.needs_inline(specs, "after_workflow"):
                 evidence = Evidence(output=run.output, citations=tuple(run.citations), sources=tuple(run.sources))

@@ -24,6 +24,9 @@ logger = logging.getLogger("groundrule.judges")
 
 LLM = "llm_judge"
 VERIFIER = "verifier"
+# Cross-claim consistency (factual_consistency_check): the local verifier's contradiction
+# detection between the claims of one answer. Its evaluations are stored with source "verifier".
+CONSISTENCY = "consistency"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ def kinds_for(spec: PolicySpec, phase: str) -> list[str]:
         kinds.append(LLM)
     if rules.get("nli_check") and _phase_matches(rules.get("nli_phase", "after_workflow"), phase):
         kinds.append(VERIFIER)
+    if rules.get("factual_consistency_check") and phase == "after_workflow":
+        kinds.append(CONSISTENCY)
     return kinds
 
 
@@ -58,7 +63,7 @@ def runs_inline(spec: PolicySpec, phase: str, kind: str) -> bool:
     blocks on it at mid_execution; otherwise it runs in Celery and its evaluation joins the run
     when it arrives (seed 002: "A score below threshold adds to the violation warnings").
     """
-    if kind == VERIFIER:
+    if kind in (VERIFIER, CONSISTENCY):
         return True
     return phase == "mid_execution" and spec.rules.get("action_on_violation") == "block"
 
@@ -149,6 +154,13 @@ def verifier_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidenc
     return _evaluation(spec, phase, action, reason, metadata, VERIFIER)
 
 
+def consistency_evaluation(*, spec: PolicySpec, phase: str, evidence: Evidence) -> Evaluation:
+    from .verification import consistency_outcome
+
+    action, reason, metadata = consistency_outcome(rules=spec.rules, output=evidence.output)
+    return _evaluation(spec, phase, action, reason, metadata, VERIFIER)
+
+
 def judge(*, tenant: Tenant, spec: PolicySpec, phase: str, kind: str, evidence: Evidence,
           deadline: float | None = None) -> Evaluation:
     """One judgement. With a deadline (inline), the LLM gets what is left of the budget."""
@@ -158,4 +170,6 @@ def judge(*, tenant: Tenant, spec: PolicySpec, phase: str, kind: str, evidence: 
         timeout = settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS
     if kind == LLM:
         return llm_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence, timeout=timeout)
+    if kind == CONSISTENCY:
+        return consistency_evaluation(spec=spec, phase=phase, evidence=evidence)
     return verifier_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence)

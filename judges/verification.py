@@ -11,6 +11,7 @@ logger = logging.getLogger("groundrule.judges")
 GROUNDING_CONTRADICTION = "GROUNDING_CONTRADICTION"
 GROUNDING_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
 GROUNDING_NO_SOURCES = "GROUNDING_NO_SOURCES"
+OUTPUT_SELF_CONTRADICTION = "OUTPUT_SELF_CONTRADICTION"
 _SEVERITY = {"allow": 0, "warn": 1, "block": 2}
 
 
@@ -75,3 +76,37 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
         metadata["warnings"] = reasons
         return action, "; ".join(reasons), metadata
     return "allow", f"Verifier: {result.summary}", metadata
+
+
+MAX_LISTED_CONTRADICTIONS = 20
+
+
+def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
+    """(action, reason, metadata) for factual_consistency_check on the final output.
+
+    The claims of the output (``extract_claims``) are checked pairwise with the verifier's
+    ``find_contradictions``: two claims that state conflicting facts about the same thing are a
+    violation with the policy's ``action_on_violation``. Fewer than two claims: nothing to compare.
+    """
+    from .verifier import extract_claims, find_contradictions
+
+    claims = extract_claims(output or "")
+    if len(claims) < 2:
+        return ("allow", "Consistency check: fewer than two claims to compare", {"claims_checked": len(claims)})
+    try:
+        pairs = find_contradictions(claims, config_for(rules))
+    except Exception as exc:  # the embedder failed to load or run: never break the run
+        logger.warning("consistency check failed: %s", type(exc).__name__)
+        message = f"Consistency check skipped: {type(exc).__name__}"
+        return "allow", message, {"warnings": [message], "claims_checked": len(claims)}
+    if not pairs:
+        return "allow", f"Consistency check passed ({len(claims)} claims)", {"claims_checked": len(claims)}
+    contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
+    first_a, first_b, first_why = pairs[0]
+    count = f" ({len(pairs)} pairs)" if len(pairs) > 1 else ""
+    reason = f'Contradictory claims in output{count}: "{_quote(first_a)}" vs "{_quote(first_b)}" ({first_why})'
+    metadata = {"contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS], "claims_checked": len(claims),
+                "warnings": [reason], "reason_codes": [OUTPUT_SELF_CONTRADICTION]}
+    if len(pairs) > MAX_LISTED_CONTRADICTIONS:
+        metadata["contradictions_total"] = len(pairs)
+    return rules.get("action_on_violation", "warn"), reason, metadata

@@ -4,8 +4,10 @@ import threading
 
 from tenants.models import Tenant
 
+from .categories.grounding_context import grounding_context
 from .engine import PolicySpec
 from .models import Policy
+from .scope import applicable_policies
 
 _cache: dict[int, tuple[int, tuple[PolicySpec, ...]]] = {}
 _lock = threading.Lock()
@@ -35,3 +37,12 @@ def policy_specs_for(tenant: Tenant) -> tuple[PolicySpec, ...]:
 def clear_policy_cache() -> None:
     with _lock:
         _cache.clear()
+
+
+def grounding_context_for(*, tenant: Tenant, agent_name: str) -> dict:
+    """The context rules that apply to an agent and the policy they come from (seed 000).
+
+    See ``policies.categories.grounding_context.context_for`` for which policy that is. Costs no
+    query when the policy cache is warm.
+    """
+    return grounding_context(applicable_policies(policy_specs_for(tenant), agent_name))

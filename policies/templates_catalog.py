@@ -4,6 +4,7 @@ Each pre-fills the form; nothing here is stored until the admin saves. The rules
 by the category like any submission (tests check every template is valid).
 """
 
+import json
 from dataclasses import dataclass, field
 
 
@@ -14,6 +15,15 @@ class PolicyTemplate:
     category: str
     summary: str
     rules: dict = field(default_factory=dict)
+
+    @property
+    def action(self) -> str:
+        return self.rules.get("action_on_violation", "warn")
+
+    def rule_items(self) -> list[tuple[str, str]]:
+        """The thresholds as JSON values, for the template cards (the action has its own badge)."""
+        return [(key, json.dumps(value)) for key, value in self.rules.items()
+                if key not in ("action_on_violation", "abstention_response")]
 
 
 TEMPLATES: tuple[PolicyTemplate, ...] = (

@@ -45,6 +45,10 @@ def test_starting_a_run_answers_with_its_id_status_and_decision(api):
         "evaluations": [{"policy_id": policy["id"], "policy_name": "Strict Research Grounding",
                          "category": "grounding", "phase": "before_workflow", "action": "allow",
                          "reason": "Grounding rules stored", "metadata": {"rules": policy["effective_rules"]}}],
+        # Seed 000: the context rules ride along; this policy leaves them at their defaults.
+        "grounding_context": {"policy_id": None, "policy_name": None,
+                              "rules": {"context_mode": "hybrid", "canonical_when_available": "augment_chunks",
+                                        "include_retrieved_text": None, "max_context_chars": None}},
     }
     detail = api.get(f"/api/v1/runs/{body['id']}/").json()
     assert (detail["workflow_name"], detail["input"], detail["metadata"]) == (
@@ -57,7 +61,10 @@ def test_a_run_no_policy_governs_is_allowed(api):
     body = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent"}).json()
 
     assert body["decision"] == {"action": "allow", "phase": "before_workflow", "reason": "No applicable policies",
-                                "evaluations": []}
+                                "evaluations": [], "grounding_context": {
+                                    "policy_id": None, "policy_name": None,
+                                    "rules": {"context_mode": "hybrid", "canonical_when_available": "augment_chunks",
+                                              "include_retrieved_text": None, "max_context_chars": None}}}
 
 
 # --- mid_execution -------------------------------------------------------------------------

@@ -169,7 +169,7 @@ def test_list_query_count_does_not_grow_with_policies(client, alice, make_policy
         make_policy(name=f"Policy {i:02d}", agents=[f"agent-{i}"], rules={"min_citations": i % 4})
     client.force_login(alice)
     # session, user, memberships, the page count and the page of policies (with their last change)
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(5):
         response = client.get("/policies/?q=policy&action=warn")
     assert response.text.count('id="policy-row-') == count
 
@@ -195,6 +195,22 @@ def test_admin_toggles_a_policy_in_place(client, alice, make_policy):
     response = client.post(f"/policies/{policy.pk}/toggle/", {"enabled": "true", "next": "/policies/?q=al"})
     assert response.status_code == 302 and response["Location"] == "/policies/?q=al"
     assert reload(policy).enabled is True
+
+
+def test_toggling_a_policy_whose_stored_rules_went_stale_says_what_to_do(client, alice, make_policy):
+    policy = make_policy(name="Old")
+    with scopes_disabled():
+        Policy.objects.filter(pk=policy.pk).update(rules={"retired_rule": 1})
+    client.force_login(alice)
+    response = client.post(f"/policies/{policy.pk}/toggle/", {"enabled": "false"}, **HTMX)
+    assert response.status_code == 200 and response["HX-Reswap"] == "none"
+    assert "no longer valid" in json.loads(response["HX-Trigger"])["toast"]["message"]
+    response = client.post(f"/policies/{policy.pk}/toggle/", {"enabled": "false"})
+    assert response["Location"] == f"/policies/{policy.pk}/edit/"
+    assert reload(policy).enabled is True
+    # the edit form drops the rule the schema no longer has
+    client.post(f"/policies/{policy.pk}/edit/", form_data(name="Old", agents=""))
+    assert reload(policy).rules == {}
 
 
 def test_toggle_refuses_an_offsite_next(client, alice, make_policy):
@@ -228,6 +244,7 @@ def test_delete_from_the_list_removes_the_row(client, alice, make_policy):
     response = client.post(f"/policies/{policy.pk}/delete/", **HTMX)
     assert response.status_code == 200 and response.text == ""
     assert "deleted" in json.loads(response["HX-Trigger"])["toast"]["message"]
+    assert response["HX-Trigger-After-Swap"] == "policyDeleted"  # the results reload themselves
     assert policy_count(policy.tenant) == 0
     with scopes_disabled():
         assert PolicyVersion.objects.filter(policy_ref=policy.pk, change="deleted").exists()
@@ -285,7 +302,8 @@ def test_a_template_prefills_the_form(client, alice):
 def test_choosing_a_template_with_htmx_swaps_only_the_form(client, alice):
     client.force_login(alice)
     response = client.get("/policies/new/?category=grounding&template=rag-pipeline", **HTMX)
-    assert "<html" not in response.text and response.text.lstrip().startswith('<form id="policy-form"')
+    assert "<html" not in response.text and response.text.lstrip().startswith('<div id="policy-editor"')
+    assert 'aria-current="true"' in response.text  # the sidebar marks the chosen template
     assert 'name="rule_score_relevance_floor" value="0.5"' in response.text
 
 
@@ -499,3 +517,16 @@ def test_history_lists_every_version_with_a_diff(client, bob, alice, make_policy
     assert '<ins class="diff-new">research-agent, support-*</ins>' in v2
     assert "Minimum grounding score" not in v3  # only what changed
     assert "created" in v1 and "by <strong>tests</strong>" in v1 and '<ins class="diff-new">0.8</ins>' in v1
+
+
+def test_the_list_pages_and_keeps_the_filters(client, alice, make_policy):
+    for i in range(53):
+        make_policy(name=f"Policy {i:02d}", rules={"action_on_violation": "block"} if i % 2 else {})
+    client.force_login(alice)
+    first = client.get("/policies/").text
+    assert first.count('id="policy-row-') == 50 and "Page 1 of 2" in first
+    second = client.get("/policies/?page=2", **HTMX).text
+    assert second.count('id="policy-row-') == 3 and "Policy 52" in second
+    blocking = client.get("/policies/?action=block").text
+    assert blocking.count('id="policy-row-') == 26 and "Page 1 of 2" not in blocking
+    assert client.get("/policies/?page=99").status_code == 200  # past the end: the last page

@@ -44,7 +44,19 @@ VERIFIER_DEFAULTS = {
     "contradiction_action": "warn",
     "unverifiable_action": "warn",
 }
-ALL_DEFAULTS = {**SEED_DEFAULTS, **VERIFIER_DEFAULTS}
+# Seed 000's context decision and seed 001's citation contract (issue 5), after those.
+CONTEXT_DEFAULTS = {
+    "context_mode": "hybrid",
+    "canonical_when_available": "augment_chunks",
+    "include_retrieved_text": None,
+    "max_context_chars": None,
+}
+CITATION_DEFAULTS = {
+    "citation_quotes": "off",
+    "max_citations": None,
+    "citations_must_resolve": False,
+}
+ALL_DEFAULTS = {**SEED_DEFAULTS, **VERIFIER_DEFAULTS, **CONTEXT_DEFAULTS, **CITATION_DEFAULTS}
 
 NUMBER_0_1 = "Must be a number between 0.0 and 1.0."
 BOOLEAN = "Must be true or false."

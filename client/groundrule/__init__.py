@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 from ._async import AsyncClient, AsyncRun
 from ._sync import Client, Run
+from .context import TRUNCATION_MARKER, GroundingDecision, decide_grounding
 from .decision import FAIL_OPEN_REASON, Decision, Evaluation
 from .errors import (
     ConfigurationError,
@@ -29,10 +30,13 @@ __all__ = [
     "Decision",
     "Evaluation",
     "FAIL_OPEN_REASON",
+    "GroundingDecision",
     "GroundruleAPIError",
     "GroundruleError",
     "GroundruleUnavailable",
     "PolicyViolationError",
     "Run",
+    "TRUNCATION_MARKER",
     "__version__",
+    "decide_grounding",
 ]

@@ -15,7 +15,15 @@ import httpx
 
 from . import _http
 from ._config import Config, resolve_config
-from ._run import RunBase, describe_exception, grounding_payload, llm_attributes, span_payload
+from ._run import (
+    RunBase,
+    describe_exception,
+    grounding_payload,
+    llm_attributes,
+    provenance_record,
+    retrieval_payload,
+    span_payload,
+)
 from .decision import Decision
 from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
 
@@ -152,6 +160,36 @@ class AsyncRun(RunBase):
     ) -> dict[str, Any] | None:
         return await self.record_span("tool", name, input=input, output=output, started_at=started_at,
                                       ended_at=ended_at, attributes=attributes)
+
+    async def record_retrieval(
+        self,
+        queries: str | Iterable[str],
+        results: Iterable[Mapping[str, Any]] | Mapping[str, Iterable[Mapping[str, Any]]],
+        *,
+        name: str = "retrieval",
+        scope: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        total_results: int | None = None,
+        deduplicated_to: int | None = None,
+        retrieval_time_ms: float | None = None,
+        intent_resolution_time_ms: float | None = None,
+        input: Any = None,
+        output: Any = None,
+        started_at: dt.datetime | str | None = None,
+        ended_at: dt.datetime | str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Record a retrieval span with its provenance record (seed 004).
+
+        ``results`` are dicts ``{"source_id", "text", "relevance" (0..1), "source_type"?,
+        "metadata"?, "text_preview"?}``, grouped by source name in a mapping, or a flat list whose
+        items may say ``"source_name"``. Grounding reports can then name a retrieved result by id
+        alone (``sources=[{"id": "chunk_42"}]``) and citations resolve against what was retrieved.
+        """
+        provenance = provenance_record(queries, results, scope, filters, total_results, deduplicated_to,
+                                       retrieval_time_ms, intent_resolution_time_ms)
+        payload = retrieval_payload(name, provenance, input, output, started_at, ended_at, attributes)
+        return await self._post(self._path("spans"), payload, replayable=True)
 
     async def record_llm_call(
         self,

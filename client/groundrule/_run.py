@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .context import GroundingDecision, decide_grounding
 from .decision import Decision
 from .errors import GroundruleUnavailable, PolicyViolationError
 
@@ -77,6 +78,60 @@ def span_payload(
         "ended_at": _timestamp(ended_at),
         "attributes": dict(attributes) if attributes else None,
     })
+
+
+def _result(result: Mapping[str, Any]) -> dict[str, Any]:
+    item = dict(result)
+    if isinstance(item.get("relevance"), (int, float)) and not isinstance(item["relevance"], bool):
+        item["relevance"] = float(item["relevance"])  # numpy scalars too
+    return item
+
+
+def provenance_record(
+    queries: str | Iterable[str],
+    results: Iterable[Mapping[str, Any]] | Mapping[str, Iterable[Mapping[str, Any]]],
+    scope: str | None,
+    filters: Mapping[str, Any] | None,
+    total_results: int | None,
+    deduplicated_to: int | None,
+    retrieval_time_ms: float | None,
+    intent_resolution_time_ms: float | None,
+) -> dict[str, Any]:
+    """Seed 004's provenance record. ``results`` grouped by source name, or a flat list grouped
+    here by each result's ``source_name`` (else ``"default"``)."""
+    intent: dict[str, Any] = {"text_queries": [queries] if isinstance(queries, str) else list(queries),
+                              "filters": dict(filters) if filters else {}}
+    if scope is not None:
+        intent["scope"] = scope
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    if isinstance(results, Mapping):
+        for name, items in results.items():
+            by_source[str(name)] = [_result(item) for item in items]
+    else:
+        for item in results:
+            result = _result(item)
+            by_source.setdefault(str(result.pop("source_name", None) or "default"), []).append(result)
+    return _drop_none({
+        "intent": intent,
+        "results_by_source": by_source,
+        "total_results": total_results,
+        "deduplicated_to": deduplicated_to,
+        "retrieval_time_ms": None if retrieval_time_ms is None else float(retrieval_time_ms),
+        "intent_resolution_time_ms": None if intent_resolution_time_ms is None else float(intent_resolution_time_ms),
+    })
+
+
+def retrieval_payload(
+    name: str,
+    provenance: dict[str, Any],
+    input: Any,
+    output: Any,
+    started_at: dt.datetime | str | None,
+    ended_at: dt.datetime | str | None,
+    attributes: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    return span_payload("retrieval", name, input, output, started_at, ended_at,
+                        {**(attributes or {}), "provenance": provenance})
 
 
 def llm_attributes(
@@ -146,6 +201,24 @@ class RunBase:
     def failed_open(self) -> bool:
         """True once the server was unreachable and the run carries on ungoverned."""
         return self._offline
+
+    @property
+    def grounding_context(self) -> dict[str, Any] | None:
+        """The context rules the server sent at start (see `Decision.grounding_context`), or None."""
+        for decision in self._decisions:
+            if decision.grounding_context is not None:
+                return decision.grounding_context
+        return None
+
+    def decide_grounding(self, retrieved_text: str | None = None,
+                         prepared_documents: Sequence[Any] | None = None) -> GroundingDecision:
+        """What may reach the model, under the context rules of this agent's policy.
+
+        Computed locally (no call) with the rules the server sent in the before_workflow
+        decision; the defaults (hybrid, augment_chunks) when there were none, e.g. failed open.
+        """
+        context = self.grounding_context
+        return decide_grounding(retrieved_text, prepared_documents, (context or {}).get("rules"))
 
     def set_result(self, result: Any, output: str | None = None) -> None:
         """What the run produced; sent when the `with` block ends (after_workflow)."""

@@ -41,6 +41,10 @@ class Decision:
 
     `failed_open` is true for the stand-in decision the SDK returns when the server was
     unreachable and the client fails open; no policy was evaluated.
+
+    `grounding_context` (before_workflow only) is what the server says may reach the model:
+    ``{"policy_id", "policy_name", "rules": {context_mode, canonical_when_available,
+    include_retrieved_text, max_context_chars}}``; see `Run.decide_grounding`.
     """
 
     action: str
@@ -49,6 +53,7 @@ class Decision:
     abstention_response: str | None = None
     evaluations: tuple[Evaluation, ...] = ()
     failed_open: bool = False
+    grounding_context: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
@@ -58,6 +63,7 @@ class Decision:
             reason=data.get("reason", ""),
             abstention_response=data.get("abstention_response"),
             evaluations=tuple(Evaluation.from_dict(e) for e in data.get("evaluations") or ()),
+            grounding_context=data.get("grounding_context"),
         )
 
     @classmethod

@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from governance.models import AuditEvent, Evaluation, GroundingReport, Run, Span
 
+from .evidence import CitationField, provenance_errors
 from .fields import (
     JSONObjectField,
     SafeJSONField,
@@ -28,8 +29,8 @@ class SourceIn(StrictSerializer):
 
 class GroundingIn(StrictSerializer):
     grounding_scores = serializers.ListField(child=UnitScoreField(), required=False, default=list, max_length=10_000)
-    citations = serializers.ListField(child=StrictCharField(max_length=2000, allow_blank=False), required=False,
-                                      default=list, max_length=MAX_ITEMS)
+    # Strings, or {"source_id", "quote"?} objects (seed 001's citation contract).
+    citations = serializers.ListField(child=CitationField(), required=False, default=list, max_length=MAX_ITEMS)
     unsupported_claims = serializers.ListField(child=StrictCharField(max_length=5000), required=False,
                                                default=list, max_length=MAX_ITEMS)
     output_confidence = UnitScoreField(required=False, allow_null=True, default=None)
@@ -51,6 +52,9 @@ class SpanIn(StrictSerializer):
         start, end = attrs.get("started_at"), attrs.get("ended_at")
         if start and end and end < start:
             raise serializers.ValidationError({"ended_at": ["Must not be before started_at."]})
+        errors = provenance_errors(attrs["kind"], attrs.get("attributes") or {})
+        if errors:
+            raise serializers.ValidationError(errors)
         return attrs
 
 

@@ -5,7 +5,7 @@ from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
 
-from . import logs, ping, runs
+from . import grounding, logs, ping, runs
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
@@ -21,6 +21,7 @@ urlpatterns = [
     path("audit-log/", logs.AuditLogListView.as_view(), name="api-audit-log"),
     path("audit-log/export", logs.AuditLogExportView.as_view(), name="api-audit-log-export"),
     path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
+    path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),

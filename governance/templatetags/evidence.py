@@ -17,6 +17,7 @@ register = template.Library()
 MAX_DEPTH = 4
 MAX_ITEMS = 50
 MAX_TEXT = 2000
+FOLD_KEYS = 8
 
 JUDGE_KEYS = ("model", "provider", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "score", "status")
 
@@ -46,6 +47,10 @@ def _render(value, depth: int):
                                 ((str(k), _render(v, depth + 1)) for k, v in items[:MAX_ITEMS]))
         more = format_html('<div class="kv-row"><dt>…</dt><dd>{} more keys</dd></div>',
                            len(items) - MAX_ITEMS) if len(items) > MAX_ITEMS else ""
+        if depth > 0 and len(items) > FOLD_KEYS:
+            # A big nested object (a policy's whole rule set) folds away so the top level stays readable.
+            return format_html('<details class="json-fold"><summary>{} keys</summary><dl class="kv">{}{}</dl></details>',
+                               len(items), rows, more)
         return format_html('<dl class="kv">{}{}</dl>', rows, more)
     if isinstance(value, list):
         if not value:
@@ -141,4 +146,4 @@ def source_view(source) -> dict:
 @register.simple_tag
 def badge(action: str):
     """An action or state as a coloured badge whose text, not only its colour, says what it is."""
-    return format_html("<span class=\"gr-badge gr-badge--{}\">{}</span>", action, action)
+    return format_html("<span class=\"badge badge-{}\">{}</span>", action, action)

@@ -48,7 +48,7 @@ _ABBREVIATIONS = {
 _SENTENCE_FINAL_ABBREVIATIONS = {"etc", "a.m", "p.m", "inc", "ltd", "co", "corp"}
 
 _BOUNDARY_RE = re.compile(r"([.!?]+)([\"'”’)\]]*)(\s+|$)")
-_BULLET_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[a-zA-Z][.)](?=\s))\s+")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)]|[a-z]\))\s+")
 _HEADING_RE = re.compile(r"^\s*#{1,6}\s+")
 
 _HEDGE_PREFIXES = ("i think", "maybe", "perhaps", "it seems", "i believe")

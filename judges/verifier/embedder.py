@@ -91,7 +91,6 @@ class Embedder:
         self.input_names = {i.name for i in self.session.get_inputs()}
         self.output_name = self.session.get_outputs()[0].name
         self.dim = int(self.session.get_outputs()[0].shape[-1] or 384)
-        self._lock = threading.Lock()  # Tokenizer objects are shared; guard config changes
         self.runs = 0  # onnxruntime runs made (observability / tests)
         self.load_time_ms = (time.perf_counter() - t0) * 1000.0
 

@@ -28,9 +28,9 @@ claim's remaining content words, used to judge whether a source sentence talks a
 *the same thing* (coverage).
 
 ``align(claim, span, doc)`` compares a claim with one source sentence (``span``) and the
-whole source it came from (``doc``) and returns conflicts, missing facts and coverage.
-Conflicts are only looked for in the span; a claim fact counts as present when any fact
-of the whole source matches it.
+source text around it (``doc``; the verifier passes all sources of the call) and returns
+conflicts, missing facts and coverage. Conflicts are only looked for in the span; a claim
+fact counts as present when any fact of ``doc`` has the same value.
 """
 
 from __future__ import annotations
@@ -741,9 +741,9 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
         if nxt is not None and nxt.kind == "sym" and nxt.text in ("%",):
             continue
         if nxt is not None and nxt.kind == "word" and not nxt.text[0].isupper() \
-                and nxt.low.endswith("s") and nxt.low not in STOPWORDS \
+                and nxt.low not in STOPWORDS and nxt.low not in _FILLER \
                 and not (prev is not None and prev.low in _YEAR_PREPOSITIONS):
-            continue  # "2000 requests"
+            continue  # "2000 requests", "1000 req/min"
         if prev is not None and prev.kind == "word" and prev.is_cap and prev.low not in STOPWORDS \
                 and prev.low not in _MONTHS and not prev.initial:
             continue  # "Windows 2000" is an identifier
@@ -846,7 +846,7 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
         if len(low) == 1 and low not in ("m", "g", "h", "s", "l", "%"):
             return None
         if low in ("s", "h", "m", "g", "l") and not glued and j + 1 < n and tokens[j + 1].kind == "word" \
-                and tokens[j + 1].low not in STOPWORDS:
+                and tokens[j + 1].low not in STOPWORDS and tokens[j + 1].low not in _DIMENSION_ADJECTIVES:
             return None
         d, f, c = _UNITS[low]
         # MB vs mb vs Mb: bits are rare in prose; treat as bytes.
@@ -1156,6 +1156,7 @@ class Alignment:
     matched: list[tuple[Fact, Fact]]
     coverage: float  # share of the claim's content words found in the span
     uncovered: list[str]
+    support_coverage: float = 0.0  # coverage counting each exactly matched value as two covered words
 
     @property
     def best_conflict(self) -> Conflict | None:
@@ -1168,6 +1169,9 @@ WordSim = Callable[[str, str], float]
 # plain counts) recur in one text for different things, so a conflict needs more context.
 _STRONG_DIMS = frozenset("length mass volume temperature speed data charge energy power frequency "
                          "calories dose".split())
+
+#: In the support score, a matched number / date / name weighs as much as two content words.
+FACT_WEIGHT = 2
 
 _REL_TOL_SAME_UNIT = 1e-6
 _REL_TOL_CONVERTED = 0.02
@@ -1239,10 +1243,10 @@ def _dates_relation(c: tuple, s: tuple) -> str:
 
 
 def _exact(c: Fact, s: Fact) -> bool:
-    """Same value, not just compatible bounds (a bound match is weaker evidence)."""
+    """Same value (whatever the bound words), not just a value inside the claim's bounds."""
     if c.kind != "quantity":
         return True
-    return c.bound == s.bound or (c.bound == "eq" and _close(float(c.value), float(s.value), 0.02))  # type: ignore[arg-type]
+    return _close(float(c.value), float(s.value), 0.02)  # type: ignore[arg-type]
 
 
 def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
@@ -1310,10 +1314,6 @@ def _coverage(claim: Analysis, span: Analysis, exclude: set[int], word_sim: Word
     return covered / len(words), uncovered
 
 
-def _relevant_span_facts(span: Analysis, kind: str) -> list[Fact]:
-    return [f for f in span.facts if f.kind == kind]
-
-
 def _conf(base: float, slope: float, cov: float) -> float:
     return round(max(0.0, min(0.99, base + slope * cov)), 4)
 
@@ -1360,7 +1360,7 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         if hit is not None:
             matched.append((cf, hit))
             continue
-        in_doc = any(_fact_relation(cf, df) == "match" for df in doc.facts) or (
+        in_doc = any(_fact_relation(cf, df) == "match" and _exact(cf, df) for df in doc.facts) or (
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low))
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
             in_doc = _entity_present(cf, doc.words, doc_text_low)
@@ -1391,17 +1391,15 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
-                if in_doc and cf.kind in ("quantity", "date", "time"):
-                    conf = min(conf, 0.5)  # the source states the claim's value elsewhere
                 conflicts.append(Conflict(kind, cf.describe(), sf.describe(), conf,
                                           f"{kind} mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
         if cf.kind == "entity" and cf.dim != "identifier" and not (set(cf.tokens) & given):
-            sub = _entity_substitute(claim, span, cf)
+            sub = _entity_substitute(claim, span, cf, guess=not cf.weak)
             if sub is not None:
                 sf, shares_name = sub
-                conf = _conf(0.8, 0.15, cov_wo) if shares_name else _conf(0.3, 0.6, cov_wo)
+                conf = _conf(0.8, 0.15, cov_wo) if shares_name else _conf(0.25, 0.6, cov_wo)
                 if in_doc:
-                    conf = min(conf, 0.65)  # the source names it elsewhere: doubtful, not a contradiction
+                    conf = min(conf, 0.65)  # the sources name it elsewhere: doubtful, not a contradiction
                 conflicts.append(Conflict("entity", cf.text, sf.text, conf,
                                           f"entity mismatch: claim says {cf.text}, source says {sf.text}"))
         if not in_doc and not cf.weak:
@@ -1417,16 +1415,36 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         other = span.directions.get(group)
         if other is None or other[0] == side:
             continue
-        swapped = bool(claim.than_after & span.than_before) and not (claim.than_after & span.than_after)
-        if swapped:
-            continue
+        if _swapped(claim, span):
+            continue  # "A is less than B" = "B is more than A"
         conflicts.append(Conflict("antonym", word, other[1], _conf(0.2, 0.6, ctx_cov),
                                   f"opposite meaning: claim says {_quote(word)}, source says {_quote(other[1])}"))
+    for group, (side, word) in claim.directions.items():
+        other = span.directions.get(group)
+        if other is not None and other[0] == side and _swapped(claim, span):
+            conflicts.append(Conflict("comparative", word, other[1], _conf(0.2, 0.6, ctx_cov),
+                                      f"comparison reversed: claim and source say {_quote(word)} "
+                                      f"of opposite things"))
     if claim.universal and span.partial and not span.universal:
         conflicts.append(Conflict("quantifier", claim.universal[0], span.partial[0], _conf(0.2, 0.6, ctx_cov),
                                   f"quantifier mismatch: claim says {_quote(claim.universal[0])}, "
                                   f"source says {_quote(span.partial[0])}"))
-    return Alignment(conflicts, missing, matched, base_cov, uncovered)
+    n_words = len([1 for i, _ in claim.content if i not in fact_tokens])
+    # values (numbers, dates, times, identifiers) -- names are already content words
+    strong = [f for f in claim.facts if not f.weak and (f.kind != "entity" or f.dim == "identifier")]
+    hits = sum(1 for cf, sf in matched if cf in strong and _exact(cf, sf))
+    total = n_words + FACT_WEIGHT * len(strong)
+    support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
+    return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov)
+
+
+def _swapped(claim: Analysis, span: Analysis) -> bool:
+    """The two sides of a "than" comparison are exchanged between claim and span."""
+    if not (claim.than_after and span.than_after):
+        return False
+    ca = claim.than_after - span.than_after
+    sa = span.than_after - claim.than_after
+    return bool(ca) and bool(sa) and ca <= span.than_before and sa <= claim.than_before
 
 
 def _quote(s: str) -> str:
@@ -1442,20 +1460,16 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
-def _polar_or_content_skip(an: Analysis) -> set[int]:
-    return set(an.polar)
-
-
-def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact) -> tuple[Fact, bool] | None:
+def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = True) -> tuple[Fact, bool] | None:
     """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
     claim_words = claim.words
     candidates = [sf for sf in span.facts if sf.kind == "entity" and sf.dim == "name"
                   and sf.value not in claim_words and stem(str(sf.value)) not in claim_words]
     # a capitalised word opening the span may be a name too ("Canberra is the capital ...")
     for k, t in enumerate(span.tokens):
-        if t.initial and t.is_cap and t.low not in STOPWORDS and t.low not in _FILLER \
+        if guess and t.initial and t.is_cap and t.low not in STOPWORDS and t.low not in _FILLER \
                 and t.low not in claim_words and stem(t.low) not in claim_words \
-                and not any(k in f.tokens for f in span.facts) and k not in _polar_or_content_skip(span):
+                and not any(k in f.tokens for f in span.facts) and k not in span.polar:
             candidates.append(Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(k,)))
     if not candidates:
         return None

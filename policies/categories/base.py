@@ -25,9 +25,12 @@ NOT_AN_OBJECT = "Must be an object mapping rule names to values."
 class RunState:
     """What the agent has reported, as the services layer hands it to the engine.
 
-    mid_execution gets the scores of the current report only; after_workflow gets everything
-    accumulated over the run and the latest output_confidence (seed 002, "Accumulating
-    Grounding Data"). Scores and confidences are floats.
+    mid_execution gets the scores and citations of the current report only; after_workflow gets
+    everything accumulated over the run and the latest output_confidence (seed 002,
+    "Accumulating Grounding Data"). Scores and confidences are floats. A citation is a string or
+    a dict ``{"source_id", "quote"?}``. ``sources`` are dicts ``{"id", "text", ...}`` that
+    citations may resolve to: the run's reported sources, and the results of its retrieval spans
+    when a citation check needs them.
     """
 
     grounding_scores: tuple[float, ...] = ()

@@ -8,6 +8,7 @@ The llm_* rules are validated and stored here; the judge itself runs in ``judges
 from __future__ import annotations
 
 from .base import Category, Check, Result, RuleSpec, RunState
+from .citations import check_citations, failures_metadata
 
 # Integers have no upper bound in the seed; this one only keeps absurd values out of storage.
 _MAX_COUNT = 1_000_000
@@ -64,7 +65,9 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         label="Factual consistency check",
         type="boolean",
         default=False,
-        help="Reserved for future cross-claim consistency checking; has no effect yet.",
+        help="At after_workflow, check the claims of the final output against each other with "
+        "the local verifier (numbers, units, dates, names, negation, opposite meanings, "
+        "quantifiers); two claims of one answer that contradict each other are a violation.",
     ),
     RuleSpec(
         name="abstention_threshold",
@@ -227,6 +230,75 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         choices=("warn", "block"),
         help="What too many unverifiable claims do.",
     ),
+    # What context may reach the model (grounding_context.decide_grounding, seed 000). These rules
+    # decide nothing here: the agent applies them, through POST /api/v1/grounding/decide/, the
+    # before_workflow decision's "grounding_context" or the SDK's decide_grounding.
+    RuleSpec(
+        name="context_mode",
+        label="Context mode",
+        type="enum",
+        default="hybrid",
+        choices=("chunks_only", "attachments_only", "hybrid"),
+        help="What reaches the model: retrieved chunk text only, canonical document attachments "
+        "only (chunk text is the fallback when no document was prepared), or both.",
+    ),
+    RuleSpec(
+        name="canonical_when_available",
+        label="When canonical documents are available",
+        type="enum",
+        default="augment_chunks",
+        choices=("prefer_attachments", "augment_chunks"),
+        help="Hybrid mode only: prefer_attachments drops the chunk text when documents were "
+        "prepared; augment_chunks sends both.",
+    ),
+    RuleSpec(
+        name="include_retrieved_text",
+        label="Include retrieved text",
+        type="boolean",
+        default=None,
+        nullable=True,
+        help="Override: always (true) or never (false) put the retrieved text in the prompt, "
+        "whatever the mode decides. Empty leaves it to the mode.",
+    ),
+    RuleSpec(
+        name="max_context_chars",
+        label="Maximum context characters",
+        type="integer",
+        default=None,
+        nullable=True,
+        minimum=1,
+        maximum=100_000_000,
+        help="Cut the retrieved text to this many characters and mark the cut. Empty means no limit.",
+    ),
+    # The citation contract (seed 001), checked at mid_execution (one report's citations) and
+    # after_workflow (all of them).
+    RuleSpec(
+        name="citation_quotes",
+        label="Citation quotes",
+        type="enum",
+        default="off",
+        choices=("off", "required"),
+        help="required: every citation must be an object with a quote from its source. "
+        "A quote that is given is always checked against the cited source's text.",
+    ),
+    RuleSpec(
+        name="max_citations",
+        label="Maximum citations",
+        type="integer",
+        default=None,
+        nullable=True,
+        minimum=1,
+        maximum=_MAX_COUNT,
+        help="Most citations the output may have. Empty means no limit.",
+    ),
+    RuleSpec(
+        name="citations_must_resolve",
+        label="Citations must resolve",
+        type="boolean",
+        default=False,
+        help="Every citation must name a source the run reported (a grounding report's sources "
+        "or a retrieval span's results); a citation to anything else is flagged as fabricated.",
+    ),
 )
 
 
@@ -242,6 +314,21 @@ def _before_workflow(rules: dict, state: RunState) -> Result:
 
 
 def _mid_execution(rules: dict, state: RunState) -> Result:
+    result = _mid_scores(rules, state)
+    if not state.citations:
+        return result
+    reasons, failures = check_citations(rules, state.citations, state.sources)
+    if not reasons:
+        return result
+    # Citation problems come after the score verdict, so a report without any keeps the seed's
+    # reasons exactly.
+    action, reason, metadata, _ = result
+    warnings = reasons if action == "allow" else [reason, *reasons]
+    metadata = {**metadata, "warnings": warnings, **failures_metadata(failures)}
+    return _violation(rules, "; ".join(warnings), metadata)
+
+
+def _mid_scores(rules: dict, state: RunState) -> Result:
     scores = state.grounding_scores
     if not scores:
         return ("allow", "No grounding scores to check", {}, None)
@@ -325,6 +412,11 @@ def _after_workflow(rules: dict, state: RunState) -> Result:
             f"Output confidence ({confidence}) below abstention threshold ({threshold})"
         )
 
+    failures = ()
+    if state.citations:
+        reasons, failures = check_citations(rules, state.citations, state.sources)
+        warnings += reasons
+
     if not warnings:
         reason = (
             _AUDIT_PASSED[citation_count]
@@ -332,7 +424,7 @@ def _after_workflow(rules: dict, state: RunState) -> Result:
             else f"Grounding audit passed ({citation_count} citations)"
         )
         return "allow", reason, {"citation_count": citation_count}, None
-    metadata = {"warnings": warnings, "citation_count": citation_count}
+    metadata = {"warnings": warnings, "citation_count": citation_count, **failures_metadata(failures)}
     if abstention:
         metadata["abstention_triggered"] = True
     return _violation(rules, "; ".join(warnings), metadata)

@@ -6,6 +6,7 @@ dashboard and the API accept and refuse exactly the same policies and say so in 
 """
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -115,15 +116,47 @@ def parse_agents(text: str) -> list[str]:
     return [part.strip() for part in re.split(r"[,\n\r]+", text or "") if part.strip()]
 
 
-# Presentation only: how the generated form groups a category's rules. Unknown rules land in "Rules".
+# Presentation only: how the form and the detail page group a category's rules. A rule not named
+# here lands in "Other rules", so a rule added to a category shows up without touching this file.
+RULE_GROUPS: dict[str, tuple[str, ...]] = {
+    "Checks": ("require_source_grounding", "min_grounding_score", "min_citations", "max_unsupported_claims",
+               "factual_consistency_check"),
+    "On violation": ("action_on_violation", "abstention_threshold", "abstention_response"),
+    "Citations": ("citation_quotes", "max_citations", "citations_must_resolve"),
+    "Retrieval score filtering": ("score_relevance_floor", "score_eval_mode", "score_top_n"),
+    "LLM judge": ("llm_grounding_check", "llm_grounding_model", "llm_grounding_threshold", "llm_grounding_criteria",
+                  "llm_grounding_phase", "context_mode", "canonical_when_available", "include_retrieved_text",
+                  "max_context_chars"),
+    "Local claim verifier": ("nli_check", "nli_phase", "entailment_threshold", "contradiction_threshold",
+                             "max_unverifiable_ratio", "contradiction_action", "unverifiable_action"),
+}
+OTHER_GROUP = "Other rules"
+# Shown open; the others fold away unless a rule in them is set or has an error.
+ALWAYS_OPEN = ("Checks", "On violation")
+_GROUP_OF = {rule: group for group, rules in RULE_GROUPS.items() for rule in rules}
+
+
 def rule_group(name: str) -> str:
-    if name.startswith("llm_"):
-        return "LLM judge"
-    if name.startswith("score_"):
-        return "Retrieval score filtering"
-    if name.startswith("abstention") or name == "action_on_violation":
-        return "On violation"
-    return "Checks"
+    return _GROUP_OF.get(name, OTHER_GROUP)
+
+
+def group_rules(items, name_of) -> list[tuple[str, list]]:
+    """Items (specs, fields, rows) grouped and ordered as RULE_GROUPS lists them."""
+    groups: dict[str, list] = {group: [] for group in (*RULE_GROUPS, OTHER_GROUP)}
+    for item in items:
+        groups[rule_group(name_of(item))].append(item)
+    for group, members in groups.items():
+        order = RULE_GROUPS.get(group)
+        if order:
+            members.sort(key=lambda item: order.index(name_of(item)))
+    return [(group, members) for group, members in groups.items() if members]
+
+
+@dataclass
+class RuleGroup:
+    name: str
+    fields: list
+    open: bool
 
 
 class PolicyForm(forms.Form):
@@ -162,12 +195,17 @@ class PolicyForm(forms.Form):
             initial[rule_field_name(spec.name)] = rule_initial(spec, effective[spec.name])
         return initial
 
-    def rule_groups(self) -> list[tuple[str, list]]:
-        groups: dict[str, list] = {}
-        for field_name, spec in self.specs.items():
-            bound = self[field_name]
-            groups.setdefault(rule_group(spec.name), []).append(bound)
-        return list(groups.items())
+    def rule_groups(self) -> list[RuleGroup]:
+        grouped = group_rules(self.specs.items(), lambda item: item[1].name)
+        result = []
+        for name, members in grouped:
+            fields = [self[field_name] for field_name, _ in members]
+            open_ = name in ALWAYS_OPEN or any(
+                self[field_name].errors or not _same(rule_value(spec, self[field_name].value()), spec.default)
+                for field_name, spec in members
+            )
+            result.append(RuleGroup(name, fields, open_))
+        return result
 
     def rules(self) -> dict:
         data = self.cleaned_data

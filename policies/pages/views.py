@@ -26,7 +26,7 @@ from policies.templates_catalog import template_for, templates_for_category
 from tenants.access import policy_for
 from tenants.permissions import require_role
 
-from .forms import PolicyFilterForm, PolicyForm, format_value
+from .forms import PolicyFilterForm, PolicyForm, format_value, group_rules
 from .history import versions_with_diffs
 
 PAGE_SIZE = 50
@@ -100,7 +100,18 @@ def policy_toggle(request, pk):
     policy = policy_for(request.tenant, pk)
     wanted = request.POST.get("enabled")
     enabled = (not policy.enabled) if wanted not in ("true", "false") else wanted == "true"
-    policy = services.policy_set_enabled(policy=policy, enabled=enabled, actor=Actor.from_request(request))
+    try:
+        policy = services.policy_set_enabled(policy=policy, enabled=enabled, actor=Actor.from_request(request))
+    except InvalidInput:
+        # The stored rules no longer pass the category's schema (it changed since): only an edit,
+        # which shows each problem, can fix them.
+        text = f"“{policy.name}” has rules that are no longer valid. Edit the policy to fix them first."
+        if request.htmx:
+            response = _toast(HttpResponse("", status=200), text, "error")
+            response["HX-Reswap"] = "none"
+            return response
+        messages.error(request, text)
+        return redirect("policy_edit", pk=policy.pk)
     text = f"“{policy.name}” {'enabled' if policy.enabled else 'disabled'}."
     if request.htmx:
         row = policies_queryset(request.tenant).get(pk=policy.pk)
@@ -119,8 +130,11 @@ def policy_delete(request, pk):
         services.policy_delete(policy=policy, actor=Actor.from_request(request))
         text = f"Policy “{name}” deleted."
         if request.htmx:
-            # The list removes the row in place (hx-swap="outerHTML" with nothing).
-            return _toast(HttpResponse(""), text)
+            # The list removes the row in place (hx-swap="outerHTML" with nothing), then reloads its
+            # results so the count, the pages and the empty state stay right.
+            response = _toast(HttpResponse(""), text)
+            response["HX-Trigger-After-Swap"] = "policyDeleted"
+            return response
         messages.success(request, text)
         return redirect("policy_list")
     return render(request, "policies/delete.html", {"policy": policy})
@@ -167,7 +181,7 @@ def policy_new(request):
         "templates": templates_for_category(category.name),
         "validate_url": reverse("policy_validate"),
     }
-    return render_page(request, "policies/form.html", context, fragment="policy-form",
+    return render_page(request, "policies/form.html", context, fragment="editor",
                        status=400 if form.errors else 200)
 
 
@@ -202,7 +216,7 @@ def policy_edit(request, pk):
         "policy": policy,
         "validate_url": f"{reverse('policy_validate')}?policy={policy.pk}",
     }
-    return render_page(request, "policies/form.html", context, fragment="policy-form",
+    return render_page(request, "policies/form.html", context, fragment="editor",
                        status=400 if form.errors else 200)
 
 
@@ -247,7 +261,8 @@ def policy_detail(request, pk):
     ]
     last = PolicyVersion.objects.filter(policy=policy).order_by("-id").first()
     return render(request, "policies/detail.html", {
-        "policy": policy, "category": category, "rules": rules, "last_version": last,
+        "policy": policy, "category": category, "rule_groups": group_rules(rules, lambda row: row["spec"].name),
+        "set_count": sum(1 for row in rules if not row["is_default"]), "last_version": last,
     })
 
 

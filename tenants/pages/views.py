@@ -236,18 +236,23 @@ def member_remove(request, pk):
         text, ok = " ".join(exc.messages), False
     else:
         text, ok = f"{username} removed from {request.tenant.name}.", True
-    if request.htmx and not removed_self:
-        if ok:
-            return _toast(HttpResponse(""), text)
-        # 200 with no swap (hx-reswap): the row stays, the toast says why.
-        response = _toast(HttpResponse(""), text, "error")
-        response["HX-Reswap"] = "none"
-        return response
-    (messages.success if ok else messages.error)(request, text)
-    if ok and removed_self:
-        response = redirect("overview")
+    if not ok:
+        if request.htmx:
+            # 200 with no swap: the row stays, the toast says why.
+            response = _toast(HttpResponse(""), text, "error")
+            response["HX-Reswap"] = "none"
+            return response
+        messages.error(request, text)
+        return redirect("settings_members")
+    if removed_self:
+        # No longer a member here: the members page would now be someone else's business.
+        messages.success(request, text)
         if request.htmx:
             response = HttpResponse("")
             response["HX-Redirect"] = "/"
-        return response
+            return response
+        return redirect("overview")
+    if request.htmx:
+        return _toast(HttpResponse(""), text)
+    messages.success(request, text)
     return redirect("settings_members")

@@ -1,0 +1,125 @@
+"""Benchmark of the local verifier's model (packaged all-MiniLM-L6-v2 int8 on onnxruntime).
+
+Run from the repository root:  .venv/bin/python bench/verifier.py
+
+Measures, in one run:
+* the model's load time (tokenizer + onnxruntime session);
+* milliseconds per claim-source pair at batch 1 and batch 8 (a pair = the claim and one
+  source sentence, both embedded; batch 8 = 8 pairs = 16 sequences in one run), with 1 and
+  2 intra-op threads, best of several repeats, on realistic sentences (the labelled pairs);
+* the baseline in the same run: tokenisation alone per pair, so the table shows the
+  model's share;
+* end to end: ``check_grounding`` per claim-source sentence pair (claims x sentences,
+  including claim extraction and fact alignment), 1 thread.
+
+Prints the table, whether batch-8 per pair is under the 15 ms target, and as the last
+line ``ratio=<ms per pair at batch 1 / ms per pair at batch 8>`` (1 thread): the batching
+speed-up measured against batch 1 in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import onnxruntime  # noqa: E402,F401  (imported first: the load time below is the model's own)
+import tokenizers  # noqa: E402,F401
+
+from judges.verifier import VerifierConfig, check_grounding  # noqa: E402
+from judges.verifier.claims import split_sentences  # noqa: E402
+from judges.verifier.embedder import Embedder  # noqa: E402
+
+TARGET_MS = 15.0
+PAIRS_PER_REPEAT = 32
+REPEATS = 10
+
+
+def load_pairs() -> list[tuple[str, str]]:
+    rows = [json.loads(line) for line in (ROOT / "tests" / "data" / "verifier_pairs.jsonl").read_text().splitlines()
+            if line.strip()]
+    pairs = []
+    for row in rows:
+        for source in row["sources"]:
+            for sentence in split_sentences(source):
+                pairs.append((row["claim"], sentence.text))
+    return pairs
+
+
+def best_ms_per_pair(fn, pairs: list[tuple[str, str]], batch: int) -> float:
+    """Best (over REPEATS) mean milliseconds per pair when running ``fn`` on ``batch`` pairs at a time."""
+    work = pairs[:PAIRS_PER_REPEAT]
+    best = float("inf")
+    fn(work[:batch])  # warm-up
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        for i in range(0, len(work), batch):
+            fn(work[i:i + batch])
+        best = min(best, (time.perf_counter() - t0) * 1000 / len(work))
+    return best
+
+
+def main() -> None:
+    pairs = load_pairs()
+    # spread of lengths like real traffic: take every k-th pair
+    pairs = pairs[:: max(1, len(pairs) // PAIRS_PER_REPEAT)][:PAIRS_PER_REPEAT]
+    embedders = {}
+    load_ms = {}
+    for threads in (1, 2):
+        t0 = time.perf_counter()
+        embedders[threads] = Embedder(threads=threads)
+        load_ms[threads] = (time.perf_counter() - t0) * 1000
+
+    sample = embedders[1]
+    words = sum(len(c.split()) + len(s.split()) for c, s in pairs) / len(pairs)
+    tokens = sum(len(x) for c, s in pairs for x in sample.tokenize([c, s])) / len(pairs)
+
+    def tokenize_only(batch):
+        sample.tokenize([t for pair in batch for t in pair])
+
+    def model(emb):
+        def run(batch):
+            emb.encode([t for pair in batch for t in pair])  # the production path: tokenise + one run
+        return run
+
+    rows = []
+    tok_ms = {b: best_ms_per_pair(tokenize_only, pairs, b) for b in (1, 8)}
+    results = {}
+    for threads in (1, 2):
+        for b in (1, 8):
+            results[(threads, b)] = best_ms_per_pair(model(embedders[threads]), pairs, b)
+            rows.append((f"model, {threads} thread{'s' if threads > 1 else ''}, batch {b}", results[(threads, b)],
+                         tok_ms[b]))
+
+    config = VerifierConfig(threads=1)
+
+    def end_to_end(batch):
+        claims = " ".join(c for c, _ in batch)
+        check_grounding(claims, [" ".join(s for _, s in batch)], config, embedder=embedders[1])
+
+    e2e = best_ms_per_pair(end_to_end, pairs, 8)
+
+    print(f"local verifier benchmark: all-MiniLM-L6-v2 int8 (onnxruntime), {len(pairs)} realistic pairs, "
+          f"avg {words:.0f} words / {tokens:.0f} tokens per pair, best of {REPEATS}")
+    print(f"model load: {load_ms[1]:.0f} ms (1 thread), {load_ms[2]:.0f} ms (2 threads)")
+    print()
+    print(f"{'configuration':<28} {'ms/pair':>8} {'tokenise':>9} {'model share':>12}")
+    for name, ms, tok in rows:
+        print(f"{name:<28} {ms:>8.2f} {tok:>9.3f} {max(0.0, (ms - tok) / ms) * 100:>11.0f}%")
+    print(f"{'tokenisation only, batch 8':<28} {tok_ms[8]:>8.3f}")
+    print(f"{'check_grounding, per claim':<28} {e2e:>8.2f}   (end to end: 8 claims x 8 source sentences per call; "
+          f"{e2e / 8:.2f} ms per claim-sentence pair)")
+    print()
+    b8 = results[(1, 8)]
+    verdict = "yes" if b8 < TARGET_MS else "NO"
+    print(f"batch-8 per pair under the {TARGET_MS:.0f} ms target (1 thread): {verdict} ({b8:.2f} ms); "
+          f"2 threads: {results[(2, 8)]:.2f} ms")
+    print(f"ratio={results[(1, 1)] / results[(1, 8)]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""POST /api/v1/grounding/decide/: seed 000's decideGrounding under the agent's policy.
+
+A question, not part of a run: nothing is written. The answer is the decision (snake_case) and
+``grounding_context``, the rules it was made under and the policy they came from (the first
+applicable grounding policy that changes any context rule; ``policy_id`` null means defaults).
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from policies.categories.grounding_context import decide_grounding
+from policies.selectors import grounding_context_for
+
+from .base import TenantAPIView
+from .fields import SafeJSONField, StrictCharField, StrictSerializer
+
+MAX_DOCUMENTS = 1000
+
+
+class PreparedDocumentField(SafeJSONField):
+    """A prepared (canonical) document as the agent describes it: an object, or its id as a string.
+
+    Only whether there are any matters to the decision; the rest is the agent's business.
+    """
+
+    default_error_messages = {"invalid_document": "Must be an object or a non-empty string."}
+
+    def to_internal_value(self, data):
+        if not (isinstance(data, dict) or (isinstance(data, str) and data.strip())):
+            self.fail("invalid_document")
+        return super().to_internal_value(data)
+
+
+class DecideIn(StrictSerializer):
+    agent_name = StrictCharField(max_length=200)
+    # Not trimmed: the text is measured and cut to max_context_chars as sent.
+    retrieved_text = StrictCharField(required=False, allow_blank=True, allow_null=True, default="",
+                                     trim_whitespace=False)
+    prepared_documents = serializers.ListField(child=PreparedDocumentField(), required=False, default=list,
+                                               max_length=MAX_DOCUMENTS)
+
+
+class GroundingDecideView(TenantAPIView):
+    @extend_schema(request=DecideIn, responses={200: dict})
+    def post(self, request):
+        serializer = DecideIn(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        context = grounding_context_for(tenant=self.tenant, agent_name=data["agent_name"])
+        decision = decide_grounding(data["retrieved_text"] or "", data["prepared_documents"], context["rules"])
+        return Response({**decision.to_dict(), "grounding_context": context})

@@ -1,0 +1,127 @@
+"""Query-count guards on the hot path and the lists, so an N+1 cannot creep in unseen.
+
+The grounding call is what every agent makes at every step; it must cost the same handful of
+queries however many policies apply. Lists must cost the same however many rows they show.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from api_support import STRICT, complete, create_policy, ground, post_json, start_run
+
+pytestmark = pytest.mark.django_db
+
+FIVE_POLICIES = [
+    {**STRICT, "min_grounding_score": 0.5 + n / 20, "action_on_violation": ("warn", "block")[n % 2]}
+    for n in range(5)
+]
+
+
+def _queries(call) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        response = call()
+    assert response.status_code < 300, response.content
+    return len(ctx.captured_queries)
+
+
+def _policies(api, count: int, prefix: str = "Policy") -> None:
+    for n in range(count):
+        create_policy(api, name=f"{prefix} {n}", rules=FIVE_POLICIES[n % 5], agents=["research-*"])
+
+
+def test_grounding_with_five_policies_is_a_handful_of_queries(api, django_assert_max_num_queries):
+    _policies(api, 5)
+    run_id = start_run(api)
+    ground(api, run_id, grounding_scores=[0.9])  # warms the per-process policy cache
+
+    # key lookup, run row locked, report, run update, decision, evaluations (one bulk insert),
+    # plus the transaction's savepoint statements on some backends.
+    with django_assert_max_num_queries(9):
+        response = ground(api, run_id, grounding_scores=[0.9, 0.42], citations=["a", "b"], output_confidence=0.8)
+
+    assert len(response.json()["decision"]["evaluations"]) == 5
+
+
+def test_grounding_costs_the_same_for_one_policy_or_twenty(api):
+    _policies(api, 1)
+    run_id = start_run(api)
+    ground(api, run_id, grounding_scores=[0.9])
+    one = _queries(lambda: ground(api, run_id, grounding_scores=[0.9]))
+
+    _policies(api, 19, prefix="More")
+    ground(api, run_id, grounding_scores=[0.9])
+    twenty = _queries(lambda: ground(api, run_id, grounding_scores=[0.9]))
+
+    assert twenty == one
+
+
+def test_a_cold_policy_cache_costs_one_more_query(api):
+    _policies(api, 5)
+    run_id = start_run(api)
+    ground(api, run_id, grounding_scores=[0.9])
+    warm = _queries(lambda: ground(api, run_id, grounding_scores=[0.9]))
+
+    from policies.selectors import clear_policy_cache
+
+    clear_policy_cache()
+    cold = _queries(lambda: ground(api, run_id, grounding_scores=[0.9]))
+
+    assert cold == warm + 1
+
+
+def test_run_start_and_complete_are_bounded(api, django_assert_max_num_queries):
+    _policies(api, 5)
+    start_run(api)
+
+    with django_assert_max_num_queries(8):
+        run_id = start_run(api)
+    with django_assert_max_num_queries(8):
+        complete(api, run_id)
+
+
+def test_ping_is_one_query(api, django_assert_max_num_queries):
+    api.get("/api/v1/ping/")  # the first use writes last_used_at
+
+    with django_assert_max_num_queries(1):
+        assert api.get("/api/v1/ping/").status_code == 200
+
+
+def _grow_runs(api, count: int) -> None:
+    for _ in range(count):
+        run_id = start_run(api)
+        ground(api, run_id, grounding_scores=[0.5], citations=["x"])
+        post_json(api, f"/api/v1/runs/{run_id}/spans/", {"kind": "tool", "name": "search"})
+        complete(api, run_id)
+
+
+@pytest.mark.parametrize("path", ["/api/v1/runs/", "/api/v1/evaluations/", "/api/v1/audit-log/",
+                                  "/api/v1/policies/", "/api/v1/secrets/"])
+def test_lists_cost_the_same_as_rows_grow(api, path):
+    _policies(api, 2)
+    api.put("/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-0123456789"}, format="json")
+    _grow_runs(api, 2)
+    few = _queries(lambda: api.get(path))
+
+    _policies(api, 5, prefix="More")
+    for n in range(5):
+        api.put(f"/api/v1/secrets/KEY_{n}/", {"value": "sk-0123456789"}, format="json")
+    _grow_runs(api, 8)
+    many = _queries(lambda: api.get(path))
+
+    assert many == few
+    assert many <= 3
+
+
+def test_run_detail_costs_the_same_with_more_spans_reports_and_evaluations(api):
+    _policies(api, 2)
+    small = start_run(api)
+    ground(api, small, grounding_scores=[0.5])
+    big = start_run(api)
+    for _ in range(6):
+        ground(api, big, grounding_scores=[0.5], citations=["x"])
+        post_json(api, f"/api/v1/runs/{big}/spans/", {"kind": "llm", "name": "gpt"})
+    complete(api, big)
+
+    assert _queries(lambda: api.get(f"/api/v1/runs/{big}/")) == _queries(lambda: api.get(f"/api/v1/runs/{small}/"))
+    assert _queries(lambda: api.get(f"/api/v1/runs/{big}/")) <= 6

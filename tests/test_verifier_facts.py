@@ -1,0 +1,227 @@
+"""Fact extraction and alignment (pure Python, no model)."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judges.verifier.facts import align, analyse, compare_quantities, parse_number, stem
+
+
+def facts(text, kind=None):
+    return [f for f in analyse(text).facts if kind is None or f.kind == kind]
+
+
+def one(text, kind):
+    found = facts(text, kind)
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+def same_quantity(a, b):
+    fa, fb = one(a, "quantity"), one(b, "quantity")
+    return fa.dim == fb.dim and compare_quantities(fa, fb) == "match" and compare_quantities(fb, fa) == "match"
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+@pytest.mark.parametrize("text,value", [
+    ("1,000", 1000), ("1000", 1000), ("3.5", 3.5), ("2,100", 2100), ("twelve", 12), ("twenty-one", 21),
+    ("two hundred", 200), ("one thousand", 1000), ("forty two", 42), ("0.45", 0.45),
+])
+def test_parse_number(text, value):
+    assert parse_number(text) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=10**12))
+def test_thousands_separators_round_trip(n):
+    assert parse_number(f"{n:,}") == n == parse_number(str(n))
+
+
+@pytest.mark.parametrize("a,b", [
+    ("The limit is 1,000 requests.", "The limit is 1000 requests."),
+    ("Refunds within 28 days.", "Refunds within four weeks."),
+    ("It lasts two years.", "It lasts 24 months."),
+    ("The bridge is 1.2 km long.", "The bridge spans 1,200 metres."),
+    ("It weighs 450 grams.", "Weight: 0.45 kg."),
+    ("Water boils at 100 °C.", "Water boils at 212 °F."),
+    ("Water boils at 100 degrees Celsius.", "Water boils at 100°C."),
+    ("Growth was 50%.", "Growth was 50 percent."),
+    ("Growth was 12 per cent.", "Growth was 12%."),
+    ("Half of the nurses agreed.", "50% of the nurses agreed."),
+    ("The room seats twelve people.", "The room seats 12 people."),
+    ("It cost $49.", "It cost 49 dollars."),
+    ("The budget is 1.5 million euros.", "The budget is 1,500,000 euros."),
+    ("Premium users get 1,000 requests per minute.", "Premium users get 1000 req/min."),
+    ("The speed limit is 70 mph.", "The speed limit is 112.65 km/h."),
+    ("It needs 8 GB of memory.", "It needs 8 gigabytes of memory."),
+])
+def test_quantities_normalise_to_the_same_value(a, b):
+    assert same_quantity(a, b)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Refunds within 28 days.", "Refunds within three weeks."),
+    ("The limit is 1,000 requests.", "The limit is 100 requests."),
+    ("Growth was 50%.", "Growth was 5%."),
+])
+def test_different_values_conflict(a, b):
+    assert compare_quantities(one(a, "quantity"), one(b, "quantity")) == "conflict"
+
+
+def test_units_are_kept_and_counts_are_keyed_by_their_noun():
+    assert one("It weighs 450 grams.", "quantity").dim == "mass"
+    assert one("A 6.1-inch display.", "quantity").dim == "length"
+    assert one("It costs €20.", "quantity").dim == "currency:EUR"
+    beds = one("The hospital has 420 beds.", "quantity")
+    assert beds.dim == "count" and beds.noun == ("bed",)
+    rate = one("Premium users get 1,000 requests per minute.", "quantity")
+    assert rate.per == "duration" and rate.noun == ("request",)
+
+
+@pytest.mark.parametrize("claim,source,relation", [
+    ("at least 12 characters", "a minimum of 12 characters", "match"),
+    ("at least 8 GB", "8 GB", "match"),
+    ("about two hours", "roughly 2 hours", "match"),
+    ("about half of users", "50% of users", "match"),
+    ("up to five books", "up to 5 books", "match"),
+    ("over 90% of respondents", "62% of respondents", "conflict"),
+    ("up to 10 hours", "up to 14 hours", "conflict"),
+    ("about 5,000 km", "about 21,196 km", "conflict"),
+    ("at least 8 MB", "8 GB", "unit"),
+    ("21 hours", "21 days", "unit"),
+    ("70 km/h", "70 mph", "unit"),
+    ("500 grams", "500 mg", "unit"),
+])
+def test_bounds_approximations_and_unit_mismatches(claim, source, relation):
+    assert compare_quantities(one(claim, "quantity"), one(source, "quantity")) == relation
+
+
+# --------------------------------------------------------------------------- dates and times
+
+
+@pytest.mark.parametrize("text", [
+    "It happened on March 3, 2021.", "It happened on 2021-03-03.", "It happened on 3 March 2021.",
+    "It happened on the 3rd of March, 2021.", "It happened on March 3rd 2021.",
+])
+def test_date_formats_normalise(text):
+    assert one(text, "date").value == (2021, 3, 3)
+
+
+def test_partial_dates_and_ranges():
+    assert one("It opened in 1889.", "date").value == (1889, None, None)
+    assert one("It was finished in September 2020.", "date").value == (2020, 9, None)
+    assert [f.value for f in facts("Held on 5–7 June 2024 in Lisbon.", "date")] == [(2024, 6, 5), (2024, 6, 7)]
+    assert [f.value for f in facts("The deadline is Friday, 21 June.", "date")] == [(None, 6, 21)]
+
+
+def test_numbers_that_are_not_years():
+    assert facts("The limit is 2000 requests per minute.", "date") == []
+    assert facts("Members may borrow books.", "date") == []  # "may" is not May
+    assert one("The 2024 conference is in Lisbon.", "date").value == (2024, None, None)
+
+
+@pytest.mark.parametrize("a,b", [("at 2 a.m.", "at 02:00"), ("at 5 p.m.", "at 17:00"), ("at 9am", "at 09:00")])
+def test_times_normalise(a, b):
+    assert one(a, "time").value == one(b, "time").value
+
+
+# --------------------------------------------------------------------------- entities
+
+
+def test_entities_and_identifiers():
+    names = {f.value for f in facts("Marie Curie received the Nobel Prize in Paris.", "entity")}
+    assert {"marie", "curie", "nobel", "prize", "paris"} <= names
+    assert one("Python 3.12 was released in 2023.", "entity").value == "python 3.12"
+    assert {f.value for f in facts("The loaf has a crust.", "entity")} == set()
+
+
+def test_lone_acronyms_are_weak_facts():
+    api = one("The API limit is high.", "entity")
+    assert api.value == "api" and api.weak
+
+
+# --------------------------------------------------------------------------- signals
+
+
+@pytest.mark.parametrize("text,odd", [
+    ("The drug is approved for children.", False),
+    ("The drug is not approved for children.", True),
+    ("The drug isn't approved for children.", True),
+    ("Honey never spoils.", True),
+    ("There is no limit.", True),
+    ("It works without a key.", True),
+    ("The store is closed on Sundays.", True),
+    ("It is not only fast but cheap.", False),
+    ("Guests stay at no charge.", False),
+    ("The key is not missing.", False),
+])
+def test_negation_polarity(text, odd):
+    assert (analyse(text).polarity % 2 == 1) is odd
+
+
+def test_quantifiers_and_directions():
+    a = analyse("All students board and revenue increased.")
+    assert a.universal == ["all"] and a.directions["magnitude"][0] == 1
+    assert analyse("Most students board.").partial == ["most"]
+
+
+def test_stemming():
+    assert stem("requests") == "request" and stem("companies") == "company" and stem("won") == "win"
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+def kinds(claim, source):
+    return {c.kind for c in align(analyse(claim), analyse(source)).conflicts if c.confidence >= 0.7}
+
+
+@pytest.mark.parametrize("claim,source,kind", [
+    ("The hospital has 350 beds.", "The hospital has 420 beds.", "number"),
+    ("The Eiffel Tower was completed in 1899.", "The Eiffel Tower was completed in 1889.", "date"),
+    ("The bridge is 1,200 kilometres long.", "The bridge is 1,200 metres long.", "unit"),
+    ("Aspirin does not increase the risk of bleeding.", "Aspirin increases the risk of bleeding.", "negation"),
+    ("Revenue decreased in 2023.", "Revenue increased in 2023.", "antonym"),
+    ("Pierre Curie won the prize.", "Marie Curie won the prize.", "entity"),
+    ("Flight BA117 departs at 09:25.", "Flight BA117 departs at 08:25.", "time"),
+    ("All students board.", "Most students board.", "quantifier"),
+    ("Green tea contains more caffeine than black tea.", "Black tea contains more caffeine than green tea.",
+     "comparative"),
+])
+def test_conflicts(claim, source, kind):
+    assert kind in kinds(claim, source)
+
+
+@pytest.mark.parametrize("claim,source", [
+    ("Green tea has less caffeine than black tea.", "Black tea has more caffeine than green tea."),
+    ("The limit is 1000 requests per minute.", "The limit is 1,000 requests per minute."),
+    ("The drug must not be taken with alcohol.", "Patients must not drink alcohol with the drug."),
+    ("Refunds are accepted within four weeks.", "Refunds are accepted for 28 days."),
+])
+def test_agreeing_sentences_have_no_conflict(claim, source):
+    assert kinds(claim, source) == set()
+
+
+def test_missing_facts_are_reported_and_found_anywhere_in_the_source():
+    claim = analyse("The Eiffel Tower was completed in 1889 and is 330 metres tall.")
+    span = analyse("The Eiffel Tower was completed in 1889.")
+    doc = analyse("The Eiffel Tower was completed in 1889. It is 330 metres tall.")
+    assert [f.describe() for f in align(claim, span, span).missing] == ["330 m"]
+    assert align(claim, span, doc).missing == []
+
+
+def test_a_fact_in_a_different_slot_is_missing_not_conflicting():
+    al = align(analyse("The hospital was renovated in 2015."), analyse("Founded in 1952, the hospital has 420 beds."))
+    assert [f.describe() for f in al.missing] == ["2015"]
+    assert all(c.confidence < 0.7 for c in al.conflicts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_analysis_and_alignment_never_fail(a, b):
+    al = align(analyse(a), analyse(b))
+    assert 0.0 <= al.coverage <= 1.0
+    for conflict in al.conflicts:
+        assert 0.0 <= conflict.confidence <= 1.0
