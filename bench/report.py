@@ -92,6 +92,7 @@ def server_env(database_url: str) -> dict:
         "LOG_LEVEL": "WARNING",
         "SECRET_KEY": "bench-secret-key-not-for-production-0123456789abcdef",
         "PYTHONPATH": str(ROOT),
+        "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
     })
     env.pop("CELERY_BROKER_URL", None)
     return env

@@ -58,6 +58,7 @@ class Run(models.Model):
             models.Index(fields=["tenant", "-id"]),
             models.Index(fields=["tenant", "agent_name", "-id"]),
             models.Index(fields=["tenant", "status", "-id"]),
+            models.Index(fields=["tenant", "started_at"]),
         ]
 
     def __str__(self) -> str:
@@ -179,10 +180,14 @@ class Evaluation(models.Model):
             models.Index(fields=["tenant", "-id"]),
             models.Index(fields=["tenant", "action", "-id"]),
             models.Index(fields=["tenant", "agent_name", "-id"]),
+            models.Index(fields=["tenant", "agent_name", "action", "-id"]),
             models.Index(fields=["tenant", "policy_ref", "-id"]),
             models.Index(fields=["tenant", "review_state", "-id"]),
             models.Index(fields=["tenant", "created_at"]),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.policy_name} at {self.phase} (run {self.run_id})"
 
     @property
     def is_violation(self) -> bool:

@@ -114,7 +114,7 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         judged = judging.inline_evaluations(tenant=tenant, specs=applicable_policies(all_specs, agent_name),
                                             phase="mid_execution", evidence=evidence)
     with transaction.atomic():
-        run = run_for(tenant, run_id, for_update=True)
+        run = rows.lock_run(tenant=tenant, run_id=run_id) or run_for(tenant, run_id, for_update=True)
         if run.ended_at is not None:
             raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
         run.report_count += 1

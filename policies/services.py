@@ -83,6 +83,13 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
     return cleaned
 
 
+def policy_validate(*, tenant: Tenant, exclude_pk=None, name, category, rules=None, scope=None, enabled=True,
+                    description="") -> dict:
+    """Validate a policy without saving it (the dashboard's live validation); raises InvalidInput."""
+    return _clean(tenant=tenant, exclude_pk=exclude_pk, name=name, description=description, category=category,
+                  rules=rules, scope=scope, enabled=enabled)
+
+
 def _bump_generation(tenant: Tenant) -> None:
     Tenant.objects.filter(pk=tenant.pk).update(policy_generation=F("policy_generation") + 1)
 

@@ -74,6 +74,9 @@ class ApiKey(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
     @staticmethod
     def generate() -> str:
         return API_KEY_PREFIX + secrets.token_urlsafe(32)

@@ -26,12 +26,18 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor) -> Tenant:
     return tenant
 
 
+def _admin_count(tenant: Tenant) -> int:
+    return Membership.objects.with_scopes_disabled().filter(tenant=tenant, role=Role.ADMIN).count()
+
+
 @transaction.atomic
 def membership_set(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
     if role not in Role.values:
         raise ValidationError({"role": f"Must be one of: {', '.join(Role.values)}."})
-    existing = Membership.objects.with_scopes_disabled().filter(tenant=tenant, user=user).first()
+    existing = Membership.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, user=user).first()
     before = {"user": user.get_username(), "role": existing.role} if existing else None
+    if existing and existing.role == Role.ADMIN and role != Role.ADMIN and _admin_count(tenant) <= 1:
+        raise ValidationError({"role": "A tenant must keep at least one admin."})
     if existing:
         existing.role = role
         existing.save(update_fields=["role"])
@@ -47,10 +53,8 @@ def membership_set(*, tenant: Tenant, user, role: str, actor: Actor) -> Membersh
 @transaction.atomic
 def membership_remove(*, membership: Membership, actor: Actor) -> None:
     tenant = membership.tenant
-    if membership.role == Role.ADMIN:
-        admins = Membership.objects.with_scopes_disabled().filter(tenant=tenant, role=Role.ADMIN).count()
-        if admins <= 1:
-            raise ValidationError({"role": "A tenant must keep at least one admin."})
+    if membership.role == Role.ADMIN and _admin_count(tenant) <= 1:
+        raise ValidationError({"role": "A tenant must keep at least one admin."})
     before = {"user": membership.user.get_username(), "role": membership.role}
     pk = membership.pk
     membership.delete()

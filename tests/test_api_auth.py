@@ -36,6 +36,7 @@ ENDPOINTS = [
     ("get", "/api/v1/secrets/"),
     ("put", "/api/v1/secrets/OPENAI_API_KEY/"),
     ("delete", "/api/v1/secrets/OPENAI_API_KEY/"),
+    ("post", "/api/v1/grounding/decide/"),
 ]
 BODY = {"agent_name": "research-agent", "name": "x", "category": "grounding", "value": "v", "kind": "tool"}
 

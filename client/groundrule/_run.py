@@ -41,7 +41,7 @@ def describe_exception(exc: BaseException) -> str:
 
 def grounding_payload(
     grounding_scores: Iterable[float],
-    citations: Iterable[str],
+    citations: Iterable[str | Mapping[str, Any]],
     unsupported_claims: Iterable[str],
     output_confidence: float | None,
     output: str | None,
@@ -50,7 +50,8 @@ def grounding_payload(
     return _drop_none({
         # float() also takes numpy scalars, which json cannot encode.
         "grounding_scores": [float(score) for score in grounding_scores],
-        "citations": list(citations),
+        # A citation is a source id, or {"source_id", "quote"?} (the citation contract).
+        "citations": [c if isinstance(c, str) else dict(c) for c in citations],
         "unsupported_claims": list(unsupported_claims),
         "output_confidence": None if output_confidence is None else float(output_confidence),
         "output": output,

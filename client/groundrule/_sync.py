@@ -125,7 +125,7 @@ class Run(RunBase):
         self,
         *,
         grounding_scores: Iterable[float] = (),
-        citations: Iterable[str] = (),
+        citations: Iterable[str | Mapping[str, Any]] = (),
         unsupported_claims: Iterable[str] = (),
         output_confidence: float | None = None,
         output: str | None = None,

@@ -13,8 +13,7 @@ from governance.models import Action, AuditEvent, Evaluation, Phase, ReviewState
 from tenants.models import Role
 from tenants.permissions import require_role
 
-from .common import parse_cursor, render_page
-from .runs import _has_filters
+from .common import has_filters, parse_cursor, render_page
 
 
 @require_GET
@@ -26,9 +25,9 @@ def audit_list(request):
     filters = request.GET.copy()
     for key in ("before", "after", "format"):
         filters.pop(key, None)
-    context = {"filter": filterset, "page": page, "filtered": _has_filters(request.GET),
+    context = {"filter": filterset, "page": page, "filtered": has_filters(request.GET),
                "export_query": filters.urlencode(), "can_export": request.membership.can_review,
-               "evaluation_filter": EvaluationFilter(), "phases": Phase.choices, "actions": Action.choices,
+               "phases": Phase.choices, "actions": Action.choices,
                "review_states": ReviewState.choices}
     return render_page(request, "audit/list.html", context, fragment="results")
 

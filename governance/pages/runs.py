@@ -7,7 +7,7 @@ from governance.models import Action, Run
 from tenants.access import run_for
 from tenants.permissions import require_role
 
-from .common import parse_cursor, render_page
+from .common import has_filters, parse_cursor, render_page
 
 TABS = ("governance", "trace")
 
@@ -18,7 +18,7 @@ def run_list(request):
     filterset, page = selectors.run_list(tenant=request.tenant, data=request.GET,
                                          before=parse_cursor(request.GET.get("before")),
                                          after=parse_cursor(request.GET.get("after")))
-    context = {"filter": filterset, "page": page, "filtered": _has_filters(request.GET),
+    context = {"filter": filterset, "page": page, "filtered": has_filters(request.GET),
                "statuses": Run.Status.choices, "actions": Action.choices}
     return render_page(request, "runs/list.html", context, fragment="results")
 
@@ -35,7 +35,3 @@ def run_detail(request, pk: int):
     else:
         context["trace"] = selectors.run_trace(run=run)
     return render_page(request, "runs/detail.html", context, fragment="tabs")
-
-
-def _has_filters(data) -> bool:
-    return any(v for k, v in data.items() if k not in ("before", "after"))

@@ -16,8 +16,7 @@ from tenants.access import evaluation_for
 from tenants.models import Role
 from tenants.permissions import require_role, require_role_for_post
 
-from .common import parse_cursor, render_page
-from .runs import _has_filters
+from .common import has_filters, parse_cursor, render_page
 
 
 class ReviewForm(forms.Form):
@@ -35,7 +34,7 @@ def violation_list(request):
                                                before=parse_cursor(request.GET.get("before")),
                                                after=parse_cursor(request.GET.get("after")))
     context = {
-        "filter": filterset, "page": page, "filtered": _has_filters(request.GET),
+        "filter": filterset, "page": page, "filtered": has_filters(request.GET),
         # The tenant's policies are few; evaluations of deleted ones can still be found by typing the name.
         "policy_names": Policy.objects.filter(tenant=request.tenant).order_by("name").values_list("name", flat=True),
         "phases": Phase.choices, "actions": [(Action.WARN, "warn"), (Action.BLOCK, "block")],

@@ -61,7 +61,8 @@ def _source_texts(sources: Iterable) -> dict[str, list[str]]:
             if isinstance(ident, str) and ident:
                 text = source.get("text")
                 entry = texts.setdefault(ident, [])
-                if isinstance(text, str) and text:
+                # A reported source resolved from a retrieval result is the same text twice.
+                if isinstance(text, str) and text and text not in entry:
                     entry.append(text)
     return texts
 

@@ -238,7 +238,7 @@ def policy_validate(request):
     form.is_valid()
     payload = form.payload()
     try:
-        services._clean(tenant=request.tenant, exclude_pk=policy.pk if policy else None, **payload)  # noqa: SLF001
+        services.policy_validate(tenant=request.tenant, exclude_pk=policy.pk if policy else None, **payload)
     except InvalidInput as exc:
         for message in form.field_error(exc.errors, field_name):
             form.add_error(field_name, message)

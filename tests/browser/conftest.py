@@ -32,7 +32,9 @@ def _benign(text: str) -> bool:
     return "Failed to load resource" in text or text.startswith(("htmx:sendAbort", "htmx:afterRequest"))
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: a running sync Playwright keeps an asyncio loop in this thread, which
+# would break later tests that call asyncio.run() or start their own Playwright.
+@pytest.fixture(scope="module")
 def chromium():
     pytest.importorskip("playwright")
     if not Path(CHROMIUM).exists():

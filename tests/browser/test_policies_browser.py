@@ -226,3 +226,26 @@ def test_dark_mode_screenshots(dark_page, sign_in, screenshot, alice, make_polic
     screenshot(dark_page, "policies-list-dark")
     dark_page.goto("/policies/new/?category=grounding&template=medical-qa")
     screenshot(dark_page, "policies-new-form-dark")
+
+
+def test_switching_tenant_from_the_top_bar(browser_page, sign_in, screenshot, alice, globex, make_policy):
+    from governance.audit import Actor
+    from tenants import services
+    from tenants.models import Role
+
+    services.membership_set(tenant=globex, user=alice, role=Role.VIEWER, actor=Actor.system("tests"))
+    make_policy(name="Acme policy")
+    make_policy(name="Globex policy", tenant=globex)
+    page = browser_page
+    sign_in(page, "alice", PASSWORD, next_path="/policies/")
+    expect(page.get_by_role("link", name="Acme policy")).to_be_visible()
+    switcher = page.get_by_label("Current tenant")
+    expect(switcher.locator("option")).to_have_text(["Acme Research · admin", "Globex · viewer"])
+    expect(page.get_by_role("button", name="Switch")).to_be_hidden()  # JavaScript submits on change
+    screenshot(page, "layout-tenant-switcher", full_page=False)
+    switcher.select_option(label="Globex · viewer")
+    expect(page.get_by_text("Switched to Globex.")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/policies/$"))
+    expect(page.get_by_role("link", name="Globex policy")).to_be_visible()
+    expect(page.get_by_role("link", name="Acme policy")).to_have_count(0)
+    expect(page.get_by_role("link", name="New policy")).to_have_count(0)  # a viewer in globex

@@ -2,12 +2,12 @@
 confirms it, sees the review on the run, and exports the audit log.
 
 The agent runs through the SDK (client/) against the live server. Screenshots of every page this
-half of the dashboard owns go to test-output/screenshots/.
+half of the dashboard owns go to test-output/screenshots/. Chromium, the page (which fails the test
+on any JavaScript error), sign-in and screenshots come from tests/browser/conftest.py.
 """
 
 import csv
 import io
-import os
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,10 +15,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("playwright")
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls below are still synchronous.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+from playwright.sync_api import expect  # noqa: E402
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django_scopes import scopes_disabled  # noqa: E402
@@ -30,10 +27,6 @@ from tenants.models import Role  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 PASSWORD = "correct-horse-battery"
 SYSTEM = Actor.system("browser-tests")
 
@@ -43,30 +36,6 @@ STRICT = {
     "abstention_response": "I don't have sufficient grounded evidence to answer this accurately.",
     "action_on_violation": "block",
 }
-
-
-@pytest.fixture
-def chromium():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
-def _page(browser, **options):
-    context = browser.new_context(viewport={"width": 1360, "height": 900}, accept_downloads=True, **options)
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    return page
-
-
-@pytest.fixture
-def chromium_page(chromium):
-    page = _page(chromium)
-    yield page
-    page.context.close()
 
 
 @pytest.fixture
@@ -112,27 +81,18 @@ def _run_agent(url: str, key: str, *, scores, citations, agent="research-agent")
         return run.id
 
 
-def _sign_in(page, base: str, next_path: str) -> None:
-    page.goto(f"{base}{next_path}")
-    expect(page).to_have_url(re.compile(r"/accounts/login/"))
-    page.fill("input[name=username]", "alice")
-    page.fill("input[name=password]", PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(re.escape(next_path) + "$"))
+def _signed_in(page, sign_in, next_path: str) -> None:
+    sign_in(page, "alice", PASSWORD, next_path=next_path)
     page.wait_for_load_state("load")  # htmx (a deferred script) is listening from here on
 
 
-def _shot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
-
-def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(chromium_page, reviewer_world):
-    page, base = chromium_page, reviewer_world["url"]
+def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(browser_page, sign_in, screenshot,
+                                                                    reviewer_world):
+    page, base = browser_page, reviewer_world["url"]
     _run_agent(base, reviewer_world["key"], scores=[0.95, 0.9], citations=["wiki/eiffel"])  # a clean run
     blocked_id = _run_agent(base, reviewer_world["key"], scores=[0.91, 0.42], citations=[])
 
-    _sign_in(page, base, "/violations/")
+    _signed_in(page, sign_in, "/violations/")
     expect(page.get_by_role("heading", name="Violations", level=1)).to_be_visible()
 
     # Only blocks, through the htmx filter; the blocked run's violations are listed.
@@ -142,7 +102,7 @@ def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(chromium_page
     expect(rows).to_have_count(2)  # mid_execution score block and after_workflow audit block
     expect(rows.first).to_contain_text("research-agent")
     expect(page.locator("#violation-results")).to_contain_text(f"#{blocked_id}")
-    _shot(page, "violations")
+    screenshot(page, "violations")
 
     # Open the after_workflow block (newest) and confirm it with a comment.
     page.get_by_role("link", name=re.compile(r"Violation \d+: block by Strict Research Grounding")).first.click()
@@ -155,7 +115,7 @@ def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(chromium_page
     expect(panel).to_contain_text("Marked confirmed")
     expect(panel).to_contain_text("by alice")
     expect(panel).to_contain_text("Fabricated date: the sources say 1889.")
-    _shot(page, "violation-detail")
+    screenshot(page, "violation-detail")
 
     # The run page shows the review on its Governance tab.
     page.get_by_role("link", name=f"Run #{blocked_id}", exact=True).click()
@@ -164,30 +124,30 @@ def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(chromium_page
     expect(card).to_contain_text("confirmed")
     expect(card).to_contain_text("by alice")
     expect(card).to_contain_text("Fabricated date: the sources say 1889.")
-    _shot(page, "run-governance")
+    screenshot(page, "run-governance")
 
     # The Trace tab swaps in over htmx and updates the address.
     page.get_by_role("link", name="Trace", exact=True).click()
     expect(page).to_have_url(re.compile(r"tab=trace"))
     expect(page.locator("#run-tabs")).to_contain_text("source_retrieval")
     expect(page.locator("#run-tabs")).to_contain_text("Grounding report 1")
-    _shot(page, "run-trace")
+    screenshot(page, "run-trace")
 
     # Runs list and overview.
     page.get_by_role("link", name="Runs", exact=True).first.click()
     expect(page.get_by_role("heading", name="Runs", level=1)).to_be_visible()
     expect(page.locator("#run-results tbody tr")).to_have_count(2)
-    _shot(page, "runs")
+    screenshot(page, "runs")
     page.goto(f"{base}/?period=7d")
     expect(page.locator(".gr-stat--block .gr-stat-value")).to_have_text("2")
     page.wait_for_function("() => window.Chart && Object.keys(window.Chart.instances).length > 0")
     page.wait_for_timeout(600)  # let the chart's entry animation finish before the screenshot
-    _shot(page, "overview")
+    screenshot(page, "overview")
 
     # Audit log: the confirmation is there, and the CSV export downloads it.
     page.goto(f"{base}/audit/")
     expect(page.locator("#audit-results")).to_contain_text("governance.violation.confirmed")
-    _shot(page, "audit")
+    screenshot(page, "audit")
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Export CSV").click()
     download = download_info.value
@@ -199,12 +159,15 @@ def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(chromium_page
     assert "Fabricated date: the sources say 1889." in confirmed[0]["after"]
 
 
-def test_reading_works_with_javascript_off(chromium, reviewer_world):
+def test_reading_works_with_javascript_off(chromium, sign_in, reviewer_world):
     base = reviewer_world["url"]
     blocked_id = _run_agent(base, reviewer_world["key"], scores=[0.91, 0.42], citations=[])
-    page = _page(chromium, java_script_enabled=False)
+    context = chromium.new_context(base_url=base, viewport={"width": 1360, "height": 900},
+                                   java_script_enabled=False)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
     try:
-        _sign_in(page, base, "/violations/")
+        sign_in(page, "alice", PASSWORD, next_path="/violations/")
         # Filters are a plain GET form; the Apply button submits it.
         page.get_by_label("Phase").select_option("mid_execution")
         page.get_by_role("button", name="Apply").click()
@@ -221,4 +184,4 @@ def test_reading_works_with_javascript_off(chromium, reviewer_world):
         expect(page.locator(".gr-chart-table table")).to_be_visible()
         expect(page.locator(".gr-stat--block .gr-stat-value")).to_have_text("2")
     finally:
-        page.context.close()
+        context.close()
