@@ -1,6 +1,6 @@
 """Benchmark the report endpoint of a production-like server under load on loopback.
 
-    .venv/bin/python bench/report.py [--requests 3000] [--threads 8] [--workers 4]
+    .venv/bin/python bench/report.py [--requests 4000] [--threads 8] [--workers 4] [--db-options ...]
 
 Creates a fresh PostgreSQL database (``groundrule_bench``, dropped at the end), migrates it, makes
 a tenant, an API key, five grounding policies that match the agent and a pool of running runs,
@@ -247,12 +247,14 @@ def summarise(rounds: list[dict]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=3000, help="measured requests per endpoint")
+    parser.add_argument("--requests", type=int, default=4000, help="measured requests per endpoint")
     parser.add_argument("--threads", type=int, default=8, help="client connections")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--server-threads", type=int, default=2, help="threads per gunicorn worker")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating ping/report rounds")
+    parser.add_argument("--rounds", type=int, default=4, help="alternating ping/report rounds")
     parser.add_argument("--runs", type=int, default=200, help="runs the report requests rotate over")
+    parser.add_argument("--db-options", default="",
+                        help="query string for the server's DATABASE_URL, e.g. 'server_side_binding=true&prepare_threshold=5'")
     args = parser.parse_args()
 
     started = time.monotonic()
@@ -261,6 +263,8 @@ def main() -> None:
     try:
         env = server_env(database_url)
         data = setup_data(env, args.runs)
+        if args.db_options:
+            env["DATABASE_URL"] = f"{database_url}?{args.db_options}"
         port = free_port()
         server = start_server(env, port, args.workers, args.server_threads)
         cfg = {"port": port, "key": data["key"], "runs": data["runs"], "requests": args.requests,
@@ -275,7 +279,8 @@ def main() -> None:
     ping, report = summarise(results["ping"]), summarise(results["report"])
     print(f"server: gunicorn gthread, {args.workers} workers x {args.server_threads} threads, DEBUG off, "
           f"PostgreSQL; client: {args.threads} keep-alive connections in a separate process; "
-          f"{len(POLICIES)} matching grounding policies; {args.rounds} alternating rounds")
+          f"{len(POLICIES)} matching grounding policies; {args.rounds} alternating rounds"
+          + (f"; database options {args.db_options}" if args.db_options else ""))
     for name, s in (("GET  /api/v1/ping/", ping), ("POST /api/v1/runs/{id}/grounding/", report)):
         print(f"{name:<36} {s['requests']:>6} requests  {s['rps']:8.1f} req/s  p50 {s['p50']:6.2f} ms  "
               f"p99 {s['p99']:6.2f} ms  errors {s['errors']}")

@@ -79,6 +79,7 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
 
 
 MAX_LISTED_CONTRADICTIONS = 20
+CONSISTENCY_CHECK = "consistency"
 
 
 def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
@@ -87,26 +88,29 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     The claims of the output (``extract_claims``) are checked pairwise with the verifier's
     ``find_contradictions``: two claims that state conflicting facts about the same thing are a
     violation with the policy's ``action_on_violation``. Fewer than two claims: nothing to compare.
+    The metadata says ``"check": "consistency"``, to tell it from the claim-vs-source verifier,
+    whose evaluations share the source "verifier".
     """
     from .verifier import extract_claims, find_contradictions
 
     claims = extract_claims(output or "")
+    base = {"check": CONSISTENCY_CHECK, "claims_checked": len(claims)}
     if len(claims) < 2:
-        return ("allow", "Consistency check: fewer than two claims to compare", {"claims_checked": len(claims)})
+        return "allow", "Consistency check: fewer than two claims to compare", base
     try:
         pairs = find_contradictions(claims, config_for(rules))
     except Exception as exc:  # the embedder failed to load or run: never break the run
         logger.warning("consistency check failed: %s", type(exc).__name__)
         message = f"Consistency check skipped: {type(exc).__name__}"
-        return "allow", message, {"warnings": [message], "claims_checked": len(claims)}
+        return "allow", message, {**base, "warnings": [message]}
     if not pairs:
-        return "allow", f"Consistency check passed ({len(claims)} claims)", {"claims_checked": len(claims)}
+        return "allow", f"Consistency check passed ({len(claims)} claims)", base
     contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
     first_a, first_b, first_why = pairs[0]
     count = f" ({len(pairs)} pairs)" if len(pairs) > 1 else ""
     reason = f'Contradictory claims in output{count}: "{_quote(first_a)}" vs "{_quote(first_b)}" ({first_why})'
-    metadata = {"contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS], "claims_checked": len(claims),
-                "warnings": [reason], "reason_codes": [OUTPUT_SELF_CONTRADICTION]}
+    metadata = {**base, "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS], "warnings": [reason],
+                "reason_codes": [OUTPUT_SELF_CONTRADICTION]}
     if len(pairs) > MAX_LISTED_CONTRADICTIONS:
         metadata["contradictions_total"] = len(pairs)
     return rules.get("action_on_violation", "warn"), reason, metadata

@@ -255,6 +255,20 @@ def test_an_oversized_body_is_a_413(api, template):
     assert row_counts() == before
 
 
+def test_a_chunked_body_without_a_length_is_refused_not_read_as_empty(api):
+    # Under WSGI, Django reads a body only up to Content-Length: a chunked report would arrive
+    # empty and be recorded as a report with no scores.
+    run_id = start_run(api)
+    before = row_counts()
+
+    response = api.generic("POST", f"/api/v1/runs/{run_id}/grounding/", "", content_type="application/json",
+                           HTTP_TRANSFER_ENCODING="chunked")
+
+    assert response.status_code == 411
+    assert "Content-Length" in response.json()["detail"]
+    assert row_counts() == before
+
+
 def test_a_body_nested_a_hundred_thousand_deep_is_a_400(api):
     before = row_counts()
 

@@ -43,6 +43,7 @@ def test_two_claims_of_one_answer_that_contradict_each_other_block(api):
         '"The Federal Reserve raised its benchmark rate by 25 basis points in March 2023." vs '
         f'"The Federal Reserve raised its benchmark rate by 50 basis points in March 2023." ({pair["reason"]})')
     assert evaluation["metadata"]["claims_checked"] == 3
+    assert evaluation["metadata"]["check"] == "consistency"
     assert evaluation["metadata"]["reason_codes"] == ["OUTPUT_SELF_CONTRADICTION"]
     assert api.get(f"/api/v1/runs/{run_id}/").json()["status"] == "blocked"
 
@@ -65,7 +66,8 @@ def test_fewer_than_two_claims_have_nothing_to_compare(api, output, claims):
     decision = complete(api, run_id, output=output).json()["decision"]
 
     assert [(e["action"], e["reason"], e["metadata"]) for e in consistency(decision)] == [
-        ("allow", "Consistency check: fewer than two claims to compare", {"claims_checked": claims})]
+        ("allow", "Consistency check: fewer than two claims to compare", {"check": "consistency",
+                                                                           "claims_checked": claims})]
 
 
 def test_several_contradicting_pairs_are_counted_in_the_reason(api):
