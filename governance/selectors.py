@@ -162,6 +162,213 @@ def run_governance(*, run: Run) -> list[PhaseGroup]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Evidence inside an evaluation's metadata: the verifier's verdicts, self-contradictions, citations
+#
+# The engine and the judges write these shapes, but metadata is stored JSON that an older row or a
+# custom category may fill with anything: each reader takes what it recognises and drops the rest,
+# so a page shows less rather than failing. Nothing here queries the database.
+
+VERDICTS = ("supported", "contradicted", "unverifiable")
+CITATION_PROBLEMS = {
+    "quote_not_found": "Quote not found in the source",
+    "unresolved": "Not a source the run reported or retrieved",
+    "missing_quote": "No quote (the policy requires one)",
+}
+MAX_SHOWN_CLAIMS = 200
+
+
+def _number(value) -> float | None:
+    return value if _is_number(value) else None
+
+
+def _text_of(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list_of_dicts(value) -> list[dict]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+@dataclass
+class SourceSpan:
+    """The source sentence a claim was judged against, and the source it came from."""
+    id: str
+    span: str
+    content: str
+    score: float | None  # how closely the span matches the claim (similarity or entailment)
+    relevance: float | None  # the retrieval score the agent gave the source, if any
+
+
+@dataclass
+class ClaimVerdict:
+    claim: str
+    verdict: str  # one of VERDICTS, or "unknown"
+    confidence: float | None
+    reason: str
+    kind: str
+    best: SourceSpan | None
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict in ("contradicted", "unverifiable")
+
+
+@dataclass
+class Verification:
+    claims: list[ClaimVerdict]
+    hidden: int  # claims beyond MAX_SHOWN_CLAIMS
+    supported: int
+    contradicted: int
+    unverifiable: int
+    unverifiable_ratio: float | None
+    summary: str
+    method: str
+    grounded: bool | None
+
+    @property
+    def total(self) -> int:
+        return self.supported + self.contradicted + self.unverifiable
+
+    @property
+    def failed(self) -> int:
+        return self.contradicted + self.unverifiable
+
+
+@dataclass
+class Contradiction:
+    claim_a: str
+    claim_b: str
+    reason: str
+
+
+@dataclass
+class Consistency:
+    contradictions: list[Contradiction]
+    claims_checked: int | None
+    total: int
+
+
+@dataclass
+class CitationFailure:
+    source_id: str
+    quote: str | None
+    problem: str
+    source_text: str | None  # what the quote was checked against (quote_not_found only)
+
+    @property
+    def label(self) -> str:
+        return CITATION_PROBLEMS.get(self.problem, self.problem or "Citation problem")
+
+
+@dataclass
+class CitationFailures:
+    items: list[CitationFailure]
+    total: int
+
+    @property
+    def hidden(self) -> int:
+        return max(0, self.total - len(self.items))
+
+
+@dataclass
+class EvaluationEvidence:
+    verification: Verification | None = None
+    consistency: Consistency | None = None
+    citations: CitationFailures | None = None
+    reason_codes: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.verification or self.consistency or self.citations)
+
+
+def citation_parts(citation) -> tuple[str, str | None]:
+    """(source id, quote) of a citation sent as a string or as {source_id, quote}."""
+    if isinstance(citation, str):
+        return citation, None
+    if isinstance(citation, dict):
+        quote = citation.get("quote")
+        ident = citation.get("source_id")
+        return (ident if isinstance(ident, str) else ""), (quote if isinstance(quote, str) and quote else None)
+    return "", None
+
+
+def _source_span(raw) -> SourceSpan | None:
+    if not isinstance(raw, dict):
+        return None
+    span, content = _text_of(raw.get("span")), _text_of(raw.get("content"))
+    ident = raw.get("id")
+    if not (span or content or ident):
+        return None
+    return SourceSpan(id=str(ident) if ident is not None else "", span=span or content, content=content,
+                      score=_number(raw.get("score")), relevance=_number(raw.get("relevance")))
+
+
+def _verification(raw) -> Verification | None:
+    if not isinstance(raw, dict):
+        return None
+    claims = []
+    for c in _list_of_dicts(raw.get("claims")):
+        verdict = c.get("verdict")
+        claims.append(ClaimVerdict(
+            claim=_text_of(c.get("claim")), verdict=verdict if verdict in VERDICTS else "unknown",
+            confidence=_number(c.get("confidence")), reason=_text_of(c.get("reason")),
+            kind=_text_of(c.get("kind")), best=_source_span(c.get("best_source")),
+        ))
+    counted = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
+
+    def count(verdict: str) -> int:
+        stored = raw.get(f"{verdict}_count")
+        return int(stored) if _is_number(stored) and stored >= 0 else counted[verdict]
+
+    grounded = raw.get("grounded")
+    return Verification(
+        claims=claims[:MAX_SHOWN_CLAIMS], hidden=max(0, len(claims) - MAX_SHOWN_CLAIMS),
+        supported=count("supported"), contradicted=count("contradicted"), unverifiable=count("unverifiable"),
+        unverifiable_ratio=_number(raw.get("unverifiable_ratio")), summary=_text_of(raw.get("summary")),
+        method=_text_of(raw.get("method")), grounded=grounded if isinstance(grounded, bool) else None,
+    )
+
+
+def _consistency(meta: dict) -> Consistency | None:
+    if meta.get("check") != "consistency":
+        return None
+    pairs = [Contradiction(_text_of(c.get("claim_a")), _text_of(c.get("claim_b")), _text_of(c.get("reason")))
+             for c in _list_of_dicts(meta.get("contradictions"))]
+    total = meta.get("contradictions_total")
+    checked = meta.get("claims_checked")
+    return Consistency(contradictions=pairs, claims_checked=int(checked) if _is_number(checked) else None,
+                       total=int(total) if _is_number(total) and total >= len(pairs) else len(pairs))
+
+
+def _citation_failures(meta: dict) -> CitationFailures | None:
+    items = []
+    for f in _list_of_dicts(meta.get("citation_failures")):
+        ident, quote = citation_parts(f.get("citation"))
+        if isinstance(f.get("source_id"), str) and f["source_id"]:
+            ident = f["source_id"]
+        text = f.get("source_text")
+        items.append(CitationFailure(source_id=ident, quote=quote, problem=_text_of(f.get("problem")),
+                                     source_text=text if isinstance(text, str) else None))
+    if not items:
+        return None
+    total = meta.get("citation_failures_total")
+    return CitationFailures(items=items, total=int(total) if _is_number(total) and total >= len(items) else len(items))
+
+
+def evaluation_evidence(metadata) -> EvaluationEvidence:
+    """What an evaluation's metadata says failed, in shapes the templates can show (falsy if nothing)."""
+    if not isinstance(metadata, dict):
+        return EvaluationEvidence()
+    codes = metadata.get("reason_codes")
+    return EvaluationEvidence(
+        verification=_verification(metadata.get("verification")),
+        consistency=_consistency(metadata),
+        citations=_citation_failures(metadata),
+        reason_codes=[c for c in codes if isinstance(c, str)] if isinstance(codes, list) else [],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
 # A run: the Trace tab
 
 
@@ -198,6 +405,7 @@ class TraceItem:
     decision: DecisionView | None = None
     scores: list[ScoreCheck] = field(default_factory=list)
     thresholds: dict = field(default_factory=dict)  # policy -> {"threshold", "floor", "abstention", ...}
+    retrieval: "Retrieval | None" = None  # a retrieval span's provenance record (seed 004)
 
     @property
     def duration_ms(self) -> int | None:
@@ -266,6 +474,166 @@ def _score_checks(scores, thresholds: dict[str, dict]) -> list[ScoreCheck]:
     return checks
 
 
+# A retrieval span's provenance record (seed 004): queries, and results grouped by source, each
+# marked as cited in the answer and as below the relevance floor.
+#
+# The floor is each applicable policy's `score_relevance_floor`, read from the rules its
+# before_workflow evaluation stored. With several policies every distinct floor is kept: a result is
+# marked once per floor it falls under, naming the policies that set it, and each floor is a tick
+# on the relevance bars. So the strictest floor is always visible, and a lenient policy does not
+# hide it. "Cited" means the result's source_id is among the run's citations (plain strings, or
+# the source_id of {source_id, quote}); a citation of it that failed a check is named too.
+
+MAX_SHOWN_RESULTS = 100
+
+
+@dataclass
+class RetrievedResult:
+    source_id: str
+    source_type: str
+    relevance: float | None
+    text: str
+    metadata: dict
+    cited: bool = False
+    quoted: bool = False
+    citation_problems: list[str] = field(default_factory=list)
+    below: list[tuple[float, list[str]]] = field(default_factory=list)  # (floor, policies) it falls under
+
+    @property
+    def percent(self) -> float:
+        return max(0.0, min(100.0, self.relevance * 100)) if self.relevance is not None else 0.0
+
+
+@dataclass
+class RetrievedGroup:
+    name: str
+    results: list[RetrievedResult]
+    hidden: int = 0  # results beyond MAX_SHOWN_RESULTS
+
+    @property
+    def count(self) -> int:
+        return len(self.results) + self.hidden
+
+
+@dataclass
+class Retrieval:
+    queries: list[str]
+    scope: str
+    mode: str
+    filters: dict
+    groups: list[RetrievedGroup]
+    floors: list[tuple[float, list[str]]]  # distinct floors, strictest first, with their policies
+    total_results: int | None = None
+    deduplicated_to: int | None = None
+    retrieval_time_ms: float | None = None
+    intent_resolution_time_ms: float | None = None
+
+    def _shown(self):
+        return (r for g in self.groups for r in g.results)
+
+    @property
+    def result_count(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def cited_count(self) -> int:
+        return sum(1 for r in self._shown() if r.cited)
+
+    @property
+    def below_count(self) -> int:
+        return sum(1 for r in self._shown() if r.below)
+
+    @property
+    def floor_ticks(self) -> list[tuple[float, str]]:
+        return [(floor, ", ".join(policies)) for floor, policies in self.floors]
+
+
+def _relevance_floors(rules: dict[str, dict]) -> list[tuple[float, list[str]]]:
+    floors: dict[float, list[str]] = defaultdict(list)
+    for policy, r in rules.items():
+        floor = r.get("score_relevance_floor")
+        if _is_number(floor):
+            floors[floor].append(policy)
+    return sorted(floors.items(), key=lambda item: -item[0])
+
+
+def _cited(citations) -> tuple[set[str], set[str]]:
+    """(ids cited at all, ids cited with a quote) among the run's citations."""
+    ids, quoted = set(), set()
+    for c in citations if isinstance(citations, list) else ():
+        ident, quote = citation_parts(c)
+        if ident:
+            ids.add(ident)
+            if quote:
+                quoted.add(ident)
+    return ids, quoted
+
+
+def _citation_problems(evaluations: Iterable[Evaluation]) -> dict[str, list[str]]:
+    problems: dict[str, list[str]] = defaultdict(list)
+    for e in evaluations:
+        failures = _citation_failures(e.metadata) if isinstance(e.metadata, dict) else None
+        for f in failures.items if failures else ():
+            if f.label not in problems[f.source_id]:
+                problems[f.source_id].append(f.label)
+    return problems
+
+
+def _result(raw: dict, *, cited, quoted, problems, floors) -> RetrievedResult | None:
+    ident = raw.get("source_id")
+    if not isinstance(ident, str):
+        return None
+    relevance = _number(raw.get("relevance"))
+    text = raw.get("text") if isinstance(raw.get("text"), str) else _text_of(raw.get("text_preview"))
+    metadata = raw.get("metadata")
+    return RetrievedResult(
+        source_id=ident, source_type=_text_of(raw.get("source_type")), relevance=relevance, text=text,
+        metadata=metadata if isinstance(metadata, dict) else {},
+        cited=ident in cited, quoted=ident in quoted, citation_problems=problems.get(ident, []),
+        below=[(floor, names) for floor, names in floors if relevance is not None and relevance < floor],
+    )
+
+
+def retrieval_view(provenance, *, citations=(), rules: dict[str, dict] | None = None,
+                   problems: dict[str, list[str]] | None = None) -> Retrieval | None:
+    """A provenance record as the Trace tab shows it; None when it is not a record at all."""
+    if not isinstance(provenance, dict):
+        return None
+    intent = provenance.get("intent") if isinstance(provenance.get("intent"), dict) else {}
+    by_source = provenance.get("results_by_source")
+    grouped: list[tuple[str, list[dict]]] = []
+    if isinstance(by_source, dict):
+        grouped = [(str(name), _list_of_dicts(results)) for name, results in by_source.items()]
+    if not any(results for _, results in grouped):
+        # Only the flat merged list: group it by each result's own source_name.
+        flat: dict[str, list[dict]] = defaultdict(list)
+        for r in _list_of_dicts(provenance.get("results")):
+            flat[_text_of(r.get("source_name")) or "results"].append(r)
+        grouped = grouped if not flat else list(flat.items())
+    cited, quoted = _cited(list(citations) if citations else [])
+    floors = _relevance_floors(rules or {})
+    groups = []
+    for name, raws in grouped:
+        results = [r for r in (_result(raw, cited=cited, quoted=quoted, problems=problems or {}, floors=floors)
+                               for raw in raws[:MAX_SHOWN_RESULTS]) if r]
+        groups.append(RetrievedGroup(name=name, results=results, hidden=max(0, len(raws) - MAX_SHOWN_RESULTS)))
+    queries = intent.get("text_queries")
+    filters = intent.get("filters")
+
+    def count(key):
+        value = provenance.get(key)
+        return int(value) if _is_number(value) else None
+
+    return Retrieval(
+        queries=[q for q in queries if isinstance(q, str)] if isinstance(queries, list) else [],
+        scope=_text_of(intent.get("scope")), mode=_text_of(intent.get("mode")),
+        filters=filters if isinstance(filters, dict) else {}, groups=groups, floors=floors,
+        total_results=count("total_results"), deduplicated_to=count("deduplicated_to"),
+        retrieval_time_ms=_number(provenance.get("retrieval_time_ms")),
+        intent_resolution_time_ms=_number(provenance.get("intent_resolution_time_ms")),
+    )
+
+
 def run_trace(*, run: Run) -> Trace:
     """Spans, grounding reports and phase decisions of a run on one time axis. Four queries."""
     spans = list(Span.objects.filter(run=run).order_by("id"))
@@ -275,12 +643,19 @@ def run_trace(*, run: Run) -> Trace:
     views = _decision_views(decisions, evaluations)
     by_report = {v.decision.report_id: v for v in views if v.decision and v.decision.report_id}
     rules = _rules_by_policy(evaluations)
+    problems: dict[str, list[str]] | None = None
 
     items: list[TraceItem] = []
     for s in spans:
         start = s.started_at or s.created_at
         ends = s.ended_at if (s.ended_at and s.ended_at >= start) else None
-        items.append(TraceItem(kind="span", at=start, ends=ends, obj=s))
+        retrieval = None
+        if s.kind == Span.Kind.RETRIEVAL and isinstance(s.attributes, dict) and "provenance" in s.attributes:
+            if problems is None:
+                problems = _citation_problems(evaluations)
+            retrieval = retrieval_view(s.attributes["provenance"], citations=run.citations, rules=rules,
+                                       problems=problems)
+        items.append(TraceItem(kind="span", at=start, ends=ends, obj=s, retrieval=retrieval))
     for r in reports:
         view = by_report.get(r.id)
         thresholds = _report_thresholds(view, rules)

@@ -12,6 +12,8 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from governance.selectors import citation_parts, evaluation_evidence
+
 register = template.Library()
 
 MAX_DEPTH = 4
@@ -134,13 +136,67 @@ def as_list(value) -> list:
 
 @register.filter
 def source_view(source) -> dict:
-    """A grounding source, normally {id, text, score?}; anything else becomes its text."""
+    """A grounding source, normally {id, text, score?, span_id?}; anything else becomes its text.
+
+    ``span_id`` says which retrieval span the source's text was resolved from (governance.retrieval).
+    """
     if isinstance(source, dict):
-        score = source.get("score")
+        score, span_id = source.get("score"), source.get("span_id")
         return {"id": source.get("id"), "text": source.get("text"),
                 "score": score if isinstance(score, Real) and not isinstance(score, bool) else None,
-                "extra": {k: v for k, v in source.items() if k not in ("id", "text", "score")}}
-    return {"id": None, "text": source if isinstance(source, str) else pretty_json(source), "score": None, "extra": {}}
+                "span_id": span_id if type(span_id) is int else None,
+                "extra": {k: v for k, v in source.items() if k not in ("id", "text", "score", "span_id")}}
+    return {"id": None, "text": source if isinstance(source, str) else pretty_json(source), "score": None,
+            "span_id": None, "extra": {}}
+
+
+@register.filter
+def evidence_of(metadata):
+    """The verifier's verdicts, self-contradictions and citation failures in an evaluation's metadata."""
+    return evaluation_evidence(metadata)
+
+
+@register.filter
+def citation(value):
+    """A citation as reported: a source id (a plain string), or {source_id, quote} with its quote."""
+    if isinstance(value, str):
+        return format_html('<code class="gr-cite-id">{}</code>', _text(value))
+    if isinstance(value, dict) and isinstance(value.get("source_id"), str):
+        ident, quote = citation_parts(value)
+        extra = {k: v for k, v in value.items() if k not in ("source_id", "quote")}
+        return format_html('<code class="gr-cite-id">{}</code>{}{}', _text(ident),
+                           format_html(' <q class="gr-quote">{}</q>', _text(quote)) if quote else "",
+                           format_html(' <span class="gr-muted">{}</span>', _render(extra, 1)) if extra else "")
+    return _render(value, 0)
+
+
+HIGHLIGHT_CONTEXT = 400
+
+
+@register.filter
+def highlight(content, span):
+    """``content`` with the first occurrence of ``span`` marked, cut to a window around it; escaped."""
+    content = content if isinstance(content, str) else ""
+    span = span if isinstance(span, str) else ""
+    at = content.find(span) if span else -1
+    if at < 0 and span:
+        lowered = content.lower()
+        # lower() keeps offsets only when it keeps the length (it does for nearly every text).
+        at = lowered.find(span.lower()) if len(lowered) == len(content) else -1
+    if at < 0:
+        return format_html("{}", _text(content))
+    stop = at + len(span)
+    start, end = max(0, at - HIGHLIGHT_CONTEXT), min(len(content), stop + HIGHLIGHT_CONTEXT)
+    return format_html("{}{}<mark>{}</mark>{}{}", "… " if start else "", content[start:at],
+                       _text(content[at:stop]), content[stop:end], " …" if end < len(content) else "")
+
+
+@register.filter
+def without(value, key):
+    """A dict without one key (a retrieval span's attributes, less the provenance shown above them)."""
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != key}
+    return value
 
 
 @register.simple_tag
