@@ -101,7 +101,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Set STATIC_ROOT (and run collectstatic) in production; development serves from the finders.
+STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Serve from the finders in development and tests, so `collectstatic` is a production-only step.
 WHITENOISE_USE_FINDERS = True

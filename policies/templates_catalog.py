@@ -1,4 +1,5 @@
-"""Starting points for New Policy: the example policies of the grounding documentation (seed 002).
+"""Starting points for New Policy: the example policies of the grounding documentation (seed 002),
+then the README's examples for context decisions, citations, provenance and the local verifier.
 
 Each pre-fills the form; nothing here is stored until the admin saves. The rules are validated
 by the category like any submission (tests check every template is valid).
@@ -18,7 +19,9 @@ class PolicyTemplate:
 
     @property
     def action(self) -> str:
-        return self.rules.get("action_on_violation", "warn")
+        """The strongest action the template sets: the policy's own, or the verifier's."""
+        actions = [self.rules.get(key) for key in ("action_on_violation", "contradiction_action", "unverifiable_action")]
+        return "block" if "block" in actions else "warn"
 
     def rule_items(self) -> list[tuple[str, str]]:
         """The thresholds as JSON values, for the template cards (the action has its own badge)."""
@@ -107,6 +110,72 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
             "score_relevance_floor": 0.4,
             "score_eval_mode": "average",
             "action_on_violation": "warn",
+        },
+    ),
+    # README, "Context, citations, retrieval and consistency" and "Local verifier".
+    PolicyTemplate(
+        slug="quoted-retrieved-citations",
+        name="Quoted, retrieved citations",
+        category="grounding",
+        summary="Every citation quotes its source, the quote is really there, and the source is one the run "
+        "retrieved; at most six.",
+        rules={
+            "citation_quotes": "required",
+            "citations_must_resolve": True,
+            "max_citations": 6,
+            "min_citations": 1,
+            "action_on_violation": "block",
+        },
+    ),
+    PolicyTemplate(
+        slug="attachments-first",
+        name="Attachments first",
+        category="grounding",
+        summary="Send canonical documents instead of chunk text when they were prepared, and cut the text "
+        "at 2,000 characters.",
+        rules={
+            "context_mode": "hybrid",
+            "canonical_when_available": "prefer_attachments",
+            "max_context_chars": 2000,
+        },
+    ),
+    PolicyTemplate(
+        slug="rag-with-provenance",
+        name="RAG with provenance",
+        category="grounding",
+        summary="Citations must resolve to what the run retrieved; scores below the 0.5 relevance floor are ignored.",
+        rules={
+            "score_relevance_floor": 0.5,
+            "min_grounding_score": 0.7,
+            "citations_must_resolve": True,
+            "action_on_violation": "warn",
+        },
+    ),
+    PolicyTemplate(
+        slug="self-consistent-answers",
+        name="Self-consistent answers",
+        category="grounding",
+        summary="Block an answer whose own claims contradict each other (numbers, dates, names, negation).",
+        rules={
+            "factual_consistency_check": True,
+            "contradiction_threshold": 0.7,
+            "action_on_violation": "block",
+            "abstention_response": "Let me double-check that before answering.",
+        },
+    ),
+    PolicyTemplate(
+        slug="local-verifier",
+        name="Local verifier",
+        category="grounding",
+        summary="Check each claim of the final answer against the reported sources on the local verifier: "
+        "block contradictions, warn when over half the claims are unverifiable.",
+        rules={
+            "nli_check": True,
+            "nli_phase": "after_workflow",
+            "entailment_threshold": 0.7,
+            "max_unverifiable_ratio": 0.5,
+            "contradiction_action": "block",
+            "unverifiable_action": "warn",
         },
     ),
 )

@@ -118,17 +118,19 @@ def parse_agents(text: str) -> list[str]:
 
 # Presentation only: how the form and the detail page group a category's rules. A rule not named
 # here lands in "Other rules", so a rule added to a category shows up without touching this file.
+# factual_consistency_check stays in "Checks": it is seed 002's own rule, an after_workflow check of
+# the answer like the ones beside it, and it works without turning the claim verifier on.
 RULE_GROUPS: dict[str, tuple[str, ...]] = {
     "Checks": ("require_source_grounding", "min_grounding_score", "min_citations", "max_unsupported_claims",
                "factual_consistency_check"),
     "On violation": ("action_on_violation", "abstention_threshold", "abstention_response"),
     "Citations": ("citation_quotes", "max_citations", "citations_must_resolve"),
     "Retrieval score filtering": ("score_relevance_floor", "score_eval_mode", "score_top_n"),
+    "Context": ("context_mode", "canonical_when_available", "include_retrieved_text", "max_context_chars"),
+    "Verifier": ("nli_check", "nli_phase", "entailment_threshold", "contradiction_threshold",
+                 "max_unverifiable_ratio", "contradiction_action", "unverifiable_action"),
     "LLM judge": ("llm_grounding_check", "llm_grounding_model", "llm_grounding_threshold", "llm_grounding_criteria",
-                  "llm_grounding_phase", "context_mode", "canonical_when_available", "include_retrieved_text",
-                  "max_context_chars"),
-    "Local claim verifier": ("nli_check", "nli_phase", "entailment_threshold", "contradiction_threshold",
-                             "max_unverifiable_ratio", "contradiction_action", "unverifiable_action"),
+                  "llm_grounding_phase"),
 }
 OTHER_GROUP = "Other rules"
 # Shown open; the others fold away unless a rule in them is set or has an error.
