@@ -193,20 +193,6 @@ class Evaluation(models.Model):
     def is_violation(self) -> bool:
         return self.action in (Action.WARN, Action.BLOCK)
 
-    def to_decision_dict(self) -> dict:
-        data = {
-            "policy_id": self.policy_ref,
-            "policy_name": self.policy_name,
-            "category": self.category,
-            "phase": self.phase,
-            "action": self.action,
-            "reason": self.reason,
-            "metadata": self.metadata,
-        }
-        if self.source != self.Source.ENGINE:
-            data["source"] = self.source
-        return data
-
 
 class AuditEventQuerySet(models.QuerySet):
     def update(self, **kwargs):

@@ -138,6 +138,9 @@ def test_a_new_category_is_data_driven():
                      help="How loud."),
         )
 
+        def check(self, phase):
+            return None
+
     tone = Tone()
     try:
         register(tone)

@@ -8,6 +8,7 @@ defaults and the dashboard form are all driven by that tuple, so adding a rule i
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -234,7 +235,7 @@ _CLEANERS = {
 }
 
 
-class Category:
+class Category(ABC):
     """A policy category: its rule schema, the phases it runs at, and how it evaluates.
 
     Subclasses set the class attributes and implement ``evaluate``. One instance per category
@@ -297,13 +298,13 @@ class Category:
                 rules[name] = value
         return rules
 
+    @abstractmethod
     def check(self, phase: str) -> Check | None:
         """The function judging one phase, ``(rules, state) -> Result``; None if not run then.
 
         ``rules`` must be effective rules (every key present). The engine calls this once per
         decision and then the returned function per policy.
         """
-        raise NotImplementedError
 
     def evaluate(self, phase: str, rules: dict, state: RunState) -> Outcome:
         """Judge ``state`` at ``phase`` under ``rules``.
