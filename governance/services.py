@@ -8,7 +8,7 @@ only adds warnings is queued on commit (governance.judging).
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -113,6 +113,15 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         evidence = Evidence(output=output or "", citations=tuple(citations), sources=tuple(sources))
         judged = judging.inline_evaluations(tenant=tenant, specs=applicable_policies(all_specs, agent_name),
                                             phase="mid_execution", evidence=evidence)
+    if connection.vendor == "postgresql":
+        done = _record_grounding_in_one_statement(
+            tenant=tenant, run_id=run_id, all_specs=all_specs, grounding_scores=grounding_scores,
+            citations=citations, unsupported_claims=unsupported_claims, output_confidence=output_confidence,
+            output=output, sources=sources, retrieved=retrieved, judged=judged)
+        if done is not None:
+            return done
+    # SQLite, and on PostgreSQL a run that is missing, ended or was just changed by another call:
+    # read, decide and write under the row lock (also what answers 404 and 409).
     with transaction.atomic():
         run = rows.lock_run(tenant=tenant, run_id=run_id) or run_for(tenant, run_id, for_update=True)
         if run.ended_at is not None:
@@ -125,24 +134,74 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
             created_at=timezone.now(),
         ))
         run.citations = [*run.citations, *citations]
-        run.unsupported_claims = [*run.unsupported_claims, *unsupported_claims]
-        run.sources = [*run.sources, *sources]
-        if output_confidence is not None:
-            run.output_confidence = output_confidence
+        _accumulate(run, unsupported_claims=unsupported_claims, sources=sources, output_confidence=output_confidence)
         if output:
             run.output = output
-        specs = applicable_policies(all_specs, run.agent_name)
-        # mid_execution judges this report's citations, against every source reported so far.
-        state = _state(run, scores=grounding_scores, output=output, citations=citations,
-                       retrieved=_retrieved_for(run, specs, citations, retrieved))
-        decision = evaluate_phase("mid_execution", specs, state)
-        if judged:
-            decision = combine("mid_execution", (*decision.evaluations, *judged))
+        specs, decision = _decide_report(run, all_specs, grounding_scores=grounding_scores, citations=citations,
+                                         output=output, retrieved=retrieved, judged=judged)
         fields = ["report_count", "citations", "unsupported_claims", "sources", "output_confidence", "output"]
         fields += _raise_final_action(run, decision.action)
         rows.update_fields(run, fields)
         row = persist_decision(run=run, decision=decision, report=report)
         judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
+    return run, decision
+
+
+def _accumulate(run: Run, *, unsupported_claims, sources, output_confidence) -> None:
+    """What a report adds to the run state the engine reads."""
+    run.unsupported_claims = [*run.unsupported_claims, *unsupported_claims]
+    run.sources = [*run.sources, *sources]
+    if output_confidence is not None:
+        run.output_confidence = output_confidence
+
+
+def _decide_report(run: Run, all_specs, *, grounding_scores, citations, output, retrieved, judged):
+    """The mid_execution decision on a report, given the run with the report accumulated."""
+    specs = applicable_policies(all_specs, run.agent_name)
+    # mid_execution judges this report's citations, against every source reported so far.
+    state = _state(run, scores=grounding_scores, output=output, citations=citations,
+                   retrieved=_retrieved_for(run, specs, citations, retrieved))
+    decision = evaluate_phase("mid_execution", specs, state)
+    if judged:
+        decision = combine("mid_execution", (*decision.evaluations, *judged))
+    return specs, decision
+
+
+def _record_grounding_in_one_statement(*, tenant: Tenant, run_id, all_specs, grounding_scores, citations,
+                                       unsupported_claims, output_confidence, output, sources, retrieved,
+                                       judged) -> tuple[Run, EngineDecision] | None:
+    """PostgreSQL: an unlocked read, the engine, then one statement that writes every row only if
+    the run is still as read (see governance/rows.py). Eight round trips become two, which is most
+    of what a report cost under load. None when the locked path must decide instead.
+    """
+    run = rows.grounding_run_state(tenant_id=tenant.pk, run_id=run_id)
+    if run is None or run.ended_at is not None:
+        return None
+    seen_reports = run.report_count
+    report_at = timezone.now()
+    _accumulate(run, unsupported_claims=unsupported_claims, sources=sources, output_confidence=output_confidence)
+    specs, decision = _decide_report(run, all_specs, grounding_scores=grounding_scores, citations=citations,
+                                     output=output, retrieved=retrieved, judged=judged)
+    severity = SEVERITY[decision.action]
+    written = rows.write_grounding(
+        run=run, seen_reports=seen_reports,
+        report={"grounding_scores": list(grounding_scores), "citations": list(citations),
+                "unsupported_claims": list(unsupported_claims), "sources": sources,
+                "output_confidence": output_confidence, "output": output or ""},
+        decision=decision,
+        evaluations=[
+            {"policy_id": e.policy_id, "policy_name": e.policy_name, "policy_version": e.policy_version,
+             "category": e.category, "phase": e.phase, "action": e.action, "reason": e.reason,
+             "metadata": e.metadata, "source": e.source}
+            for e in decision.evaluations
+        ],
+        outranked=[action for action, rank in SEVERITY.items() if rank < severity],
+        report_at=report_at, decided_at=timezone.now(),
+    )
+    if written is None:
+        return None
+    run.report_count, run.status, run.final_action, decision_id = written
+    judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_id)
     return run, decision
 
 

@@ -225,3 +225,29 @@ def test_analysis_and_alignment_never_fail(a, b):
     assert 0.0 <= al.coverage <= 1.0
     for conflict in al.conflicts:
         assert 0.0 <= conflict.confidence <= 1.0
+
+
+@pytest.mark.parametrize("short,long,expected", [
+    ("Fed", "Federal Reserve", True),
+    ("WHO", "World Health Organization", True),
+    ("UN", "United Nations", True),
+    ("Marie", "Pierre Curie", False),
+    ("Fed", "Fed", False),
+    ("IMF", "World Bank", False),
+])
+def test_short_forms_of_a_name_are_aliases_not_other_entities(short, long, expected):
+    from judges.verifier.facts import is_alias
+
+    assert is_alias(short, long) is expected
+
+
+def test_a_claim_using_a_short_name_is_not_a_contradiction():
+    from judges.verifier import check_grounding, find_contradictions
+
+    claim = "The Fed raised rates by 25 basis points in March 2023."
+    source = "The Federal Reserve raised interest rates by 25 basis points in March 2023."
+    assert check_grounding(claim, [source]).claims[0].verdict == "supported"
+    assert find_contradictions([claim, source]) == []
+    who = check_grounding("The WHO recommends 150 minutes of exercise a week.",
+                          ["The World Health Organization recommends 150 minutes of moderate exercise per week."])
+    assert who.claims[0].verdict == "supported"

@@ -1253,7 +1253,44 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     if f.dim == "identifier":
         return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low)
     v = str(f.value)
-    return v in words or stem(v) in words
+    return v in words or stem(v) in words or _alias_in_text(f.text, text_low)
+
+
+_ACRONYM_SKIP = frozenset({"of", "the", "for", "and", "on", "in", "&"})
+
+
+def _initials(words: list[str]) -> str:
+    return "".join(w[0] for w in words if w and w not in _ACRONYM_SKIP)
+
+
+def is_alias(short: str, long: str) -> bool:
+    """Whether one name is a short form of the other: an acronym ("WHO" for "World Health
+    Organization") or a clipped first word ("Fed" for "Federal Reserve"). Without this a
+    source's full name reads as a different entity and a faithful claim as a contradiction."""
+    a, b = short.strip(), long.strip()
+    if len(a) > len(b):
+        a, b = b, a
+    a_words, b_words = a.lower().split(), b.lower().split()
+    if len(a_words) != 1 or len(b_words) < 2 or len(a) < 2:
+        return False
+    word = a_words[0].strip(".")
+    if a.isupper() and _initials(b_words) == word:
+        return True
+    return len(word) >= 3 and b_words[0].startswith(word) and b_words[0] != word
+
+
+def _alias_in_text(name: str, text_low: str) -> bool:
+    """A one-word name whose long form (acronym expansion or clipped word) stands in the text."""
+    if not name or " " in name.strip():
+        return False
+    word = name.strip().lower().strip(".")
+    tokens = re.findall(r"[a-z&]+", text_low)
+    if name.isupper() and 2 <= len(word) <= 8:
+        letters = [t for t in tokens if t not in _ACRONYM_SKIP]
+        for i in range(len(letters) - len(word) + 1):
+            if "".join(t[0] for t in letters[i:i + len(word)]) == word:
+                return True
+    return len(word) >= 3 and any(t.startswith(word) and len(t) > len(word) + 1 for t in tokens)
 
 
 def _fact_relation(c: Fact, s: Fact) -> str:
@@ -1485,7 +1522,8 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
     claim_names = {claim.tokens[i].low for i in claim.entity_tokens}
     candidates = [sf for sf in candidates
                   if not ({span.tokens[i].low for i in sf.tokens} & claim_names)
-                  and not _common_prefix(c_low, str(sf.value)) >= 3]
+                  and not _common_prefix(c_low, str(sf.value)) >= 3
+                  and not is_alias(cf.text, sf.text)]
     if not candidates:
         return None
     # the aligned position in a word-level diff
