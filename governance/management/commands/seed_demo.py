@@ -13,7 +13,7 @@ from django_scopes import scope
 
 from governance import services as run_services
 from governance.audit import Actor
-from governance.models import Decision, Evaluation, Run
+from governance.models import Decision, Evaluation, Run, Span
 from policies import services as policy_services
 from tenants import services as tenant_services
 from tenants.models import Role, Tenant
@@ -35,6 +35,9 @@ POLICIES = [
     ("RAG Pipeline", ["rag-*"], {
         "min_grounding_score": 0.7, "score_relevance_floor": 0.5, "score_eval_mode": "all", "min_citations": 1,
         "action_on_violation": "block"}),
+    ("Local verifier", ["research-*", "support-*"], {
+        "nli_check": True, "nli_phase": "after_workflow", "min_citations": 0, "min_grounding_score": None,
+        "contradiction_action": "warn", "unverifiable_action": "warn", "max_unverifiable_ratio": 0.5}),
     ("Medical Q&A", ["medical-*"], {
         "require_source_grounding": True, "min_grounding_score": 0.9, "min_citations": 3,
         "max_unsupported_claims": 0, "abstention_threshold": 0.7,
@@ -44,8 +47,27 @@ POLICIES = [
 ]
 
 AGENTS = ["research-agent", "support-bot", "rag-indexer", "medical-assistant"]
-SOURCES = ["Federal Reserve Report", "IMF Analysis", "SEC Filing 2023", "Legal Review", "WHO Guidance",
-           "Internal KB #42", "Product Manual v3"]
+# A tiny corpus so the demo's runs carry real sources, retrieval provenance and verifier verdicts.
+CORPUS = {
+    "fed-report-2023": "The Federal Reserve raised interest rates by 25 basis points in July 2023. "
+                       "Inflation fell to 3.2 percent in October 2023.",
+    "imf-outlook": "The IMF projects global growth of 3.0 percent in 2024. Emerging markets grow faster than "
+                   "advanced economies.",
+    "sec-filing-2023": "The company reported revenue of 4.2 billion dollars in fiscal 2023.",
+    "who-guidance": "The World Health Organization recommends 150 minutes of moderate exercise per week.",
+    "product-manual-v3": "Premium users get 1,000 requests per minute. Free users get 100 requests per minute.",
+}
+# (answer, the source it comes from): the good ones are grounded, the bad ones contradict it.
+GOOD_ANSWERS = [
+    ("The Federal Reserve raised interest rates by 25 basis points in July 2023.", "fed-report-2023"),
+    ("Premium users get 1,000 requests per minute.", "product-manual-v3"),
+    ("The WHO recommends 150 minutes of moderate exercise per week.", "who-guidance"),
+]
+BAD_ANSWERS = [
+    ("The Federal Reserve raised interest rates by 50 basis points in July 2023.", "fed-report-2023"),
+    ("Free users get 1,000 requests per minute.", "product-manual-v3"),
+    ("The company reported revenue of 6.1 billion dollars in fiscal 2023.", "sec-filing-2023"),
+]
 
 
 class Command(BaseCommand):
@@ -85,19 +107,35 @@ class Command(BaseCommand):
 
     def _sample_run(self, tenant, rng: random.Random, i: int, total: int) -> None:
         agent = AGENTS[i % len(AGENTS)]
+        question = f"Sample question {i + 1}"
         run, _ = run_services.run_start(tenant=tenant, agent_name=agent, workflow_name="answer-question",
-                                        input={"question": f"Sample question {i + 1}"})
+                                        input={"question": question})
         quality = rng.random()
+        answer, answer_source = rng.choice(GOOD_ANSWERS if quality > 0.4 else BAD_ANSWERS)
+        ids = [answer_source, *rng.sample(sorted(set(CORPUS) - {answer_source}), 2)]
+        results = [{"source_id": sid, "source_type": "document", "relevance": round(rng.uniform(0.3, 0.95), 2),
+                    "text": CORPUS[sid]} for sid in ids]
+        started = timezone.now()
+        run_services.run_record_span(
+            tenant=tenant, run_id=run.pk, kind="retrieval", name="kb-search", started_at=started,
+            ended_at=started + timedelta(milliseconds=rng.randint(20, 120)),
+            attributes={"provenance": {
+                "intent": {"text_queries": [question], "scope": "knowledge_base", "filters": {}},
+                "results_by_source": {"knowledge_base": results}, "total_results": len(results),
+                "deduplicated_to": len(results), "retrieval_time_ms": rng.randint(20, 120)}})
+        run_services.run_record_span(
+            tenant=tenant, run_id=run.pk, kind="llm", name="gpt-4o-mini", input={"prompt": question},
+            output={"text": "…"}, attributes={"prompt_tokens": rng.randint(300, 900), "completion_tokens": 120})
         for _step in range(rng.choice([1, 1, 2])):
             good = quality > 0.3
             scores = [round(rng.uniform(0.75, 0.98) if good else rng.uniform(0.3, 0.9), 2)
                       for _ in range(rng.randint(2, 5))]
-            citations = rng.sample(SOURCES, rng.randint(1, 3)) if quality > 0.15 else []
+            citations = ids[: rng.randint(1, 3)] if quality > 0.15 else []
             claims = [] if quality > 0.5 else ["The rate will fall by 2% next quarter."][: rng.randint(0, 1)]
             run_services.run_record_grounding(
                 tenant=tenant, run_id=run.pk, grounding_scores=scores, citations=citations,
-                unsupported_claims=claims, output_confidence=round(rng.uniform(0.3, 0.95), 2),
-                output="A sample grounded answer citing its sources.",
+                unsupported_claims=claims, output_confidence=round(rng.uniform(0.3, 0.95), 2), output=answer,
+                sources=[{"id": sid, "text": CORPUS[sid]} for sid in ids],
             )
         run_services.run_complete(tenant=tenant, run_id=run.pk, result={"answer": "Sample answer"})
         # Spread the sample runs over the last week so the overview chart has a shape.
@@ -106,3 +144,4 @@ class Command(BaseCommand):
         Run.objects.filter(pk=run.pk).update(started_at=started, ended_at=ended)
         Decision.objects.filter(run_id=run.pk).update(created_at=started)
         Evaluation.objects.filter(run_id=run.pk).update(created_at=started)
+        Span.objects.filter(run_id=run.pk).update(started_at=started, ended_at=started + timedelta(milliseconds=80))
