@@ -1,0 +1,27 @@
+"""Reads for the dashboard pages: runs, a run's governance and trace, violations, the audit log, overview.
+
+Each selector runs a fixed number of queries, whatever the number of rows.
+"""
+
+from .evidence import citation_parts, evaluation_evidence
+from .governance_tab import run_governance
+from .lists import audit_list, run_list, violation_list
+from .overview import DEFAULT_PERIOD, PERIODS, overview_stats
+from .retrieval import Retrieval
+from .trace import run_trace
+from .violations import violation_evidence
+
+__all__ = [
+    "DEFAULT_PERIOD",
+    "PERIODS",
+    "Retrieval",
+    "audit_list",
+    "citation_parts",
+    "evaluation_evidence",
+    "overview_stats",
+    "run_governance",
+    "run_list",
+    "run_trace",
+    "violation_evidence",
+    "violation_list",
+]

@@ -1,0 +1,153 @@
+"""A run: the Trace tab, spans, grounding reports and phase decisions on one time axis."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..models import Decision, Evaluation, GroundingReport, Phase, Run, Span
+from .evidence import _is_number
+from .governance_tab import DecisionView, _decision_views, _run_evaluations
+from .retrieval import Retrieval, _citation_problems, retrieval_view
+
+
+@dataclass
+class ScoreCheck:
+    score: Any
+    checks: list[tuple[str, float, bool]] = field(default_factory=list)  # (policy, threshold, passed)
+    below_floor: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        return _is_number(self.score)
+
+    @property
+    def percent(self) -> float:
+        return max(0.0, min(100.0, float(self.score) * 100)) if self.numeric else 0.0
+
+    @property
+    def passed(self) -> bool | None:
+        if not self.checks:
+            return None
+        return all(ok for _, _, ok in self.checks)
+
+
+@dataclass
+class TraceItem:
+    kind: str  # "span" | "report" | "decision"
+    at: datetime
+    obj: Any
+    ends: datetime | None = None
+    offset_pct: float = 0.0
+    width_pct: float = 0.0
+    offset_ms: int = 0
+    decision: DecisionView | None = None
+    scores: list[ScoreCheck] = field(default_factory=list)
+    thresholds: dict = field(default_factory=dict)  # policy -> {"threshold", "floor", "abstention", ...}
+    retrieval: "Retrieval | None" = None  # a retrieval span's provenance record (seed 004)
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.ends is None:
+            return None
+        return int((self.ends - self.at).total_seconds() * 1000)
+
+
+@dataclass
+class Trace:
+    items: list[TraceItem]
+    starts: datetime
+    ends: datetime
+
+    @property
+    def total_ms(self) -> int:
+        return int((self.ends - self.starts).total_seconds() * 1000)
+
+
+def _rules_by_policy(evaluations: Iterable[Evaluation]) -> dict[str, dict]:
+    """The rules each policy ran with, as stored by its before_workflow evaluation."""
+    rules = {}
+    for e in evaluations:
+        if e.phase == Phase.BEFORE and isinstance(e.metadata, dict) and isinstance(e.metadata.get("rules"), dict):
+            rules[e.policy_name] = e.metadata["rules"]
+    return rules
+
+
+def _report_thresholds(view: DecisionView | None, rules: dict[str, dict]) -> dict[str, dict]:
+    """Per policy: the score threshold and relevance floor that judged this report, and the run's limits."""
+    thresholds: dict[str, dict] = {}
+    for name, r in rules.items():
+        thresholds[name] = {
+            "threshold": r.get("min_grounding_score"), "floor": r.get("score_relevance_floor"),
+            "abstention": r.get("abstention_threshold"), "min_citations": r.get("min_citations"),
+            "max_unsupported": r.get("max_unsupported_claims"),
+        }
+    for e in view.evaluations if view else ():
+        meta = e.metadata if isinstance(e.metadata, dict) else {}
+        if e.source != Evaluation.Source.ENGINE:
+            continue
+        entry = thresholds.setdefault(e.policy_name, {})
+        if _is_number(meta.get("threshold")):
+            entry["threshold"] = meta["threshold"]
+        if _is_number(meta.get("relevance_floor")):
+            entry["floor"] = meta["relevance_floor"]
+    return {k: {n: v for n, v in t.items() if _is_number(v)} for k, t in thresholds.items()}
+
+
+def _score_checks(scores, thresholds: dict[str, dict]) -> list[ScoreCheck]:
+    checks = []
+    for score in scores if isinstance(scores, list) else []:
+        check = ScoreCheck(score=score)
+        if check.numeric:
+            for policy, t in thresholds.items():
+                floor = t.get("floor")
+                if floor is not None and score < floor:
+                    check.below_floor = True
+                if "threshold" in t:
+                    check.checks.append((policy, t["threshold"], score >= t["threshold"]))
+        checks.append(check)
+    return checks
+
+
+def run_trace(*, run: Run) -> Trace:
+    """Spans, grounding reports and phase decisions of a run on one time axis. Four queries."""
+    spans = list(Span.objects.filter(run=run).order_by("id"))
+    reports = list(GroundingReport.objects.filter(run=run).order_by("seq"))
+    decisions = list(Decision.objects.filter(run=run).order_by("id"))
+    evaluations = _run_evaluations(run)
+    views = _decision_views(decisions, evaluations)
+    by_report = {v.decision.report_id: v for v in views if v.decision and v.decision.report_id}
+    rules = _rules_by_policy(evaluations)
+    problems: dict[str, list[str]] | None = None
+
+    items: list[TraceItem] = []
+    for s in spans:
+        start = s.started_at or s.created_at
+        ends = s.ended_at if (s.ended_at and s.ended_at >= start) else None
+        retrieval = None
+        if s.kind == Span.Kind.RETRIEVAL and isinstance(s.attributes, dict) and "provenance" in s.attributes:
+            if problems is None:
+                problems = _citation_problems(evaluations)
+            retrieval = retrieval_view(s.attributes["provenance"], citations=run.citations, rules=rules,
+                                       problems=problems)
+        items.append(TraceItem(kind="span", at=start, ends=ends, obj=s, retrieval=retrieval))
+    for r in reports:
+        view = by_report.get(r.id)
+        thresholds = _report_thresholds(view, rules)
+        items.append(TraceItem(kind="report", at=r.created_at, obj=r, decision=view, thresholds=thresholds,
+                               scores=_score_checks(r.grounding_scores, thresholds)))
+    for v in views:
+        if v.decision and v.decision.report_id is None:
+            items.append(TraceItem(kind="decision", at=v.decision.created_at, obj=v.decision, decision=v))
+    order = {"decision": 0, "span": 1, "report": 2}
+    items.sort(key=lambda i: (i.at, order[i.kind], i.obj.id))
+
+    starts = min([run.started_at, *(i.at for i in items)])
+    ends = max([run.ended_at or run.started_at, *(i.ends or i.at for i in items)])
+    total = max((ends - starts).total_seconds(), 0.001)
+    for i in items:
+        i.offset_ms = int((i.at - starts).total_seconds() * 1000)
+        i.offset_pct = round(min(100.0, (i.at - starts).total_seconds() / total * 100), 2)
+        if i.ends is not None:
+            i.width_pct = round(max(0.6, min(100.0 - i.offset_pct, (i.ends - i.at).total_seconds() / total * 100)), 2)
+    return Trace(items=items, starts=starts, ends=ends)

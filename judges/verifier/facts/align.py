@@ -1,0 +1,288 @@
+"""``align(claim, span, doc)`` compares a claim with one source sentence (``span``) and the
+source text around it (``doc``; the verifier passes all sources of the call) and returns
+conflicts, missing facts and coverage. Conflicts are only looked for in the span; a claim
+fact counts as present when any fact of ``doc`` has the same value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from .analysis import Analysis
+from .compare import _exact, _fact_relation
+from .entities import _alias_in_text, is_alias
+from .fact import Fact
+from .lexicon import _FILLER, STOPWORDS, stem, words_match
+
+
+@dataclass
+class Conflict:
+    kind: str  # number | unit | date | time | entity | negation | antonym | quantifier | ordinal
+    claim: str
+    source: str
+    confidence: float
+    reason: str
+
+
+@dataclass
+class Alignment:
+    conflicts: list[Conflict]
+    missing: list[Fact]  # strong claim facts found nowhere in the source
+    matched: list[tuple[Fact, Fact]]
+    coverage: float  # share of the claim's content words found in the span
+    uncovered: list[str]
+    support_coverage: float = 0.0  # coverage counting each exactly matched value as two covered words
+
+    @property
+    def best_conflict(self) -> Conflict | None:
+        return max(self.conflicts, key=lambda c: c.confidence) if self.conflicts else None
+
+
+WordSim = Callable[[str, str], float]
+
+# Physical dimensions name their slot by themselves; the others (durations, money, shares,
+# plain counts) recur in one text for different things, so a conflict needs more context.
+_STRONG_DIMS = frozenset("length mass volume temperature speed data charge energy power frequency "
+                         "calories dose".split())
+
+#: In the support score, a matched number / date / name weighs as much as two content words.
+FACT_WEIGHT = 2
+
+
+def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
+    if f.dim == "identifier":
+        return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low)
+    v = str(f.value)
+    return v in words or stem(v) in words or _alias_in_text(f.text, text_low)
+
+
+def _coverage(claim: Analysis, span: Analysis, exclude: set[int], word_sim: WordSim | None,
+              given: set[int] | frozenset[int] = frozenset()) -> tuple[float, list[str]]:
+    """Share of the claim's content words (minus ``exclude`` token indices) that the span has.
+    ``given`` token indices count as covered (names the source mentions in another sentence,
+    which the span refers back to with a pronoun)."""
+    span_words = [w for _, w in span.content] + [t.low for t in span.tokens if t.kind == "word"]
+    span_set = set(span_words)
+    words = [(i, w) for i, w in claim.content if i not in exclude]
+    if not words:
+        return 0.5, []
+    covered = 0.0
+    uncovered: list[str] = []
+    for i, w in words:
+        if i in given or w in span_set or any(words_match(w, s) for s in span_set if len(s) > 2):
+            covered += 1
+            continue
+        if word_sim is not None:
+            best = max((word_sim(w, s) for _, s in span.content), default=0.0)
+            if best >= 1.0:
+                covered += 1
+                continue
+            if best > 0:
+                covered += best
+                if best < 0.5:
+                    uncovered.append(w)
+                continue
+        uncovered.append(w)
+    return covered / len(words), uncovered
+
+
+def _conf(base: float, slope: float, cov: float) -> float:
+    return round(max(0.0, min(0.99, base + slope * cov)), 4)
+
+
+_PRONOUN_STARTS = ("it ", "its ", "it's ", "they ", "their ", "he ", "his ", "she ", "her ", "this ", "these ",
+                   "that ", "those ", "the latter ", "the former ")
+
+
+def refers_back(sentence: str) -> bool:
+    """True when a sentence opens with a pronoun that refers to the previous sentence."""
+    return sentence.strip().lower().replace("’", "'").startswith(_PRONOUN_STARTS)
+
+
+def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
+          word_sim: WordSim | None = None, context: Analysis | None = None) -> Alignment:
+    """Align a claim with one source sentence (``span``) of a source (``doc``).
+
+    Returns conflicts (with a confidence each; see the verifier module for how the
+    contradiction threshold applies), the strong claim facts absent from the whole
+    source, the matched fact pairs, and the claim's content-word coverage by the span.
+    """
+    doc = doc or span
+    conflicts: list[Conflict] = []
+    missing: list[Fact] = []
+    matched: list[tuple[Fact, Fact]] = []
+    doc_text_low = doc.text.lower()
+    span_text_low = span.text.lower()
+    fact_tokens = {i for f in claim.facts if f.kind != "entity" for i in f.tokens}
+    given: set[int] = set()
+    if context is not None:  # the sentence a pronoun of the span refers to
+        given |= {i for i, w in claim.content if w in context.words or stem(w) in context.words}
+    base_cov, uncovered = _coverage(claim, span, fact_tokens, word_sim, given)
+    # context coverage (for conflict confidence): without the words whose meaning may flip
+    ctx_cov, _ = _coverage(claim, span, fact_tokens | claim.polar, word_sim, given)
+
+    for cf in claim.facts:
+        # 1. is it matched in the span, or anywhere in the source?
+        span_rel = [(_fact_relation(cf, sf), sf) for sf in span.facts]
+        hit = next((sf for rel, sf in span_rel if rel == "match" and _exact(cf, sf)), None)
+        if hit is None and not any(rel == "unit" for rel, _ in span_rel):
+            hit = next((sf for rel, sf in span_rel if rel == "match"), None)
+        if cf.kind == "entity" and cf.dim != "identifier" and hit is None and _entity_present(cf, span.words, span_text_low):
+            hit = cf
+        if hit is not None:
+            matched.append((cf, hit))
+            continue
+        in_doc = any(_fact_relation(cf, df) == "match" and _exact(cf, df) for df in doc.facts) or (
+            cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low))
+        if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
+            in_doc = _entity_present(cf, doc.words, doc_text_low)
+        # 2. conflicts against the span
+        cov_wo = ctx_cov
+        if cf.kind == "entity":
+            # the relation (non-name words) counts double: "X was born in A" vs "X received a prize
+            # in B" shares the name X but not what is said about it
+            excl = fact_tokens | claim.polar | set(cf.tokens)
+            cov_all, _ = _coverage(claim, span, excl, word_sim, given)
+            cov_rel, _ = _coverage(claim, span, excl | claim.entity_tokens, word_sim, given)
+            n_all = len([1 for i, _ in claim.content if i not in excl])
+            n_rel = len([1 for i, _ in claim.content if i not in excl | claim.entity_tokens])
+            cov_wo = (cov_all * n_all + cov_rel * n_rel) / (n_all + n_rel) if n_all + n_rel else 0.5
+        for rel, sf in span_rel:
+            if rel == "unit":
+                conflicts.append(Conflict("unit", cf.describe(), sf.describe(), _conf(0.75, 0.2, ctx_cov),
+                                          f"unit mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
+            elif rel == "conflict":
+                kind = {"quantity": "number", "date": "date", "time": "time", "ordinal": "ordinal",
+                        "weekday": "date", "entity": "entity"}[cf.kind]
+                if cf.kind == "quantity":
+                    strong = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
+                    conf = _conf(0.7, 0.25, ctx_cov) if strong else _conf(0.35, 0.55, ctx_cov)
+                elif cf.kind == "entity":
+                    conf = _conf(0.8, 0.15, ctx_cov)
+                elif cf.kind in ("ordinal", "weekday"):
+                    conf = _conf(0.3, 0.5, ctx_cov)
+                else:
+                    conf = _conf(0.35, 0.55, ctx_cov)
+                conflicts.append(Conflict(kind, cf.describe(), sf.describe(), conf,
+                                          f"{kind} mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
+        if cf.kind == "entity" and cf.dim != "identifier" and not (set(cf.tokens) & given):
+            sub = _entity_substitute(claim, span, cf, guess=not cf.weak)
+            if sub is not None:
+                sf, shares_name = sub
+                conf = _conf(0.8, 0.15, cov_wo) if shares_name else _conf(0.25, 0.6, cov_wo)
+                if in_doc:
+                    conf = min(conf, 0.65)  # the sources name it elsewhere: doubtful, not a contradiction
+                conflicts.append(Conflict("entity", cf.text, sf.text, conf,
+                                          f"entity mismatch: claim says {cf.text}, source says {sf.text}"))
+        if not in_doc and not cf.weak:
+            missing.append(cf)
+
+    # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
+    if (claim.polarity % 2) != (span.polarity % 2):
+        cue_c = ", ".join(claim.negation_cues) or "no negation"
+        cue_s = ", ".join(span.negation_cues) or "no negation"
+        conflicts.append(Conflict("negation", cue_c, cue_s, _conf(0.3, 0.6, ctx_cov),
+                                  f"negation mismatch: claim has {_quote(cue_c)}, source has {_quote(cue_s)}"))
+    for group, (side, word) in claim.directions.items():
+        other = span.directions.get(group)
+        if other is None or other[0] == side:
+            continue
+        if _swapped(claim, span):
+            continue  # "A is less than B" = "B is more than A"
+        conflicts.append(Conflict("antonym", word, other[1], _conf(0.2, 0.6, ctx_cov),
+                                  f"opposite meaning: claim says {_quote(word)}, source says {_quote(other[1])}"))
+    for group, (side, word) in claim.directions.items():
+        other = span.directions.get(group)
+        if other is not None and other[0] == side and _swapped(claim, span):
+            conflicts.append(Conflict("comparative", word, other[1], _conf(0.2, 0.6, ctx_cov),
+                                      f"comparison reversed: claim and source say {_quote(word)} "
+                                      f"of opposite things"))
+    if claim.universal and span.partial and not span.universal:
+        conflicts.append(Conflict("quantifier", claim.universal[0], span.partial[0], _conf(0.2, 0.6, ctx_cov),
+                                  f"quantifier mismatch: claim says {_quote(claim.universal[0])}, "
+                                  f"source says {_quote(span.partial[0])}"))
+    n_words = len([1 for i, _ in claim.content if i not in fact_tokens])
+    # values (numbers, dates, times, identifiers) -- names are already content words
+    strong = [f for f in claim.facts if not f.weak and (f.kind != "entity" or f.dim == "identifier")]
+    hits = sum(1 for cf, sf in matched if cf in strong and _exact(cf, sf))
+    total = n_words + FACT_WEIGHT * len(strong)
+    support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
+    return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov)
+
+
+def _swapped(claim: Analysis, span: Analysis) -> bool:
+    """The two sides of a "than" comparison are exchanged between claim and span."""
+    if not (claim.than_after and span.than_after):
+        return False
+    ca = claim.than_after - span.than_after
+    sa = span.than_after - claim.than_after
+    return bool(ca) and bool(sa) and ca <= span.than_before and sa <= claim.than_before
+
+
+def _quote(s: str) -> str:
+    return f"'{s}'"
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = True) -> tuple[Fact, bool] | None:
+    """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
+    claim_words = claim.words
+    candidates = [sf for sf in span.facts if sf.kind == "entity" and sf.dim == "name"
+                  and sf.value not in claim_words and stem(str(sf.value)) not in claim_words]
+    # a capitalised word opening the span may be a name too ("Canberra is the capital ...")
+    for k, t in enumerate(span.tokens):
+        if guess and t.initial and t.is_cap and t.low not in STOPWORDS and t.low not in _FILLER \
+                and t.low not in claim_words and stem(t.low) not in claim_words \
+                and not any(k in f.tokens for f in span.facts) and k not in span.polar:
+            candidates.append(Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(k,)))
+    if not candidates:
+        return None
+    # same multi-word name with one part changed: "Pierre Curie" vs "Marie Curie"
+    c_phrase = {str(claim.tokens[i].low) for i in cf.tokens}
+    for sf in candidates:
+        s_phrase = {span.tokens[i].low for i in sf.tokens}
+        if len(c_phrase) > 1 and len(s_phrase) > 1 and (c_phrase & s_phrase):
+            return sf, True
+    c_low = str(cf.value)
+    # not a substitute: part of a name the claim also uses ("Mediterranean Sea" for
+    # "the Mediterranean"), or a derived form ("Martian" for "Mars", "Canadian" for "Canada")
+    claim_names = {claim.tokens[i].low for i in claim.entity_tokens}
+    candidates = [sf for sf in candidates
+                  if not ({span.tokens[i].low for i in sf.tokens} & claim_names)
+                  and not _common_prefix(c_low, str(sf.value)) >= 3
+                  and not is_alias(cf.text, sf.text)]
+    if not candidates:
+        return None
+    # the aligned position in a word-level diff
+    a = [t.low for t in claim.tokens]
+    b = [t.low for t in span.tokens]
+    sm = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    c_idx = set(cf.tokens)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "replace" and c_idx & set(range(i1, i2)):
+            for sf in candidates:
+                if set(sf.tokens) & set(range(j1, j2)):
+                    return sf, False
+    if len(candidates) == 1:
+        return candidates[0], False
+    # the nearest entity after the same preceding content word
+    prev_words = [claim.tokens[k].low for k in range(max(0, min(c_idx) - 3), min(c_idx))
+                  if claim.tokens[k].kind == "word" and claim.tokens[k].low not in STOPWORDS]
+    if prev_words:
+        for sf in candidates:
+            start = min(sf.tokens)
+            window = [span.tokens[k].low for k in range(max(0, start - 4), start) if span.tokens[k].kind == "word"]
+            if any(words_match(p, w) for p in prev_words for w in window):
+                return sf, False
+    return None

@@ -1,0 +1,150 @@
+"""``analyse(text)`` turns a sentence into an :class:`Analysis`: its *facts* and the
+signals the verifier aligns between a claim and a source sentence.
+
+Signals besides facts: negation polarity (``not``, ``never``, ``no``, ``without`` and
+negative-state words such as ``closed``, ``missing``, ``banned``), antonymic
+direction words (increase/decrease, more/less, before/after, faster/slower, north/south,
+older/younger ...), quantifiers (all/every/always vs some/most/sometimes) and the
+claim's remaining content words, used to judge whether a source sentence talks about
+*the same thing* (coverage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .dates import _extract_dates, _extract_times
+from .entities import _extract_entities
+from .fact import Fact
+from .lexicon import (
+    _DIRECTION_WORDS,
+    _FILLER,
+    _NEGATIONS,
+    _NEGATIVE_STATES,
+    _NON_NEGATING,
+    _PARTIAL,
+    _POSITIVE_STATES,
+    _UNIVERSAL,
+    STOPWORDS,
+    stem,
+)
+from .quantities import _extract_ordinals, _extract_quantities
+from .tokens import Token, tokenize
+
+
+@dataclass
+class Analysis:
+    text: str
+    tokens: list[Token]
+    facts: list[Fact]
+    polarity: int  # number of negative cues (parity matters)
+    negation_cues: list[str]
+    directions: dict[str, tuple[int, str]]  # group -> (side, word)
+    universal: list[str]
+    partial: list[str]
+    content: list[tuple[int, str]]  # (token index, lower word) content words, entities included
+    entity_tokens: set[int]
+    words: set[str]  # all lower-case words and their stems (presence checks)
+    than_after: set[str] = field(default_factory=set)
+    than_before: set[str] = field(default_factory=set)
+    polar: set[int] = field(default_factory=set)  # polarity / direction words among the content
+
+    @property
+    def strong_facts(self) -> list[Fact]:
+        return [f for f in self.facts if not f.weak]
+
+
+def proper_vocabulary(texts: Iterable[str]) -> frozenset[str]:
+    """Lower-case words that are written capitalised in the middle of a sentence somewhere
+    in ``texts`` and never in lower case: names the texts themselves treat as proper nouns."""
+    capital: set[str] = set()
+    lower: set[str] = set()
+    for text in texts:
+        for t in tokenize(text):
+            if t.kind != "word":
+                continue
+            if t.text[0].isupper():
+                if not t.initial:
+                    capital.add(t.low)
+            else:
+                lower.add(t.low)
+    return frozenset(capital - lower - STOPWORDS)
+
+
+def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analysis:
+    """Facts and alignment signals of one sentence (or a short passage)."""
+    tokens = tokenize(text)
+    used: set[int] = set()
+    facts: list[Fact] = []
+    _extract_dates(tokens, used, facts, text)
+    _extract_times(tokens, used, facts, text)
+    _extract_quantities(tokens, used, facts, text)
+    _extract_entities(tokens, used, facts, text, proper)
+    _extract_ordinals(tokens, used, facts)
+    facts.sort(key=lambda f: f.start)
+
+    entity_tokens = {i for f in facts if f.kind == "entity" for i in f.tokens}
+    neg_cues: list[str] = []
+    directions: dict[str, tuple[int, str]] = {}
+    universal: list[str] = []
+    partial: list[str] = []
+    content: list[tuple[int, str]] = []
+    polar: set[int] = set()
+    words: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t.kind != "word":
+            continue
+        low = t.low
+        words.add(low)
+        words.add(stem(low))
+        if i in used and i not in entity_tokens:
+            continue
+        if low in _NEGATIONS and not (low == "none" and t.text[0].isupper()):
+            neg_cues.append(low)
+            continue
+        if low in _NEGATIVE_STATES:
+            neg_cues.append(low)
+            polar.add(i)
+            content.append((i, low))
+            continue
+        if low in _UNIVERSAL:
+            universal.append(low)
+            continue
+        if low in _PARTIAL:
+            partial.append(low)
+            continue
+        if low in _DIRECTION_WORDS and i not in entity_tokens:
+            group, side = _DIRECTION_WORDS[low]
+            directions.setdefault(group, (side, low))
+            polar.add(i)
+            if low not in STOPWORDS:
+                content.append((i, low))
+            continue
+        if low in _POSITIVE_STATES:
+            polar.add(i)
+            content.append((i, low))
+            continue
+        if low in STOPWORDS or low in _FILLER or len(low) < 2:
+            continue
+        content.append((i, low))
+    # "not only", "at no cost", "no doubt" do not negate
+    lows = [t.low for t in tokens]
+    for i in range(len(lows) - 1):
+        pair = (lows[i], lows[i + 1])
+        if pair in _NON_NEGATING and pair[0] in neg_cues:
+            neg_cues.remove(pair[0])
+        elif i > 0 and lows[i - 1] == "at" and lows[i] == "no" and "no" in neg_cues:
+            neg_cues.remove("no")  # "at no charge", "at no extra cost"
+
+    than_after: set[str] = set()
+    than_before: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t.low == "than" and i not in used:
+            than_after = {stem(x.low) for x in tokens[i + 1:i + 6]
+                          if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS}
+            than_before = {stem(x.low) for x in tokens[max(0, i - 8):i]
+                           if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS}
+            break
+    return Analysis(text, tokens, facts, len(neg_cues), neg_cues, directions, universal, partial,
+                    content, entity_tokens, words, than_after, than_before, polar)

@@ -1,0 +1,112 @@
+"""How a claim fact relates to a source fact: "match", "conflict", "unit" (same number, another
+unit), "compatible" or "none" (not about the same thing)."""
+
+from __future__ import annotations
+
+import math
+
+from .fact import Fact
+from .lexicon import words_match
+
+_REL_TOL_SAME_UNIT = 1e-6
+_REL_TOL_CONVERTED = 0.02
+_APPROX_TOL = 0.10
+
+
+def _interval(f: Fact) -> tuple[float, float, bool, bool]:
+    v = float(f.value)  # type: ignore[arg-type]
+    if f.bound == "approx":
+        d = abs(v) * _APPROX_TOL
+        return v - d, v + d, False, False
+    if f.bound in ("ge", "gt"):
+        return v, math.inf, f.bound == "gt", False
+    if f.bound in ("le", "lt"):
+        return -math.inf, v, False, f.bound == "lt"
+    return v, v, False, False
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return abs(a - b) <= tol * max(abs(a), abs(b), 1e-12)
+
+
+def _same_slot(c: Fact, s: Fact) -> bool:
+    if c.dim != s.dim or c.per != s.per:
+        return False
+    if c.dim == "count":
+        if c.noun and s.noun:
+            return any(words_match(a, b) for a in c.noun for b in s.noun)
+        # a bare number may stand for a counted noun, unless one side is a weak "one ..."
+        return not (c.weak or s.weak)
+    return True
+
+
+def compare_quantities(c: Fact, s: Fact) -> str:
+    """"match", "conflict", "unit" (same number, different unit of the same kind) or "compatible"."""
+    if c.raw is not None and s.raw is not None and c.unit and s.unit and c.unit != s.unit \
+            and _close(c.raw, s.raw, 1e-9) and c.dim == s.dim and not _close(float(c.value), float(s.value), 0.02):  # type: ignore[arg-type]
+        return "unit"
+    tol = _REL_TOL_SAME_UNIT if c.unit == s.unit else _REL_TOL_CONVERTED
+    cv, sv = float(c.value), float(s.value)  # type: ignore[arg-type]
+    if c.bound == s.bound and c.bound in ("ge", "gt", "le", "lt"):
+        return "match" if _close(cv, sv, tol) else "conflict"
+    if c.bound == "eq" and s.bound == "eq":
+        return "match" if _close(cv, sv, tol) else "conflict"
+    clo, chi, _, _ = _interval(c)
+    slo, shi, _, _ = _interval(s)
+    slack = tol * max(abs(cv), abs(sv), 1e-12)
+    if chi + slack < slo or shi + slack < clo:
+        return "conflict"
+    if c.bound in ("gt",) and shi <= cv + 0 and s.bound == "eq":
+        return "conflict"
+    if c.bound in ("lt",) and slo >= cv and s.bound == "eq":
+        return "conflict"
+    if clo - slack <= slo and shi <= chi + slack:
+        return "match"  # the claim is as weak as or weaker than the source
+    if c.bound in ("eq", "approx") and s.bound in ("le", "ge", "approx") and _close(cv, sv, max(tol, 0.001)):
+        return "match"
+    return "compatible"
+
+
+def _dates_relation(c: tuple, s: tuple) -> str:
+    agree = True
+    for a, b in zip(c, s):
+        if a is not None and b is not None and a != b:
+            return "conflict"
+        if a is not None and b is None:
+            agree = False
+    return "match" if agree else "compatible"
+
+
+def _exact(c: Fact, s: Fact) -> bool:
+    """Same value (whatever the bound words), not just a value inside the claim's bounds."""
+    if c.kind != "quantity":
+        return True
+    return _close(float(c.value), float(s.value), 0.02)  # type: ignore[arg-type]
+
+
+def _fact_relation(c: Fact, s: Fact) -> str:
+    if c.kind != s.kind:
+        return "none"
+    if c.kind == "quantity":
+        if c.dim != s.dim or c.per != s.per:
+            return "none"
+        rel = compare_quantities(c, s)
+        if rel == "unit":
+            return "unit"
+        if rel == "match":
+            if c.dim == "count" and c.noun and s.noun and not _same_slot(c, s):
+                return "none"
+            return "match"
+        return rel if _same_slot(c, s) else "none"
+    if c.kind == "date":
+        return _dates_relation(c.value, s.value)  # type: ignore[arg-type]
+    if c.kind in ("time", "ordinal", "weekday"):
+        return "match" if c.value == s.value else "conflict"
+    if c.kind == "entity":
+        if c.dim == "identifier" and s.dim == "identifier":
+            cn, sn = str(c.value).split(" ")[0], str(s.value).split(" ")[0]
+            if c.value == s.value:
+                return "match"
+            return "conflict" if cn == sn and cn else "none"
+        return "match" if c.value == s.value else "none"
+    return "none"

@@ -1,0 +1,207 @@
+"""Date, weekday and clock-time facts."""
+
+from __future__ import annotations
+
+import re
+
+from .fact import Fact
+from .lexicon import _FILLER, _MONTHS, _SCALES, _UNITS, _WEEKDAYS, _YEAR_PREPOSITIONS, STOPWORDS
+from .tokens import Token
+
+
+def _next_word(tokens: list[Token], i: int, skip: str = ",") -> int | None:
+    j = i + 1
+    while j < len(tokens) and tokens[j].kind == "sym" and tokens[j].text in skip:
+        j += 1
+    return j if j < len(tokens) else None
+
+
+def _month_at(tokens: list[Token], i: int) -> int | None:
+    t = tokens[i]
+    if t.kind != "word" or not t.text[0].isupper():
+        return None
+    low = t.low.rstrip(".")
+    if low not in _MONTHS:
+        return None
+    if low == "may":
+        # "May" is a month only next to a number: "May 2021", "3 May", "in May 2020"
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        prv = tokens[i - 1] if i > 0 else None
+        near_number = (nxt is not None and nxt.kind == "num") or (prv is not None and prv.kind == "num")
+        after_prep = prv is not None and prv.low in ("in", "of", "since", "until", "by", "early", "late", "mid")
+        if not (near_number or after_prep):
+            return None
+    if low in ("mar", "jan", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "feb", "apr", "sept") \
+            and t.text != t.text.capitalize():
+        return None
+    return _MONTHS[low]
+
+
+def _day_at(tokens: list[Token], i: int) -> tuple[int, int] | None:
+    """(day, last token index) for "5", "5th", "5 th" at i."""
+    t = tokens[i]
+    if t.kind != "num" or not re.fullmatch(r"\d{1,2}", t.text):
+        return None
+    d = int(t.text)
+    if not 1 <= d <= 31:
+        return None
+    end = i
+    if i + 1 < len(tokens) and tokens[i + 1].kind == "word" and tokens[i + 1].low in ("st", "nd", "rd", "th") \
+            and tokens[i + 1].start == t.end:
+        end = i + 1
+    return d, end
+
+
+def _year_at(tokens: list[Token], i: int) -> int | None:
+    t = tokens[i]
+    if t.kind == "num" and re.fullmatch(r"\d{4}", t.text):
+        y = int(t.text)
+        if 1000 <= y <= 2199:
+            return y
+    return None
+
+
+def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
+    n = len(tokens)
+
+    def add(value: tuple, i0: int, i1: int, weak: bool = False) -> None:
+        idx = tuple(range(i0, i1 + 1))
+        used.update(idx)
+        facts.append(Fact("date", value, text[tokens[i0].start:tokens[i1].end],
+                          tokens[i0].start, tokens[i1].end, weak=weak, tokens=idx))
+
+    for i, t in enumerate(tokens):
+        if t.kind == "iso" and i not in used:
+            y, m, d = (int(x) for x in t.text.split("-"))
+            if 1 <= m <= 12 and 1 <= d <= 31:
+                add((y, m, d), i, i)
+
+    i = 0
+    while i < n:
+        if i in used:
+            i += 1
+            continue
+        # Day [–Day] [of] Month [,] [Year]
+        day = _day_at(tokens, i)
+        if day is not None:
+            d1, j = day
+            d2 = None
+            k = j + 1
+            if k + 1 < n and tokens[k].text in ("–", "-", "—") and _day_at(tokens, k + 1):
+                d2, j2 = _day_at(tokens, k + 1)  # type: ignore[misc]
+                k = j2 + 1
+            if k < n and tokens[k].low == "of":
+                k += 1
+            if k < n and _month_at(tokens, k):
+                month = _month_at(tokens, k)
+                end = k
+                year = None
+                k2 = _next_word(tokens, k)
+                if k2 is not None and _year_at(tokens, k2):
+                    year, end = _year_at(tokens, k2), k2
+                if d2 is not None:
+                    add((year, month, d1), i, i)
+                    add((year, month, d2), i + 2 if tokens[i + 1].text in ("–", "-", "—") else i, end)
+                else:
+                    add((year, month, d1), i, end)
+                i = end + 1
+                continue
+        month = _month_at(tokens, i)
+        if month is not None:
+            k = _next_word(tokens, i)
+            if k is not None and tokens[k].low == "of":
+                k = _next_word(tokens, k)
+            if k is not None and _year_at(tokens, k) and not _day_at(tokens, k):
+                add((_year_at(tokens, k), month, None), i, k)
+                i = k + 1
+                continue
+            if k is not None and _day_at(tokens, k):
+                d1, j = _day_at(tokens, k)  # type: ignore[misc]
+                days = [(d1, k, j)]
+                k2 = j + 1
+                if k2 + 1 < n and tokens[k2].text in ("–", "-", "—") and _day_at(tokens, k2 + 1):
+                    d2, j2 = _day_at(tokens, k2 + 1)  # type: ignore[misc]
+                    days.append((d2, k2 + 1, j2))
+                    j = j2
+                yk = _next_word(tokens, j)
+                year = None
+                end = j
+                if yk is not None and _year_at(tokens, yk):
+                    year, end = _year_at(tokens, yk), yk
+                for idx, (d, a, b) in enumerate(days):
+                    add((year, month, d), i if idx == 0 else a, end if idx == len(days) - 1 else b)
+                i = end + 1
+                continue
+            add((None, month, None), i, i)
+            i += 1
+            continue
+        i += 1
+
+    # Weekdays: weak facts
+    for i, t in enumerate(tokens):
+        if i not in used and t.kind == "word" and t.text[0].isupper() and t.low in _WEEKDAYS:
+            used.add(i)
+            facts.append(Fact("weekday", _WEEKDAYS[t.low], t.text, t.start, t.end, weak=True, tokens=(i,)))
+
+    # Bare years
+    for i, t in enumerate(tokens):
+        if i in used:
+            continue
+        y = _year_at(tokens, i)
+        if y is None:
+            continue
+        prev = tokens[i - 1] if i > 0 else None
+        nxt = tokens[i + 1] if i + 1 < n else None
+        if prev is not None and prev.kind == "sym" and prev.text in "$€£¥":
+            continue
+        if nxt is not None and nxt.kind == "word" and nxt.start == t.end and nxt.low == "s":
+            continue  # "1990s"
+        if nxt is not None and nxt.kind == "word" and (nxt.low in _UNITS or nxt.low in _SCALES):
+            continue
+        if nxt is not None and nxt.kind == "sym" and nxt.text in ("%",):
+            continue
+        if nxt is not None and nxt.kind == "word" and not nxt.text[0].isupper() \
+                and nxt.low not in STOPWORDS and nxt.low not in _FILLER \
+                and not (prev is not None and prev.low in _YEAR_PREPOSITIONS):
+            continue  # "2000 requests", "1000 req/min"
+        if prev is not None and prev.kind == "word" and prev.is_cap and prev.low not in STOPWORDS \
+                and prev.low not in _MONTHS and not prev.initial:
+            continue  # "Windows 2000" is an identifier
+        used.add(i)
+        facts.append(Fact("date", (y, None, None), t.text, t.start, t.end, tokens=(i,)))
+
+
+def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
+    n = len(tokens)
+    for i, t in enumerate(tokens):
+        if i in used:
+            continue
+        minutes = None
+        end = i
+        if t.kind == "time":
+            h, m = (int(x) for x in t.text.split(":")[:2])
+            minutes = h * 60 + m
+            nxt = tokens[i + 1] if i + 1 < n else None
+            if nxt is not None and (nxt.kind == "ampm" or nxt.low in ("am", "pm")):
+                if nxt.low.startswith("p") and h < 12:
+                    minutes += 12 * 60
+                if nxt.low.startswith("a") and h == 12:
+                    minutes -= 12 * 60
+                end = i + 1
+        elif t.kind == "num" and re.fullmatch(r"\d{1,2}", t.text) and i + 1 < n:
+            nxt = tokens[i + 1]
+            if nxt.kind == "ampm" or (nxt.kind == "word" and nxt.low in ("am", "pm", "a.m", "p.m")):
+                h = int(t.text)
+                if 1 <= h <= 12:
+                    minutes = (h % 12) * 60 + (720 if nxt.low.startswith("p") else 0)
+                    end = i + 1
+                    if i + 2 < n and tokens[i + 2].text == "." and tokens[i + 2].start == nxt.end \
+                            and nxt.low in ("a.m", "p.m"):
+                        end = i + 2
+        elif t.kind == "word" and t.low in ("noon", "midday", "midnight"):
+            minutes = 0 if t.low == "midnight" else 720
+        if minutes is not None:
+            idx = tuple(range(i, end + 1))
+            used.update(idx)
+            facts.append(Fact("time", minutes % 1440, text[t.start:tokens[end].end], t.start,
+                              tokens[end].end, tokens=idx))

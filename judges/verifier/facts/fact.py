@@ -1,0 +1,80 @@
+"""Facts (:class:`Fact`):
+
+* ``quantity`` -- a number with its unit, normalised to a base unit: ``1,000`` = ``1000``,
+  ``twelve`` = ``12``, ``1.5 million`` = ``1500000``, ``28 days`` = ``four weeks`` =
+  2419200 s, ``1.2 km`` = ``1,200 metres``, ``50%`` = ``50 percent`` = ``half of``,
+  ``$49`` = ``49 dollars``, ``100 °C`` = ``212 °F``; rates (``1,000 requests per minute`` =
+  ``1000 req/min``); bounds (``at least``, ``up to``, ``more than``, ``under``) and
+  approximations (``about``, ``roughly``: ±10 %). A number without a physical unit is a
+  *count* keyed by the noun that follows it (``420 beds`` → ``count:bed``).
+* ``date`` -- ``(year, month, day)`` with unknown parts ``None``: ISO ``2021-03-03``,
+  ``March 3, 2021``, ``3 March 2021``, ``5–7 June 2024``, ``March 2020``, bare years.
+* ``time`` -- clock times (``2 a.m.`` = ``02:00``), minutes after midnight.
+* ``entity`` -- proper nouns (capitalised words not opening a sentence, acronyms,
+  names known from the other texts of the same call) and identifiers (``Python 3.12``).
+* ``ordinal`` and ``weekday`` -- weak facts: they can conflict, but a claim is not
+  "unverifiable" merely because the source does not repeat them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fact:
+    kind: str  # quantity | date | time | entity | ordinal | weekday
+    value: object
+    text: str
+    start: int
+    end: int
+    dim: str = ""  # quantity dimension (length, duration, currency:USD, count, percent, ...)
+    unit: str = ""  # canonical surface unit (km, day, %, USD) -- "" for counts
+    noun: tuple[str, ...] = ()  # count nouns (stemmed)
+    per: str = ""  # rate denominator dimension ("duration", or a noun)
+    bound: str = "eq"  # eq | approx | ge | gt | le | lt
+    raw: float | None = None  # the number as written, before unit conversion
+    weak: bool = False  # absence is not a reason for "unverifiable"
+    tokens: tuple[int, ...] = ()  # token indices this fact covers
+
+    def describe(self) -> str:
+        if self.kind == "date":
+            y, m, d = self.value  # type: ignore[misc]
+            if y and m and d:
+                return f"{y:04d}-{m:02d}-{d:02d}"
+            if y and m:
+                return f"{y:04d}-{m:02d}"
+            parts = [str(y) if y else None, _MONTH_NAMES[m] if m else None, str(d) if d else None]
+            return " ".join(p for p in parts if p)
+        if self.kind == "time":
+            v = int(self.value)  # type: ignore[arg-type]
+            return f"{v // 60:02d}:{v % 60:02d}"
+        if self.kind == "quantity":
+            return _describe_quantity(self)
+        return self.text
+
+
+_MONTH_NAMES = [None, "January", "February", "March", "April", "May", "June", "July", "August",
+                "September", "October", "November", "December"]
+
+
+def _fmt_number(x: float) -> str:
+    if x is None or math.isinf(x):
+        return str(x)
+    if abs(x - round(x)) < 1e-9 and abs(x) < 1e15:
+        return str(int(round(x)))
+    return f"{x:.6g}"
+
+
+def _describe_quantity(f: Fact) -> str:
+    prefix = {"ge": "at least ", "gt": "more than ", "le": "up to ", "lt": "less than ",
+              "approx": "about "}.get(f.bound, "")
+    raw = _fmt_number(f.raw if f.raw is not None else float(f.value))  # type: ignore[arg-type]
+    if f.dim.startswith("currency:"):
+        unit = f.dim.split(":", 1)[1]
+        return f"{prefix}{raw} {unit}"
+    unit = f.unit or (f.noun[-1] if f.noun else "")
+    if unit == "%":
+        return f"{prefix}{raw}%"
+    return f"{prefix}{raw} {unit}".strip()

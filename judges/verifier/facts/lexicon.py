@@ -1,0 +1,266 @@
+"""Word tables (stopwords, negation, direction and quantifier words, months, number words, units,
+currencies, bound phrases) and a light stemmer."""
+
+from __future__ import annotations
+
+STOPWORDS = frozenset("""
+a an the this that these those there here it its it's they them their theirs he him his she her hers
+we us our ours you your yours i me my mine one's who whom whose which what when where why how
+is are was were be been being am do does did done doing have has had having will would shall should
+can could may might must ought to of in on at by for from with into onto upon over under about as
+than then so such too very just also only even still yet already both either each and or but if
+because while although though whereas unless until till since after before during per via
+within without through throughout across along among amongst between behind beyond toward towards
+up down out off again further once any some many much more most other another own same few less
+least lot lots several all every whole s t don't doesn't just like get gets got getting
+been make makes made use used using new now one ones around near also well may might
+""".split()) | {"its", "it’s", "'s"}
+
+# Words that never count as content (grammar, discourse, hedges)
+_FILLER = frozenset("""
+however therefore thus hence indeed really actually usually generally typically often sometimes
+always never also still overall currently total approximately roughly nearly almost about around
+include includes including included e.g i.e etc
+""".split())
+
+_NEGATIONS = frozenset("""
+not no never none nothing nobody nowhere neither nor without cannot can't won't don't doesn't didn't
+isn't aren't wasn't weren't hasn't haven't hadn't shouldn't mustn't wouldn't couldn't mightn't needn't
+ain't n't
+""".split())
+
+# Words that state the negative of a condition: they carry negative polarity, so
+# "closed" vs "open", "missing" vs "not found" line up as a polarity (dis)agreement.
+_NEGATIVE_STATES = frozenset("""
+closed missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
+prohibited forbidden banned disallowed disabled excluded denied refused rejected exempt
+impossible illegal unsupported unsafe invalid incorrect false
+""".split())
+_POSITIVE_STATES = frozenset("""
+open opened available allowed permitted enabled included accepted supported possible legal
+safe valid correct true allows permits
+""".split())
+
+# Antonymic direction groups: word -> (group, side)
+_DIRECTION_WORDS: dict[str, tuple[str, int]] = {}
+
+
+def _dir(group: str, side: int, words: str) -> None:
+    for w in words.split():
+        _DIRECTION_WORDS[w] = (group, side)
+
+
+_dir("magnitude", +1, """increase increases increased increasing rise rises rose risen rising grow grows grew
+grown growing growth gain gains gained climb climbs climbed jump jumped surge surged raise raises raised
+boost boosts boosted more higher highest greater greatest larger largest bigger biggest above exceed
+exceeds exceeded maximum""")
+_dir("magnitude", -1, """decrease decreases decreased decreasing fall falls fell fallen falling drop drops
+dropped dropping decline declines declined declining shrink shrinks shrank shrunk reduce reduces reduced
+reducing reduction lower lowers lowered lowest less fewer fewest smaller smallest below minimum least
+plunge plunged dip dipped cut cuts""")
+_dir("speed", +1, "fast faster fastest quick quicker quickest rapid rapidly quickly")
+_dir("speed", -1, "slow slower slowest slowly")
+_dir("order", +1, "after later latest afterwards subsequently")
+_dir("order", -1, "before earlier earliest prior previously beforehand")
+_dir("age", +1, "older oldest elderly")
+_dir("age", -1, "younger youngest young")
+_dir("cost", +1, "expensive costlier pricier")
+_dir("cost", -1, "cheap cheaper cheapest inexpensive")
+_dir("heat", +1, "hot hotter hottest warm warmer warmest")
+_dir("heat", -1, "cold colder coldest cool cooler coolest")
+_dir("ns", +1, "north northern northward northwards northbound")
+_dir("ns", -1, "south southern southward southwards southbound")
+_dir("ew", +1, "east eastern eastward eastwards eastbound")
+_dir("ew", -1, "west western westward westwards westbound")
+_dir("outcome", +1, "win wins won winning victory success succeeded succeeds")
+_dir("outcome", -1, "lose loses lost losing defeat defeated failure")
+_dir("scope", +1, "internal inside indoor indoors domestic")
+_dir("scope", -1, "external outside outdoor outdoors foreign international")
+_dir("trade", +1, "import imports imported")
+_dir("trade", -1, "export exports exported")
+_dir("sync", +1, "synchronous synchronously sync")
+_dir("sync", -1, "asynchronous asynchronously async")
+_dir("need", +1, "required mandatory compulsory obligatory")
+_dir("need", -1, "optional voluntary")
+_dir("access", +1, "public")
+_dir("access", -1, "private")
+_dir("connect", +1, "online")
+_dir("connect", -1, "offline")
+
+_NON_NEGATING = {("not", "only"), ("no", "doubt"), ("no", "matter"), ("not", "just"),
+                 ("never", "mind"), ("no", "sooner")}
+
+_UNIVERSAL = frozenset("all every each always everyone everybody everything everywhere entire".split())
+_PARTIAL = frozenset("""some most many several few sometimes often usually occasionally rarely seldom
+partly partially certain majority minority""".split())
+
+_MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
+    "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+}
+_WEEKDAYS = {
+    "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7,
+    "mondays": 1, "tuesdays": 2, "wednesdays": 3, "thursdays": 4, "fridays": 5, "saturdays": 6, "sundays": 7,
+}
+
+_UNITS_1 = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SHORT_SCALES = {"k": 1e3, "mn": 1e6, "bn": 1e9}
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20,
+    "hundredth": 100, "last": -1,
+}
+
+# unit surface (lower case) -> (dimension, factor to base unit, canonical symbol)
+_DAY = 86400.0
+_YEAR = 365.2425 * _DAY
+_UNITS: dict[str, tuple[str, float, str]] = {}
+
+
+def _u(dim: str, factor: float, canon: str, names: str) -> None:
+    for n in names.split():
+        _UNITS[n] = (dim, factor, canon)
+
+
+_u("length", 1e-3, "mm", "mm millimetre millimetres millimeter millimeters")
+_u("length", 1e-2, "cm", "cm centimetre centimetres centimeter centimeters")
+_u("length", 1.0, "m", "m metre metres meter meters")
+_u("length", 1e3, "km", "km kms kilometre kilometres kilometer kilometers")
+_u("length", 0.0254, "in", "inch inches")
+_u("length", 0.3048, "ft", "ft foot feet")
+_u("length", 0.9144, "yd", "yd yds yard yards")
+_u("length", 1609.344, "mi", "mi mile miles")
+_u("mass", 1e-6, "mg", "mg milligram milligrams milligramme milligrammes")
+_u("mass", 1e-3, "g", "g gram grams gramme grammes")
+_u("mass", 1.0, "kg", "kg kgs kilogram kilograms kilo kilos")
+_u("mass", 1e3, "t", "tonne tonnes ton tons")
+_u("mass", 0.45359237, "lb", "lb lbs pound pounds")
+_u("mass", 0.028349523, "oz", "oz ounce ounces")
+_u("volume", 1e-3, "ml", "ml millilitre millilitres milliliter milliliters")
+_u("volume", 1.0, "l", "l litre litres liter liters")
+_u("volume", 3.785411784, "gal", "gallon gallons gal")
+_u("volume", 1e3, "m3", "m3 m³")
+_u("duration", 1e-3, "ms", "ms millisecond milliseconds")
+_u("duration", 1.0, "s", "s sec secs second seconds")
+_u("duration", 60.0, "min", "min mins minute minutes")
+_u("duration", 3600.0, "h", "h hr hrs hour hours")
+_u("duration", _DAY, "day", "day days")
+_u("duration", 7 * _DAY, "week", "week weeks wk wks")
+_u("duration", 14 * _DAY, "fortnight", "fortnight fortnights")
+_u("duration", _YEAR / 12, "month", "month months mo mos")
+_u("duration", _YEAR, "year", "year years yr yrs")
+_u("duration", 10 * _YEAR, "decade", "decade decades")
+_u("duration", 100 * _YEAR, "century", "century centuries")
+_u("data", 1.0, "B", "byte bytes")
+_u("data", 1e3, "KB", "kb kilobyte kilobytes")
+_u("data", 1e6, "MB", "mb megabyte megabytes")
+_u("data", 1e9, "GB", "gb gigabyte gigabytes")
+_u("data", 1e12, "TB", "tb terabyte terabytes")
+_u("data", 1024.0, "KiB", "kib")
+_u("data", 1024.0 ** 2, "MiB", "mib")
+_u("data", 1024.0 ** 3, "GiB", "gib")
+_u("data", 1024.0 ** 4, "TiB", "tib")
+_u("speed", 1 / 3.6, "km/h", "km/h kmh kph")
+_u("speed", 0.44704, "mph", "mph")
+_u("speed", 1.0, "m/s", "m/s")
+_u("speed", 0.514444, "kn", "knot knots kn")
+_u("charge", 1.0, "mAh", "mah")
+_u("energy", 1.0, "kWh", "kwh")
+_u("power", 1.0, "W", "w watt watts")
+_u("power", 1e3, "kW", "kw kilowatt kilowatts")
+_u("frequency", 1e9, "GHz", "ghz")
+_u("frequency", 1e6, "MHz", "mhz")
+_u("calories", 1.0, "kcal", "kcal calorie calories")
+_u("percent", 1.0, "%", "% percent pct")
+_u("dose", 1.0, "IU", "iu")
+
+_CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "us$": "USD"}
+_CURRENCY_CODES = {"usd": "USD", "eur": "EUR", "gbp": "GBP", "jpy": "JPY", "chf": "CHF",
+                   "cad": "CAD", "aud": "AUD", "inr": "INR", "cny": "CNY"}
+_CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "yen": "JPY",
+                   "cent": "USD_CENT", "cents": "USD_CENT", "rupee": "INR", "rupees": "INR",
+                   "francs": "CHF", "franc": "CHF"}
+
+_ABBREVIATED_NOUNS = {"req": "request", "reqs": "request", "msg": "message", "msgs": "message",
+                      "ppl": "people", "pts": "point", "pt": "point", "emp": "employee"}
+
+_BOUNDS = [  # (phrase, bound) -- longest first
+    ("no more than", "le"), ("no less than", "ge"), ("no fewer than", "ge"), ("not more than", "le"),
+    ("not less than", "ge"), ("a minimum of", "ge"), ("a maximum of", "le"), ("at least", "ge"),
+    ("at most", "le"), ("more than", "gt"), ("greater than", "gt"), ("less than", "lt"),
+    ("fewer than", "lt"), ("up to", "le"), ("as many as", "le"), ("as much as", "le"),
+    ("minimum of", "ge"), ("maximum of", "le"), ("limited to", "le"), ("capped at", "le"),
+    ("just over", "gt"), ("just under", "lt"), ("close to", "approx"), ("in excess of", "gt"),
+    ("over", "gt"), ("above", "gt"), ("exceeding", "gt"), ("under", "lt"), ("below", "lt"),
+    ("about", "approx"), ("approximately", "approx"), ("approx", "approx"), ("around", "approx"),
+    ("roughly", "approx"), ("nearly", "approx"), ("almost", "approx"), ("circa", "approx"),
+    ("some", "approx"), ("~", "approx"), ("estimated", "approx"), ("an estimated", "approx"),
+    ("maximum", "le"), ("minimum", "ge"), ("max", "le"), ("min", "ge"),
+]
+
+_DIMENSION_ADJECTIVES = frozenset("""long tall high wide deep thick old away apart ago later long
+across in-length""".split())
+
+_YEAR_PREPOSITIONS = frozenset("in since by until till from of during before after circa to the "
+                               "early late mid end start beginning around".split())
+
+_IRREGULAR = {
+    "won": "win", "grew": "grow", "grown": "grow", "fell": "fall", "fallen": "fall", "rose": "rise",
+    "risen": "rise", "began": "begin", "begun": "begin", "ran": "run", "built": "build",
+    "bought": "buy", "sold": "sell", "made": "make", "took": "take", "taken": "take", "gave": "give",
+    "given": "give", "went": "go", "gone": "go", "held": "hold", "born": "born", "men": "man",
+    "women": "woman", "children": "child", "people": "person", "feet": "foot", "teeth": "tooth",
+    "mice": "mouse", "data": "data", "media": "medium", "lay": "lie", "lain": "lie", "lies": "lie",
+    "wrote": "write", "written": "write", "found": "find", "led": "lead", "left": "leave",
+    "paid": "pay", "shrank": "shrink", "shrunk": "shrink", "drove": "drive", "driven": "drive",
+    "flew": "fly", "flown": "fly", "spoke": "speak", "spoken": "speak", "chose": "choose",
+    "chosen": "choose", "kept": "keep", "met": "meet", "sent": "send", "spent": "spend", "lost": "lose",
+    "brought": "bring", "thought": "think", "taught": "teach", "caught": "catch", "fought": "fight",
+    "sought": "seek", "known": "know", "knew": "know", "shown": "show", "seen": "see", "saw": "see",
+    "became": "become", "came": "come", "says": "say", "said": "say", "has": "have", "had": "have",
+}
+
+
+def stem(word: str) -> str:
+    """A light stemmer: lower case, irregular forms, plural and verb endings."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.strip("'")
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if len(w) <= 3:
+        return w
+    for suffix, repl in (("ies", "y"), ("ied", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"),
+                         ("xes", "x"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            if suffix == "s" and (w.endswith("ss") or w.endswith("us") or w.endswith("is")):
+                return w
+            base = w[: len(w) - len(suffix)] + repl
+            if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # stopped -> stop
+            return base
+    return w
+
+
+def words_match(a: str, b: str) -> bool:
+    """Lexical match of two words: same stem or a shared prefix of five or more letters."""
+    if a == b:
+        return True
+    sa, sb = stem(a), stem(b)
+    if sa == sb or sa + "e" == sb or sb + "e" == sa:
+        return True
+    n = 0
+    for x, y in zip(sa, sb):
+        if x != y:
+            break
+        n += 1
+    return n >= 5 or (n >= 4 and n == min(len(sa), len(sb)))

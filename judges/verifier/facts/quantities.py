@@ -1,0 +1,357 @@
+"""Quantity and ordinal facts: numbers in digits or words with their units, scales, currencies,
+bounds and rates; and the identifiers ("Python 3.12", "Apollo 11") that look like counts."""
+
+from __future__ import annotations
+
+import re
+
+from .fact import Fact
+from .lexicon import (
+    _ABBREVIATED_NOUNS,
+    _BOUNDS,
+    _CURRENCY_CODES,
+    _CURRENCY_SYMBOLS,
+    _CURRENCY_WORDS,
+    _DIMENSION_ADJECTIVES,
+    _FILLER,
+    _MONTHS,
+    _ORDINALS,
+    _SCALES,
+    _SHORT_SCALES,
+    _TENS,
+    _UNITS,
+    _UNITS_1,
+    _WEEKDAYS,
+    STOPWORDS,
+    stem,
+)
+from .tokens import Token
+
+
+def parse_number(text: str) -> float | None:
+    """``1,000`` → 1000.0, ``3.5`` → 3.5, ``twelve`` → 12, ``twenty-one`` → 21; None otherwise."""
+    t = text.strip().lower()
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
+        return float(t.replace(",", ""))
+    if re.fullmatch(r"\d+(?:\.\d+)?", t):
+        return float(t)
+    if re.fullmatch(r"\d+,\d{1,2}", t):  # decimal comma
+        return float(t.replace(",", "."))
+    words = re.split(r"[\s-]+", t)
+    total, current, seen = 0.0, 0.0, False
+    for w in words:
+        if w == "and" and seen:
+            continue
+        if w in _UNITS_1:
+            current += _UNITS_1[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w in ("thousand", "million", "billion", "trillion"):
+            total += (current or 1) * _SCALES[w]
+            current = 0
+        elif w in ("a", "an") and not seen:
+            current = 1
+            continue
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def _is_number_word(low: str) -> bool:
+    parts = low.split("-")
+    return all(p in _UNITS_1 or p in _TENS for p in parts) and bool(parts)
+
+
+def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int]:
+    """The bound phrase ending right before token i: (bound, first token index)."""
+    words = []
+    j = i - 1
+    while j >= 0 and len(words) < 3 and tokens[j].kind in ("word", "sym") and j not in used:
+        if tokens[j].kind == "sym" and tokens[j].text != "~":
+            break
+        words.insert(0, (j, tokens[j].low))
+        j -= 1
+    for phrase, bound in _BOUNDS:
+        parts = phrase.split()
+        if len(parts) <= len(words) and [w for _, w in words[len(words) - len(parts):]] == parts:
+            return bound, words[len(words) - len(parts)][0]
+    return "eq", i
+
+
+def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str, int] | None:
+    """Unit starting at token j: (dim, factor, canon, last index)."""
+    n = len(tokens)
+    if j >= n:
+        return None
+    t = tokens[j]
+    low = t.low
+    # two-token units
+    if j + 1 < n:
+        two = f"{low} {tokens[j + 1].low}"
+        if two in ("cubic metres", "cubic meters", "cubic metre", "cubic meter"):
+            return ("volume", 1e3, "m3", j + 1)
+        if two in ("per cent",):
+            return ("percent", 1.0, "%", j + 1)
+        if two in ("percentage points", "percentage point"):
+            return ("percent", 1.0, "%", j + 1)
+    if t.kind == "sym" and t.text.startswith("°"):
+        scale = t.text[1:].upper()
+        end = j
+        if not scale and j + 1 < n and tokens[j + 1].low in ("c", "f", "celsius", "fahrenheit") \
+                and tokens[j + 1].start == t.end:
+            scale = tokens[j + 1].low[0].upper()
+            end = j + 1
+        return ("temperature", 1.0, f"°{scale or '?'}", end)
+    if low in ("degree", "degrees", "deg"):
+        if j + 1 < n and tokens[j + 1].low in ("celsius", "centigrade", "c", "fahrenheit", "f"):
+            return ("temperature", 1.0, "°" + ("F" if tokens[j + 1].low.startswith("f") else "C"), j + 1)
+        return ("temperature", 1.0, "°?", j)
+    if t.kind == "sym" and t.text == "%":
+        return ("percent", 1.0, "%", j)
+    if t.kind != "word":
+        return None
+    # compound "km/h", "m/s"
+    if j + 2 < n and tokens[j + 1].text == "/" and tokens[j + 2].kind == "word":
+        comp = f"{low}/{tokens[j + 2].low}"
+        if comp in _UNITS:
+            d, f, c = _UNITS[comp]
+            return (d, f, c, j + 2)
+    if low in _UNITS:
+        # single letters only when glued to the number or clearly a unit ("5 m", "30 g")
+        if len(low) == 1 and low not in ("m", "g", "h", "s", "l", "%"):
+            return None
+        if low in ("s", "h", "m", "g", "l") and not glued and j + 1 < n and tokens[j + 1].kind == "word" \
+                and tokens[j + 1].low not in STOPWORDS and tokens[j + 1].low not in _DIMENSION_ADJECTIVES:
+            return None
+        d, f, c = _UNITS[low]
+        # MB vs mb vs Mb: bits are rare in prose; treat as bytes.
+        return (d, f, c, j)
+    return None
+
+
+def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
+    n = len(tokens)
+    i = 0
+    while i < n:
+        t = tokens[i]
+        if i in used:
+            i += 1
+            continue
+        value: float | None = None
+        end = i
+        noun_from_hyphen: str | None = None
+        if t.kind == "num":
+            if re.fullmatch(r"\d+\.\d+\.\d+", t.text):
+                i += 1
+                continue  # version numbers are handled as identifiers
+            value = parse_number(t.text)
+        elif t.kind == "word":
+            low = t.low
+            head = low.split("-")
+            if low in ("half", "quarter", "third", "thirds", "quarters") and i + 1 < n and tokens[i + 1].low == "of":
+                frac = {"half": 50.0, "quarter": 25.0, "third": 100 / 3, "thirds": 200 / 3, "quarters": 75.0}[low]
+                start_i = i
+                if low in ("thirds", "quarters") and i > 0 and tokens[i - 1].low in ("two", "three"):
+                    start_i = i - 1
+                elif i > 0 and tokens[i - 1].low in ("a", "one"):
+                    start_i = i - 1
+                bound, b0 = _bound_before(tokens, start_i, used)
+                idx = tuple(range(b0, i + 1))
+                used.update(idx)
+                facts.append(Fact("quantity", frac, text[tokens[b0].start:t.end], tokens[b0].start, t.end,
+                                  dim="percent", unit="%", bound=bound if bound != "eq" else (
+                                      "approx" if low in ("third", "thirds") else "eq"),
+                                  raw=frac, tokens=idx))
+                i += 1
+                continue
+            if low in ("dozen",):
+                value = 12.0
+            elif low in ("once", "twice") and i + 2 < n and tokens[i + 1].low in ("a", "an", "per", "every") \
+                    and tokens[i + 2].low in _UNITS and _UNITS[tokens[i + 2].low][0] == "duration":
+                value = 1.0 if low == "once" else 2.0
+            elif _is_number_word(low) or (len(head) == 2 and _is_number_word(head[0])):
+                if _is_number_word(low):
+                    # join "twenty one", "two hundred", "one thousand"
+                    j = i
+                    words = [low]
+                    while j + 1 < n and tokens[j + 1].kind == "word" and (
+                            _is_number_word(tokens[j + 1].low) or tokens[j + 1].low in _SCALES):
+                        j += 1
+                        words.append(tokens[j].low)
+                    value = parse_number(" ".join(words))
+                    end = j
+                else:
+                    value = parse_number(head[0])
+                    noun_from_hyphen = head[1]
+                if low == "one" and i + 1 < n and tokens[i + 1].low in ("of", "another"):
+                    value = None
+            elif low in ("a", "an") and i + 1 < n and tokens[i + 1].low in ("dozen", "hundred", "thousand", "million"):
+                value = parse_number(f"one {tokens[i + 1].low}") if tokens[i + 1].low != "dozen" else 12.0
+                end = i + 1
+        if value is None:
+            i += 1
+            continue
+
+        bound, b0 = _bound_before(tokens, i, used)
+        start_i = b0
+        # currency prefix: "$20", "US$ 5", "EUR 10"
+        currency = None
+        if i > 0 and tokens[i - 1].kind in ("sym", "word"):
+            p = tokens[i - 1]
+            if p.text in _CURRENCY_SYMBOLS:
+                currency = _CURRENCY_SYMBOLS[p.text]
+            elif p.low in _CURRENCY_CODES:
+                currency = _CURRENCY_CODES[p.low]
+            if currency:
+                start_i = min(start_i, i - 1)
+                bound, b0 = _bound_before(tokens, i - 1, used)
+                start_i = min(b0, i - 1)
+        raw = value
+        # scale words: "1.5 million", "$2.3bn", "3k"
+        j = end + 1
+        if j < n and tokens[j].kind == "word" and (tokens[j].low in _SCALES or tokens[j].low in _SHORT_SCALES
+                                                   or (currency and tokens[j].low in ("m", "b"))):
+            w = tokens[j].low
+            scale = _SCALES.get(w) or _SHORT_SCALES.get(w) or (1e6 if w == "m" else 1e9)
+            if w in _SHORT_SCALES or w in ("m", "b"):
+                ok = tokens[j].start == tokens[j - 1].end or currency is not None
+            else:
+                ok = True
+            if ok:
+                value *= scale
+                raw = value
+                end = j
+                j += 1
+        # unit
+        dim, unit, factor = "count", "", 1.0
+        nouns: list[str] = []
+        if noun_from_hyphen:
+            u = _UNITS.get(noun_from_hyphen)
+            if u:
+                dim, factor, unit = u
+            else:
+                nouns = [stem(noun_from_hyphen)]
+        elif currency is None:
+            k = j
+            if k < n and tokens[k].text == "-" and tokens[k].start == tokens[k - 1].end:
+                k += 1  # "24-month"
+            glued = k < n and tokens[k].start == tokens[k - 1].end
+            u = _unit_at(tokens, k, glued)
+            if u is not None:
+                dim, factor, unit, end = u
+                j = end + 1
+            elif k < n and tokens[k].kind == "word" and tokens[k].low in _CURRENCY_WORDS:
+                currency = _CURRENCY_WORDS[tokens[k].low]
+                end = k
+                j = k + 1
+            elif k < n and tokens[k].kind == "word" and tokens[k].low in _CURRENCY_CODES:
+                currency = _CURRENCY_CODES[tokens[k].low]
+                end = k
+                j = k + 1
+        if currency:
+            if currency == "USD_CENT":
+                currency, value, raw = "USD", value / 100, raw
+            dim, unit, factor = f"currency:{currency}", currency, 1.0
+        if dim == "temperature":
+            if unit == "°F":
+                value = (value - 32) * 5 / 9
+            elif unit == "K":
+                value = value - 273.15
+        else:
+            value = value * factor
+        # "1.2 km long", "21 days apart", "5 years old": the adjective belongs to the quantity
+        if dim not in ("count", "percent") and not dim.startswith("currency") and j < n \
+                and tokens[j].low in _DIMENSION_ADJECTIVES:
+            end = j
+            j += 1
+        # count nouns: up to two content words after the number ("15 water stations")
+        if dim == "count" and not nouns:
+            k = j
+            while k < n and len(nouns) < 2:
+                tk = tokens[k]
+                if tk.kind != "word" or tk.low in STOPWORDS or tk.low in _FILLER or k in used \
+                        or _is_number_word(tk.low) or tk.low in _UNITS or tk.low in _ORDINALS \
+                        or tk.low in _SCALES or (tk.text[0].isupper() and nouns):
+                    break
+                if tk.low in _UNITS and _UNITS[tk.low][0] == "duration" and nouns:
+                    break
+                w = _ABBREVIATED_NOUNS.get(tk.low, tk.low)
+                nouns.append(stem(w))
+                end = k
+                k += 1
+            if k + 1 < n and tokens[k].text == "/" and tokens[k + 1].kind == "word" and not nouns:
+                pass
+            j = end + 1
+        # rate: "per minute", "/min", "a year", "each day"
+        per = ""
+        k = j
+        # allow "of X" or one more word before "per": "1,000 requests per minute", "7 million visitors a year"
+        if k + 1 < n and (tokens[k].low in ("per", "a", "an", "each", "every") or tokens[k].text == "/"):
+            nxt = tokens[k + 1]
+            u = _UNITS.get(nxt.low)
+            if u is not None and u[0] == "duration":
+                if tokens[k].low in ("a", "an", "per", "each", "every") or tokens[k].text == "/":
+                    value = value / u[1]
+                    per = "duration"
+                    end = k + 1
+            elif tokens[k].low == "per" and nxt.kind == "word" and nxt.low not in STOPWORDS:
+                per = stem(nxt.low)
+                end = k + 1
+        if dim == "count" and tokens[i].kind == "num" and i > 0:
+            prev = tokens[i - 1]
+            # identifiers: "Apollo 11", "Python 3.12", "Room 3B", "Windows 11"
+            if prev.kind == "word" and prev.is_cap and prev.low not in STOPWORDS and prev.low not in _MONTHS \
+                    and prev.low not in _WEEKDAYS and (i - 1) not in used and bound == "eq" \
+                    and prev.low not in ("chapter",) and not currency:
+                tail = ""
+                e = i
+                if i + 1 < n and tokens[i + 1].kind == "word" and tokens[i + 1].start == t.end:
+                    tail = tokens[i + 1].low
+                    e = i + 1
+                ident = f"{prev.low} {t.text.lower()}{tail}"
+                idx = (i - 1, i) + ((e,) if e != i else ())
+                used.update(idx)
+                facts.append(Fact("entity", ident, text[prev.start:tokens[e].end], prev.start, tokens[e].end,
+                                  dim="identifier", tokens=idx))
+                i = e + 1
+                continue
+        idx = tuple(range(start_i, end + 1))
+        used.update(idx)
+        # "one charge", "one of": a count of one written as a word is often just an article
+        weak = dim == "count" and raw == 1 and tokens[i].kind == "word" and bound == "eq" and not per
+        facts.append(Fact("quantity", float(value), text[tokens[start_i].start:tokens[end].end],
+                          tokens[start_i].start, tokens[end].end, dim=dim, unit=unit, noun=tuple(nouns),
+                          per=per, bound=bound, raw=float(raw), weak=weak, tokens=idx))
+        i = end + 1
+
+    # version-like identifiers standing alone ("3.12.0")
+    for i, t in enumerate(tokens):
+        if i not in used and t.kind == "num" and re.fullmatch(r"\d+\.\d+\.\d+", t.text):
+            prev = tokens[i - 1] if i > 0 else None
+            name = prev.low if prev is not None and prev.is_cap else ""
+            s = prev.start if name else t.start
+            idx = ((i - 1,) if name else ()) + (i,)
+            used.update(idx)
+            facts.append(Fact("entity", f"{name} {t.text}".strip(), text[s:t.end], s, t.end,
+                              dim="identifier", tokens=idx))
+
+
+def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact]) -> None:
+    n = len(tokens)
+    for i, t in enumerate(tokens):
+        if i in used:
+            continue
+        value = None
+        if t.kind == "word" and t.low in _ORDINALS:
+            value = _ORDINALS[t.low]
+            if t.low == "second" and i > 0 and tokens[i - 1].kind == "num":
+                continue
+        elif t.kind == "num" and re.fullmatch(r"\d+", t.text) and i + 1 < n and tokens[i + 1].low in (
+                "st", "nd", "rd", "th") and tokens[i + 1].start == t.end:
+            value = int(t.text)
+        if value is not None:
+            used.add(i)
+            facts.append(Fact("ordinal", value, t.text, t.start, t.end, weak=True, tokens=(i,)))

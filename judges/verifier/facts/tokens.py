@@ -1,0 +1,53 @@
+"""Tokens of a text: ISO dates, clock times, numbers, words and symbols, sentence openers marked."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN_RE = re.compile(
+    r"(?P<iso>\d{4}-\d{2}-\d{2})"
+    r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
+    r"|(?P<ampm>[aApP]\.[mM]\.?)"
+    r"|(?P<num>\d+(?:[.,]\d+)*)"
+    r"|(?P<word>[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?(?:-[A-Za-z0-9]+(?:['’][A-Za-z]+)?)*)"
+    r"|(?P<sym>°[CFcf]?|[$€£¥%~/–—-]|[^\sA-Za-z\d])"
+)
+
+
+@dataclass
+class Token:
+    text: str
+    kind: str  # iso | time | ampm | num | word | sym
+    start: int
+    end: int
+    initial: bool = False  # opens a sentence
+
+    @property
+    def low(self) -> str:
+        t = self.text.lower().replace("’", "'")
+        if t.endswith("'s"):
+            t = t[:-2]
+        return t
+
+    @property
+    def is_cap(self) -> bool:
+        return self.kind == "word" and self.text[0].isupper()
+
+
+def tokenize(text: str) -> list[Token]:
+    tokens: list[Token] = []
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup or "sym"
+        tokens.append(Token(m.group(), kind, m.start(), m.end()))
+    # Mark sentence-initial tokens (first word, and words after . ! ? : ; or an opening quote).
+    expect = True
+    for t in tokens:
+        if t.kind == "sym":
+            if t.text in ".!?:;•\n" or t.text in "\"“(['‘":
+                expect = True if t.text in ".!?:;•" or expect else expect
+            continue
+        if expect:
+            t.initial = True
+        expect = False
+    return tokens
