@@ -171,8 +171,9 @@ def _record_grounding_in_one_statement(*, tenant: Tenant, run_id, all_specs, gro
                                        unsupported_claims, output_confidence, output, sources, retrieved,
                                        judged) -> tuple[Run, EngineDecision] | None:
     """PostgreSQL: an unlocked read, the engine, then one statement that writes every row only if
-    the run is still as read (see governance/rows.py). Eight round trips become two, which is most
-    of what a report cost under load. None when the locked path must decide instead.
+    the run is still as read (see governance/rows.py): two statements instead of eight, the same
+    rows. None when the locked path must decide instead (missing or ended run, or a concurrent
+    report got there first).
     """
     run = rows.grounding_run_state(tenant_id=tenant.pk, run_id=run_id)
     if run is None or run.ended_at is not None:
@@ -182,7 +183,6 @@ def _record_grounding_in_one_statement(*, tenant: Tenant, run_id, all_specs, gro
     _accumulate(run, unsupported_claims=unsupported_claims, sources=sources, output_confidence=output_confidence)
     specs, decision = _decide_report(run, all_specs, grounding_scores=grounding_scores, citations=citations,
                                      output=output, retrieved=retrieved, judged=judged)
-    severity = SEVERITY[decision.action]
     written = rows.write_grounding(
         run=run, seen_reports=seen_reports,
         report={"grounding_scores": list(grounding_scores), "citations": list(citations),
@@ -195,7 +195,7 @@ def _record_grounding_in_one_statement(*, tenant: Tenant, run_id, all_specs, gro
              "metadata": e.metadata, "source": e.source}
             for e in decision.evaluations
         ],
-        outranked=[action for action, rank in SEVERITY.items() if rank < severity],
+        severity={str(action): rank for action, rank in SEVERITY.items()},  # the run's action only rises
         report_at=report_at, decided_at=timezone.now(),
     )
     if written is None:
