@@ -135,7 +135,8 @@ def retrieval_view(provenance, *, citations=(), rules: dict[str, dict] | None = 
     by_source = provenance.get("results_by_source")
     grouped: list[tuple[str, list[dict]]] = []
     if isinstance(by_source, dict):
-        grouped = [(str(name), _list_of_dicts(results)) for name, results in by_source.items()]
+        # Sorted by name: PostgreSQL's jsonb does not keep an object's key order, SQLite does.
+        grouped = sorted((str(name), _list_of_dicts(results)) for name, results in by_source.items())
     if not any(results for _, results in grouped):
         # Only the flat merged list: group it by each result's own source_name.
         flat: dict[str, list[dict]] = defaultdict(list)
