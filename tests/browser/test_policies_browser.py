@@ -58,7 +58,10 @@ def test_admin_creates_toggles_edits_and_reads_history(browser_page, sign_in, sc
 
     # live validation: a bad value is flagged as it is typed, and cleared when fixed
     score = page.get_by_label("Minimum grounding score")
+    # The template swap above must have settled (htmx wires the new fields up then) before typing.
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')")
     score.fill("1.5")
+    score.dispatch_event("change")
     error = page.locator("#id_rule_min_grounding_score_error")
     expect(error).to_have_text("Must be a number between 0.0 and 1.0.")
     expect(score).to_have_attribute("aria-invalid", "true")
