@@ -16,10 +16,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from policies.categories import get_category  # noqa: E402
-from policies.engine import _new_evaluation  # noqa: E402  (the engine's own Evaluation builder)
 from policies.engine import (  # noqa: E402
     PolicySpec,
     RunState,
+    _new_evaluation,  # noqa: E402  (the engine's own Evaluation builder)
     combine,
     evaluate_phase,
 )

@@ -86,7 +86,7 @@ def server_env(database_url: str) -> dict:
     env = dict(os.environ)
     env.update({
         "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "governance.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "WARNING",
@@ -103,7 +103,7 @@ import json, sys
 import django
 django.setup()
 from django_scopes import scope
-from governance.audit import Actor
+from tenants.audit import Actor
 from governance import services as run_services
 from policies import services as policy_services
 from tenants import services as tenant_services
@@ -137,7 +137,7 @@ def free_port() -> int:
 
 def start_server(env: dict, port: int, workers: int, threads: int) -> subprocess.Popen:
     gunicorn = str(Path(PY).with_name("gunicorn"))
-    cmd = [gunicorn, "governance.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+    cmd = [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
            "--worker-class", "gthread", "--threads", str(threads), "--keep-alive", "30",
            "--log-level", "warning", "--preload"]
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)

@@ -3,8 +3,9 @@
 import django_filters as filters
 from django import forms
 
-from .models import Action, AuditEvent, Evaluation, Phase, ReviewState, Run
+from tenants.models import AuditEvent
 
+from .models import Action, Evaluation, Phase, ReviewState, Run
 
 MAX_ID = 2**63 - 1
 

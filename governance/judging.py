@@ -13,7 +13,9 @@ from django.conf import settings
 from django.db import transaction
 
 from judges.services import Evidence, judge, kinds_for, runs_inline
-from policies.engine import Evaluation, PolicySpec
+from policies.engine import Evaluation
+
+from .tasks import judge_decision
 
 logger = logging.getLogger("groundrule.judges")
 
@@ -33,8 +35,6 @@ def inline_evaluations(*, tenant, specs, phase: str, evidence: Evidence) -> list
 
 
 def _enqueue(decision_id: int, spec: dict, kind: str) -> None:
-    from judges.tasks import judge_decision
-
     try:
         judge_decision.apply_async(kwargs={"decision_id": decision_id, "spec": spec, "kind": kind}, retry=True,
                                    retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
@@ -49,6 +49,3 @@ def queue_background(*, specs, phase: str, decision_id: int) -> None:
                 spec_data = asdict(spec)
                 transaction.on_commit(lambda s=spec_data, k=kind: _enqueue(decision_id, s, k))
 
-
-def spec_from_dict(data: dict) -> PolicySpec:
-    return PolicySpec(**{**data, "agents": tuple(data.get("agents") or ())})

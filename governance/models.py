@@ -3,22 +3,13 @@ from django.db import models
 from django.utils import timezone
 from django_scopes import ScopedManager
 
+from core import vocabulary
+from core.vocabulary import SEVERITY
 from tenants.models import ApiKey, Tenant
 
-
-class Action(models.TextChoices):
-    ALLOW = "allow"
-    WARN = "warn"
-    BLOCK = "block"
-
-
-class Phase(models.TextChoices):
-    BEFORE = "before_workflow"
-    MID = "mid_execution"
-    AFTER = "after_workflow"
-
-
-SEVERITY = {Action.ALLOW: 0, Action.WARN: 1, Action.BLOCK: 2}
+# Django choices over the shared vocabulary (core.vocabulary), so models, filters and forms agree.
+Action = models.TextChoices("Action", [(a.name, a.value) for a in vocabulary.Action])
+Phase = models.TextChoices("Phase", [(p.name, p.value) for p in vocabulary.Phase])
 
 
 class Run(models.Model):
@@ -69,6 +60,18 @@ class Run(models.Model):
         if not self.ended_at:
             return None
         return int((self.ended_at - self.started_at).total_seconds() * 1000)
+
+    def raise_final_action(self, action: str) -> list[str]:
+        """Keeps final_action the most severe action seen (a block also blocks a running run);
+        returns the fields it changed."""
+        fields = []
+        if SEVERITY[action] > SEVERITY[self.final_action]:
+            self.final_action = action
+            fields.append("final_action")
+        if action == "block" and self.status == Run.Status.RUNNING:
+            self.status = Run.Status.BLOCKED
+            fields.append("status")
+        return fields
 
 
 class GroundingReport(models.Model):
@@ -146,10 +149,7 @@ class ReviewState(models.TextChoices):
 class Evaluation(models.Model):
     """One policy's verdict at one phase; a warn or block is a violation reviewers judge."""
 
-    class Source(models.TextChoices):
-        ENGINE = "engine"
-        LLM_JUDGE = "llm_judge"
-        VERIFIER = "verifier"
+    Source = models.TextChoices("Source", [(s.name, s.value) for s in vocabulary.EvaluationSource])
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
@@ -192,41 +192,3 @@ class Evaluation(models.Model):
     @property
     def is_violation(self) -> bool:
         return self.action in (Action.WARN, Action.BLOCK)
-
-
-class AuditEventQuerySet(models.QuerySet):
-    def update(self, **kwargs):
-        raise PermissionError("The audit log is append-only.")
-
-    def delete(self):
-        raise PermissionError("The audit log is append-only.")
-
-
-class AuditEvent(models.Model):
-    """Append-only record of every change: who, what, when, before and after (secrets masked)."""
-
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    action = models.CharField(max_length=100, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    actor_label = models.CharField(max_length=200, blank=True, default="")
-    request_id = models.CharField(max_length=64, blank=True, default="")
-    object_type = models.CharField(max_length=64, blank=True, default="")
-    object_id = models.CharField(max_length=64, blank=True, default="")
-    object_repr = models.CharField(max_length=200, blank=True, default="")
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-
-    objects = ScopedManager(tenant="tenant", _manager_class=models.Manager.from_queryset(AuditEventQuerySet))
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [models.Index(fields=["tenant", "-id"])]
-
-    def save(self, *args, **kwargs):
-        if self.pk is not None:
-            raise PermissionError("The audit log is append-only.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise PermissionError("The audit log is append-only.")

@@ -4,7 +4,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .audit import Actor, audit_record
+from tenants.audit import Actor, audit_record
+
 from .models import Evaluation, ReviewState
 
 REVIEW_STATES = (ReviewState.CONFIRMED, ReviewState.DISMISSED)

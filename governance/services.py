@@ -12,16 +12,18 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from policies.engine import Decision as EngineDecision
+from core.errors import Conflict
+from core.vocabulary import SEVERITY
 from judges.services import Evidence
+from policies.engine import Decision as EngineDecision
 from policies.engine import RunState, combine, evaluate_phase
 from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
 
 from . import judging, retrieval, rows
-from .errors import Conflict
-from .models import SEVERITY, Decision, Evaluation, GroundingReport, Run, Span
+from .access import run_for
+from .models import Decision, Evaluation, GroundingReport, Run, Span
 
 
 def _specs(tenant: Tenant, agent_name: str):
@@ -46,18 +48,6 @@ def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingRep
     return row
 
 
-def _raise_final_action(run: Run, action: str) -> list[str]:
-    """Keeps run.final_action the most severe action seen; returns the fields it changed."""
-    fields = []
-    if SEVERITY[action] > SEVERITY[run.final_action]:
-        run.final_action = action
-        fields.append("final_action")
-    if action == "block" and run.status == Run.Status.RUNNING:
-        run.status = Run.Status.BLOCKED
-        fields.append("status")
-    return fields
-
-
 def run_start(*, tenant: Tenant, api_key: ApiKey | None = None, agent_name: str, workflow_name: str = "",
               input: Any = None, metadata: dict | None = None) -> tuple[Run, EngineDecision]:
     specs = _specs(tenant, agent_name)
@@ -65,7 +55,7 @@ def run_start(*, tenant: Tenant, api_key: ApiKey | None = None, agent_name: str,
     with transaction.atomic():
         run = Run(tenant=tenant, api_key=api_key, agent_name=agent_name, workflow_name=workflow_name or "",
                   input=input, metadata=metadata or {})
-        _raise_final_action(run, decision.action)
+        run.raise_final_action(decision.action)
         run.save()
         persist_decision(run=run, decision=decision)
     return run, decision
@@ -97,7 +87,6 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
                          citations: Sequence = (), unsupported_claims: Sequence[str] = (),
                          output_confidence: float | None = None, output: str | None = None,
                          sources: Sequence[dict] = ()) -> tuple[Run, EngineDecision]:
-    from tenants.access import run_for
 
     all_specs = policy_specs_for(tenant)
     sources = [dict(source) for source in sources]
@@ -140,7 +129,7 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         specs, decision = _decide_report(run, all_specs, grounding_scores=grounding_scores, citations=citations,
                                          output=output, retrieved=retrieved, judged=judged)
         fields = ["report_count", "citations", "unsupported_claims", "sources", "output_confidence", "output"]
-        fields += _raise_final_action(run, decision.action)
+        fields += run.raise_final_action(decision.action)
         rows.update_fields(run, fields)
         row = persist_decision(run=run, decision=decision, report=report)
         judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
@@ -207,7 +196,6 @@ def _record_grounding_in_one_statement(*, tenant: Tenant, run_id, all_specs, gro
 
 def run_record_span(*, tenant: Tenant, run_id, kind: str, name: str, input: Any = None, output: Any = None,
                     started_at=None, ended_at=None, attributes: dict | None = None) -> Span:
-    from tenants.access import run_for
 
     run = run_for(tenant, run_id)
     return Span.objects.create(
@@ -221,7 +209,6 @@ FAILED_RUN_REASON = "Run failed; after_workflow audit skipped"
 
 def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | None = None,
                  error: str | None = None) -> tuple[Run, EngineDecision]:
-    from tenants.access import run_for
 
     with transaction.atomic():
         run = run_for(tenant, run_id, for_update=True)
@@ -246,7 +233,7 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
                 judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow",
                                                     evidence=evidence)
                 decision = combine("after_workflow", (*decision.evaluations, *judged))
-        _raise_final_action(run, decision.action)
+        run.raise_final_action(decision.action)
         if error:
             run.status = Run.Status.FAILED
         elif run.final_action == "block":
@@ -258,23 +245,3 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
         if state is not None:
             judging.queue_background(specs=specs, phase="after_workflow", decision_id=row.pk)
     return run, decision
-
-
-def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence) -> None:
-    """Adds late evaluations (a background judge) to a stored decision and raises the run's action."""
-    with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=decision_row.run_id)
-        Evaluation.objects.bulk_create(
-            Evaluation(
-                tenant_id=run.tenant_id, run=run, decision=decision_row, policy_id=e.policy_id,
-                policy_ref=e.policy_id, policy_name=e.policy_name, policy_version=e.policy_version,
-                category=e.category, agent_name=run.agent_name, phase=e.phase, action=e.action,
-                reason=e.reason, metadata=e.metadata, source=e.source,
-            )
-            for e in evaluations
-        )
-        fields = []
-        for e in evaluations:
-            fields += _raise_final_action(run, e.action)
-        if fields:
-            run.save(update_fields=sorted(set(fields)))

@@ -4,8 +4,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from governance.api.base import TenantAPIView
-from governance.api.fields import StrictCharField, StrictSerializer, UnitScoreField
+from core.api.base import TenantAPIView
+from core.api.fields import StrictCharField, StrictSerializer, UnitScoreField
 
 from .verification import config_for
 from .verifier import check_grounding

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from core.vocabulary import EvaluationSource
 from policies.engine import Evaluation, PolicySpec
 from tenants.models import Tenant
 from tenants.services import secret_value
@@ -22,8 +23,8 @@ from .models import Judgement
 
 logger = logging.getLogger("groundrule.judges")
 
-LLM = "llm_judge"
-VERIFIER = "verifier"
+LLM = EvaluationSource.LLM_JUDGE.value
+VERIFIER = EvaluationSource.VERIFIER.value
 # Cross-claim consistency (factual_consistency_check): the local verifier's contradiction
 # detection between the claims of one answer. Its evaluations are stored with source "verifier".
 CONSISTENCY = "consistency"

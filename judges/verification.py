@@ -4,6 +4,8 @@ import logging
 
 from django.conf import settings
 
+from core.vocabulary import SEVERITY
+
 from .verifier import CONTRADICTED, VerifierConfig, check_grounding
 
 logger = logging.getLogger("groundrule.judges")
@@ -12,7 +14,6 @@ GROUNDING_CONTRADICTION = "GROUNDING_CONTRADICTION"
 GROUNDING_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
 GROUNDING_NO_SOURCES = "GROUNDING_NO_SOURCES"
 OUTPUT_SELF_CONTRADICTION = "OUTPUT_SELF_CONTRADICTION"
-_SEVERITY = {"allow": 0, "warn": 1, "block": 2}
 
 
 def config_for(rules: dict | None = None) -> VerifierConfig:
@@ -70,7 +71,7 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
         reasons.append(f"Verifier: unverifiable claims ratio ({ratio}) exceeds max ({limit})")
         codes.append(GROUNDING_UNVERIFIABLE)
         other = rules.get("unverifiable_action", "warn")
-        action = other if _SEVERITY[other] > _SEVERITY[action] else action
+        action = other if SEVERITY[other] > SEVERITY[action] else action
     metadata = {"verification": verification, "reason_codes": codes}
     if reasons:
         metadata["warnings"] = reasons

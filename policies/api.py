@@ -4,11 +4,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from governance.api.base import TenantAPIView
-from governance.api.runs import IdCursorPagination
-from governance.audit import Actor
-from governance.errors import InvalidInput
-from tenants.access import policy_for
+from core.api.base import TenantAPIView
+from core.api.pagination import IdCursorPagination
+from core.errors import InvalidInput
+from policies.access import policy_for
+from tenants.audit import Actor
 
 from . import services
 from .models import Policy

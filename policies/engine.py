@@ -55,6 +55,11 @@ class PolicySpec:
     rules: dict
     agents: tuple[str, ...] = ()
 
+    @classmethod
+    def from_dict(cls, data: dict) -> PolicySpec:
+        """The inverse of `dataclasses.asdict`, as a spec travels to a Celery task."""
+        return cls(**{**data, "agents": tuple(data.get("agents") or ())})
+
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:

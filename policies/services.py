@@ -6,8 +6,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from governance.audit import Actor, audit_record
-from governance.errors import InvalidInput
+from core.errors import InvalidInput
+from tenants.audit import Actor, audit_record
 from tenants.models import Tenant
 
 from .categories import CATEGORIES, RuleValidationError, UnknownCategory, get_category

@@ -4,9 +4,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from governance.api.base import TenantAPIView
-from governance.api.fields import StrictCharField, StrictSerializer
-from governance.audit import Actor
+from core.api.base import TenantAPIView
+from core.api.fields import StrictCharField, StrictSerializer
+from tenants.audit import Actor
 
 from . import services
 from .access import secret_for

@@ -107,3 +107,43 @@ class TenantSecret(models.Model):
     def reveal(self) -> str:
         """The plaintext, for server-side use only (provider calls). Never render or log it."""
         return crypto.decrypt(self.ciphertext)
+
+
+class AuditEventQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise PermissionError("The audit log is append-only.")
+
+    def delete(self):
+        raise PermissionError("The audit log is append-only.")
+
+
+class AuditEvent(models.Model):
+    """Append-only record of every change: who, what, when, before and after (secrets masked)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=100, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    object_type = models.CharField(max_length=64, blank=True, default="")
+    object_id = models.CharField(max_length=64, blank=True, default="")
+    object_repr = models.CharField(max_length=200, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = ScopedManager(tenant="tenant", _manager_class=models.Manager.from_queryset(AuditEventQuerySet))
+
+    class Meta:
+        # The table kept its name when the model moved here from governance (migration 0002).
+        db_table = "governance_auditevent"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["tenant", "-id"])]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise PermissionError("The audit log is append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("The audit log is append-only.")

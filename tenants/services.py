@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from governance.audit import Actor, audit_record
+from tenants.audit import Actor, audit_record
 
 from . import crypto
 from .models import ApiKey, Membership, Role, Tenant, TenantSecret, hash_api_key

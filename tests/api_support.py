@@ -5,9 +5,9 @@ import json
 
 from django_scopes import scopes_disabled
 
-from governance.models import AuditEvent, Decision, Evaluation, GroundingReport, Run, Span
+from governance.models import Decision, Evaluation, GroundingReport, Run, Span
 from policies.models import Policy, PolicyVersion
-from tenants.models import ApiKey, Membership, Tenant, TenantSecret
+from tenants.models import ApiKey, AuditEvent, Membership, Tenant, TenantSecret
 
 # Seed 002, "Strict Research Assistant".
 STRICT = {

@@ -10,10 +10,10 @@ try:  # Django-free test modules (engine, verifier, judge providers) also run wi
     from django_scopes import scope, scopes_disabled
     from rest_framework.test import APIClient
 
-    from governance.audit import Actor
     from policies import services as policy_services
     from policies.selectors import clear_policy_cache
     from tenants import services as tenant_services
+    from tenants.audit import Actor
     from tenants.models import Role
 
     SYSTEM = Actor.system("tests")
@@ -126,7 +126,7 @@ def _celery_eager(request):
     if not DJANGO:
         yield
         return
-    from governance.celery import app
+    from config.celery import app
 
     eager = "celery_worker" not in request.keywords
     previous = app.conf.task_always_eager

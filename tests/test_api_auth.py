@@ -4,14 +4,13 @@ Also the endpoints that need no key: /healthz, the OpenAPI schema and its docs p
 """
 
 import pytest
+from api_support import create_policy, row_counts, start_run
 from django_scopes import scopes_disabled
 from rest_framework.test import APIClient
 
-from governance.audit import Actor
 from tenants import services as tenant_services
+from tenants.audit import Actor
 from tenants.models import ApiKey
-
-from api_support import create_policy, row_counts, start_run
 
 pytestmark = pytest.mark.django_db
 

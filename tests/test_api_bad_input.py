@@ -3,13 +3,20 @@
 import json
 
 import pytest
+from api_support import (
+    STRICT,
+    create_policy,
+    ground,
+    post_json,
+    post_raw,
+    row_counts,
+    start_run,
+)
 from django_scopes import scopes_disabled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policies.models import Policy
-
-from api_support import STRICT, create_policy, ground, post_json, post_raw, row_counts, start_run
 
 pytestmark = pytest.mark.django_db
 

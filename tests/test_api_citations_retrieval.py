@@ -5,11 +5,19 @@ import copy
 import json
 
 import pytest
+from api_support import (
+    complete,
+    create_policy,
+    ground,
+    post_json,
+    post_raw,
+    row_counts,
+    start_run,
+)
 from django_scopes import scopes_disabled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api_support import complete, create_policy, ground, post_json, post_raw, row_counts, start_run
 from policies.models import Policy
 
 pytestmark = pytest.mark.django_db

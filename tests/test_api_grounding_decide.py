@@ -2,7 +2,6 @@
 the decision under the agent's policy, which policy that is, bad input and authentication."""
 
 import pytest
-
 from api_support import create_policy, post_json, row_counts
 
 pytestmark = pytest.mark.django_db

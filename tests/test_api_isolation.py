@@ -8,8 +8,15 @@ import io
 import json
 
 import pytest
-
-from api_support import STRICT, complete, create_policy, ground, post_json, row_counts, start_run
+from api_support import (
+    STRICT,
+    complete,
+    create_policy,
+    ground,
+    post_json,
+    row_counts,
+    start_run,
+)
 
 pytestmark = pytest.mark.django_db
 

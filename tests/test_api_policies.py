@@ -6,13 +6,13 @@ Every change writes a PolicyVersion snapshot and an audit event, and the next de
 from datetime import datetime
 
 import pytest
+from api_support import LENIENT, STRICT, create_policy, ground, post_json, start_run
 from django_scopes import scopes_disabled
 
-from governance.models import AuditEvent, Evaluation
+from governance.models import Evaluation
 from policies.categories.grounding import GROUNDING_RULES
 from policies.models import Policy, PolicyVersion
-
-from api_support import LENIENT, STRICT, create_policy, ground, post_json, start_run
+from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

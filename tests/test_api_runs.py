@@ -7,13 +7,21 @@ evaluation is stored with the version of the policy that made it.
 from datetime import timedelta
 
 import pytest
+from api_support import (
+    LENIENT,
+    STRICT,
+    all_pages,
+    complete,
+    create_policy,
+    ground,
+    post_json,
+    start_run,
+)
 from django.utils import timezone
 from django_scopes import scopes_disabled
 
 from governance.models import Decision, Evaluation, GroundingReport, Run
 from governance.services import FAILED_RUN_REASON
-
-from api_support import LENIENT, STRICT, all_pages, complete, create_policy, ground, post_json, start_run
 
 pytestmark = pytest.mark.django_db
 

@@ -5,13 +5,11 @@ database as plaintext.
 """
 
 import pytest
+from api_support import dumps, row_counts
 from django_scopes import scopes_disabled
 
-from governance.models import AuditEvent
 from tenants import services as tenant_services
-from tenants.models import TenantSecret
-
-from api_support import dumps, row_counts
+from tenants.models import AuditEvent, TenantSecret
 
 pytestmark = pytest.mark.django_db
 

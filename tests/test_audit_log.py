@@ -2,15 +2,13 @@
 and before/after JSON with secrets masked. Append-only, listed and filtered over the API."""
 
 import pytest
+from api_support import STRICT, create_policy, dumps, post_json
 from django_scopes import scope, scopes_disabled
 
-from governance.audit import SECRET_MASK, Actor
-from governance.context import request_id_var
-from governance.models import AuditEvent
+from core.context import request_id_var
 from tenants import services as tenant_services
-from tenants.models import ApiKey
-
-from api_support import STRICT, create_policy, dumps, post_json
+from tenants.audit import SECRET_MASK, Actor
+from tenants.models import ApiKey, AuditEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -10,10 +10,16 @@ import pytest
 from django.conf import settings
 from django.db import connection
 from django_scopes import scopes_disabled
-
 from fake_llm_server import FakeLLMServer
+from test_judges_integration import (
+    UNGROUNDED,
+    judge_rules,
+    report,
+    start,
+    store_provider_secrets,
+)
+
 from governance.models import Evaluation, Run
-from test_judges_integration import UNGROUNDED, judge_rules, report, start, store_provider_secrets
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,7 @@ from django.core.management import CommandError, call_command
 from django_scopes import scopes_disabled
 from rest_framework.test import APIClient
 
-from governance.models import AuditEvent
-from tenants.models import ApiKey, Membership, Role, Tenant, TenantSecret
+from tenants.models import ApiKey, AuditEvent, Membership, Role, Tenant, TenantSecret
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@
 local verifier's contradiction detection, at after_workflow, inline."""
 
 import pytest
-
 from api_support import complete, create_policy, ground, start_run
+
 from judges import services as judge_services
 from policies.engine import PolicySpec
 

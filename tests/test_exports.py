@@ -10,14 +10,14 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
+from api_support import create_policy, ground, start_run
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
 from governance import exports
-from governance.models import AuditEvent, Evaluation, Run
-
-from api_support import create_policy, ground, start_run
+from governance.models import Evaluation, Run
+from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -3,12 +3,12 @@
 import pytest
 from django.test import override_settings
 from django_scopes import scope
-
 from fake_llm_server import FakeLLMServer
-from governance.audit import Actor
+
 from governance.models import Evaluation, Run
 from judges.models import Judgement
 from tenants import services as tenant_services
+from tenants.audit import Actor
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,11 @@ from judges.llm import (
 from judges.llm import providers as providers_module
 
 try:
-    from tests.fake_llm_server import FakeLLMServer, fake_llm_server, fake_llm_server_fixture  # noqa: F401
+    from tests.fake_llm_server import (  # noqa: F401
+        FakeLLMServer,
+        fake_llm_server,
+        fake_llm_server_fixture,
+    )
 except ImportError:  # tests/ on sys.path rather than the project root
     from fake_llm_server import (  # type: ignore[no-redef]  # noqa: F401
         FakeLLMServer,

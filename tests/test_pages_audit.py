@@ -7,10 +7,11 @@ import re
 
 import pytest
 from django_scopes import scope, scopes_disabled
-
-from governance.audit import Actor, audit_record
-from governance.models import AuditEvent, Evaluation
 from pages_support import STRICT, bulk_violations, run_through, signed_in, violations_of
+
+from governance.models import Evaluation
+from tenants.audit import Actor, audit_record
+from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

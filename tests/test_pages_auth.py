@@ -3,8 +3,8 @@
 import pytest
 from django_scopes import scopes_disabled
 
-from governance.audit import Actor
 from tenants import services
+from tenants.audit import Actor
 from tenants.models import Membership, Role
 
 pytestmark = pytest.mark.django_db

@@ -9,13 +9,13 @@ The runs are made through the API, as an agent makes them, so the pages show wha
 import re
 
 import pytest
+from api_support import complete, create_policy, ground, post_json, start_run
 from django.utils.html import escape
 from django_scopes import scopes_disabled
+from pages_support import signed_in
 
-from api_support import complete, create_policy, ground, post_json, start_run
 from governance import services
 from governance.models import Decision, Evaluation, Run, Span
-from pages_support import signed_in
 from policies.categories import CATEGORIES
 from policies.pages.forms import OTHER_GROUP, rule_group
 from policies.templates_catalog import TEMPLATES, template_for

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from django_scopes import scopes_disabled
+from pages_support import LENIENT, STRICT, bulk_violations, run_through, signed_in
 
 from governance.models import Evaluation, Run
-from pages_support import LENIENT, STRICT, bulk_violations, run_through, signed_in
 
 pytestmark = pytest.mark.django_db
 

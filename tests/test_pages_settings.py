@@ -6,10 +6,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django_scopes import scopes_disabled
 
-from governance.audit import Actor
-from governance.models import AuditEvent
 from tenants import services
-from tenants.models import ApiKey, Membership, Role, TenantSecret, hash_api_key
+from tenants.audit import Actor
+from tenants.models import (
+    ApiKey,
+    AuditEvent,
+    Membership,
+    Role,
+    TenantSecret,
+    hash_api_key,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_scopes import scopes_disabled
+from pages_support import (
+    LENIENT,
+    STRICT,
+    bulk_violations,
+    run_through,
+    signed_in,
+    violations_of,
+)
 
-from governance.models import AuditEvent, Evaluation
-from pages_support import LENIENT, STRICT, bulk_violations, run_through, signed_in, violations_of
+from governance.models import Evaluation
+from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -5,10 +5,9 @@ queries however many policies apply. Lists must cost the same however many rows 
 """
 
 import pytest
+from api_support import STRICT, complete, create_policy, ground, post_json, start_run
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-
-from api_support import STRICT, complete, create_policy, ground, post_json, start_run
 
 pytestmark = pytest.mark.django_db
 

@@ -31,8 +31,8 @@ REPORTS = [
 
 @pytest.fixture
 def governed(acme):
-    from governance.audit import Actor
     from policies import services as policy_services
+    from tenants.audit import Actor
 
     actor = Actor.system("tests")
     with scope(tenant=acme):

@@ -3,11 +3,12 @@
 import pytest
 from django.core.exceptions import ValidationError
 from django_scopes import scope, scopes_disabled
-
-from governance.audit import Actor
-from governance.models import AuditEvent, Evaluation
-from governance.reviews import evaluation_review
 from pages_support import STRICT, run_through, signed_in, violations_of
+
+from governance.models import Evaluation
+from governance.reviews import evaluation_review
+from tenants.audit import Actor
+from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

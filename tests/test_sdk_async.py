@@ -4,9 +4,8 @@ test drives its coroutine with asyncio.run()."""
 import asyncio
 import logging
 
-import pytest
-
 import groundrule
+import pytest
 from groundrule import GroundruleAPIError, PolicyViolationError
 
 pytestmark = pytest.mark.django_db(transaction=True)

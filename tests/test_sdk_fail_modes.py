@@ -9,10 +9,14 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
-
 import groundrule
-from groundrule import ConfigurationError, GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+import pytest
+from groundrule import (
+    ConfigurationError,
+    GroundruleAPIError,
+    GroundruleUnavailable,
+    PolicyViolationError,
+)
 
 UNREACHABLE = "Groundrule unreachable; failing open"
 ALLOW = {"action": "allow", "phase": "before_workflow", "reason": "Grounding rules stored", "evaluations": []}

@@ -4,9 +4,8 @@ what was retrieved."""
 
 import asyncio
 
-import pytest
-
 import groundrule
+import pytest
 from groundrule import PolicyViolationError
 
 pytestmark = pytest.mark.django_db(transaction=True)

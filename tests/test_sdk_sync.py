@@ -4,9 +4,8 @@ failed runs, bad input and configuration. Seed 002 "SDK Integration" and "Handli
 import datetime as dt
 import logging
 
-import pytest
-
 import groundrule
+import pytest
 from groundrule import GroundruleAPIError, PolicyViolationError
 
 pytestmark = pytest.mark.django_db(transaction=True)

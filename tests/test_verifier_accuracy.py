@@ -14,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from judges.verifier import VerifierConfig, check_grounding, find_contradictions, get_embedder
+from judges.verifier import (
+    VerifierConfig,
+    check_grounding,
+    find_contradictions,
+    get_embedder,
+)
 
 DATA = Path(__file__).parent / "data" / "verifier_pairs.jsonl"
 LABELS = ("supported", "contradicted", "unverifiable")

@@ -4,7 +4,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judges.verifier.claims import extract_claims, non_factual_reason, split_sentences, strip_code_blocks
+from judges.verifier.claims import (
+    extract_claims,
+    non_factual_reason,
+    split_sentences,
+    strip_code_blocks,
+)
 
 
 def test_plain_sentences_are_claims():

@@ -18,7 +18,14 @@ level, so a misspelt field is a 400 that names it, not a record the dashboard ca
 
 from rest_framework import serializers
 
-from .fields import JSONObjectField, SafeJSONField, StrictCharField, StrictFloatField, StrictSerializer, UnitScoreField
+from core.api.fields import (
+    JSONObjectField,
+    SafeJSONField,
+    StrictCharField,
+    StrictFloatField,
+    StrictSerializer,
+    UnitScoreField,
+)
 
 MAX_RESULTS = 1000
 MAX_QUERIES = 100

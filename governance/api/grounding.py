@@ -9,11 +9,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.api.base import TenantAPIView
+from core.api.fields import SafeJSONField, StrictCharField, StrictSerializer
 from policies.categories.grounding_context import decide_grounding
 from policies.selectors import grounding_context_for
-
-from .base import TenantAPIView
-from .fields import SafeJSONField, StrictCharField, StrictSerializer
 
 MAX_DOCUMENTS = 1000
 

@@ -4,12 +4,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from core.api.base import TenantAPIView
+from core.api.pagination import IdCursorPagination
 from governance import exports
 from governance.filters import AuditFilter, EvaluationFilter
-from governance.models import AuditEvent, Evaluation
+from governance.models import Evaluation
+from tenants.models import AuditEvent
 
-from .base import TenantAPIView
-from .runs import IdCursorPagination
 from .serializers import AuditEventOut, EvaluationOut
 
 FORMAT_PARAM = OpenApiParameter("format", str, enum=["csv", "jsonl"], description="Export format")

@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from .base import TenantAPIView
+from core.api.base import TenantAPIView
 
 
 class PingView(TenantAPIView):

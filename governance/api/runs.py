@@ -3,42 +3,26 @@ from functools import lru_cache
 from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from core.api.base import TenantAPIView
+from core.api.pagination import IdCursorPagination
 from governance import services
+from governance.access import run_for
 from governance.filters import RunFilter
 from governance.models import Evaluation, Run
 from policies.selectors import grounding_context_for
-from tenants.access import run_for
 
-from .base import TenantAPIView
-from .serializers import CompleteIn, GroundingIn, RunDetailOut, RunOut, RunStartIn, SpanIn, SpanOut
-
-
-class IdCursorPagination(CursorPagination):
-    ordering = "-id"
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-    def decode_cursor(self, request):
-        """A cursor the client tampered with is bad input (400), not a missing page or a 500.
-
-        DRF answers 404 for an undecodable cursor and hands a non-numeric position straight to
-        the id filter, which raised ValueError.
-        """
-        invalid = exceptions.ValidationError({self.cursor_query_param: ["Invalid cursor."]})
-        try:
-            cursor = super().decode_cursor(request)
-        except exceptions.NotFound:
-            raise invalid from None
-        if cursor is not None and cursor.position is not None:
-            position = cursor.position
-            if not (position.isascii() and position.isdigit()) or int(position) > 2**63 - 1:
-                raise invalid
-        return cursor
+from .serializers import (
+    CompleteIn,
+    GroundingIn,
+    RunDetailOut,
+    RunOut,
+    RunStartIn,
+    SpanIn,
+    SpanOut,
+)
 
 
 @lru_cache(maxsize=None)

@@ -1,15 +1,16 @@
 from rest_framework import serializers
 
-from governance.models import AuditEvent, Evaluation, GroundingReport, Run, Span
-
-from .evidence import CitationField, provenance_errors
-from .fields import (
+from core.api.fields import (
     JSONObjectField,
     SafeJSONField,
     StrictCharField,
     StrictSerializer,
     UnitScoreField,
 )
+from governance.models import Evaluation, GroundingReport, Run, Span
+from tenants.models import AuditEvent
+
+from .evidence import CitationField, provenance_errors
 
 MAX_ITEMS = 1000
 

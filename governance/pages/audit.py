@@ -7,13 +7,12 @@ a download leaves the product and its access rules behind, so viewers only read 
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
+from core.pages import has_filters, parse_cursor, render_page
 from governance import exports, selectors
 from governance.filters import AuditFilter, EvaluationFilter
-from governance.models import Action, AuditEvent, Evaluation, Phase, ReviewState
-from tenants.models import Role
+from governance.models import Action, Evaluation, Phase, ReviewState
+from tenants.models import AuditEvent, Role
 from tenants.permissions import require_role
-
-from .common import has_filters, parse_cursor, render_page
 
 
 @require_GET

@@ -5,10 +5,9 @@ from urllib.parse import urlencode
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from core.pages import render_page
 from governance import selectors
 from tenants.permissions import require_role
-
-from .common import render_page
 
 
 @require_GET

@@ -2,12 +2,11 @@
 
 from django.views.decorators.http import require_GET
 
+from core.pages import has_filters, parse_cursor, render_page
 from governance import selectors
+from governance.access import run_for
 from governance.models import Action, Run
-from tenants.access import run_for
 from tenants.permissions import require_role
-
-from .common import has_filters, parse_cursor, render_page
 
 TABS = ("governance", "trace")
 

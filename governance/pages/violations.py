@@ -7,16 +7,15 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
+from core.pages import has_filters, parse_cursor, render_page
 from governance import selectors
-from governance.audit import Actor
+from governance.access import evaluation_for
 from governance.models import Action, Phase, ReviewState
 from governance.reviews import MAX_COMMENT, evaluation_review
 from policies.models import Policy
-from tenants.access import evaluation_for
+from tenants.audit import Actor
 from tenants.models import Role
 from tenants.permissions import require_role, require_role_for_post
-
-from .common import has_filters, parse_cursor, render_page
 
 
 class ReviewForm(forms.Form):

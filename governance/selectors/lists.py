@@ -11,8 +11,10 @@ from heapq import merge
 
 from django.db.models import QuerySet
 
+from tenants.models import AuditEvent
+
 from ..filters import AuditFilter, RunFilter, ViolationFilter
-from ..models import Action, AuditEvent, Evaluation, Run
+from ..models import Action, Evaluation, Run
 
 PAGE_SIZE = 50
 VIOLATION_ACTIONS = (Action.WARN, Action.BLOCK)

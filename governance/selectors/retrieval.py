@@ -14,7 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..models import Evaluation
-from .evidence import _citation_failures, _is_number, _list_of_dicts, _number, _text_of, citation_parts
+from .evidence import (
+    _citation_failures,
+    _is_number,
+    _list_of_dicts,
+    _number,
+    _text_of,
+    citation_parts,
+)
 
 MAX_SHOWN_RESULTS = 100
 

@@ -73,8 +73,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .claims import split_sentences, extract_claims
-from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
+from .claims import extract_claims, split_sentences
+from .facts import (
+    Alignment,
+    Analysis,
+    Conflict,
+    align,
+    analyse,
+    proper_vocabulary,
+    refers_back,
+)
 
 __all__ = [
     "VerifierConfig",

@@ -13,9 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-PHASES = ("before_workflow", "mid_execution", "after_workflow")
-ACTIONS = ("allow", "warn", "block")
-SEVERITY = {"allow": 0, "warn": 1, "block": 2}
+from core.vocabulary import ACTIONS, PHASES, SEVERITY
 
 RULE_TYPES = ("boolean", "number", "integer", "string", "enum")
 

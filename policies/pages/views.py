@@ -16,14 +16,14 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from governance.audit import Actor
-from governance.errors import InvalidInput
-from governance.pages.common import render_page
+from core.errors import InvalidInput
+from core.pages import render_page
 from policies import services
+from policies.access import policy_for
 from policies.categories import CATEGORIES, UnknownCategory, get_category
 from policies.models import Policy, PolicyVersion
 from policies.templates_catalog import template_for, templates_for_category
-from tenants.access import policy_for
+from tenants.audit import Actor
 from tenants.permissions import require_role
 
 from .forms import PolicyFilterForm, PolicyForm, format_value, group_rules

@@ -18,14 +18,20 @@ from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from governance.audit import Actor
 from tenants import services
 from tenants.access import api_key_for, membership_for, secret_for
+from tenants.audit import Actor
 from tenants.middleware import SESSION_TENANT_KEY
 from tenants.models import ApiKey, Membership, Role, TenantSecret
 from tenants.permissions import has_role, require_role
 
-from .forms import KNOWN_SECRET_NAMES, ApiKeyForm, MemberAddForm, MemberRoleForm, SecretForm
+from .forms import (
+    KNOWN_SECRET_NAMES,
+    ApiKeyForm,
+    MemberAddForm,
+    MemberRoleForm,
+    SecretForm,
+)
 
 
 def _toast(response: HttpResponse, text: str, level: str = "success") -> HttpResponse:

@@ -9,9 +9,8 @@ import re
 import pytest
 
 pytest.importorskip("playwright")
-from playwright.sync_api import expect  # noqa: E402
-
 from django_scopes import scopes_disabled  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 from policies.models import Policy  # noqa: E402
 
@@ -232,8 +231,8 @@ def test_dark_mode_screenshots(dark_page, sign_in, screenshot, alice, make_polic
 
 
 def test_switching_tenant_from_the_top_bar(browser_page, sign_in, screenshot, alice, globex, make_policy):
-    from governance.audit import Actor
     from tenants import services
+    from tenants.audit import Actor
     from tenants.models import Role
 
     services.membership_set(tenant=globex, user=alice, role=Role.VIEWER, actor=Actor.system("tests"))

@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("playwright")
-from playwright.sync_api import expect  # noqa: E402
-
 from django.contrib.auth import get_user_model  # noqa: E402
 from django_scopes import scopes_disabled  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
-from governance.audit import Actor  # noqa: E402
 from policies import services as policy_services  # noqa: E402
 from tenants import services as tenant_services  # noqa: E402
+from tenants.audit import Actor  # noqa: E402
 from tenants.models import Role  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

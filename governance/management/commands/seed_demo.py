@@ -12,10 +12,10 @@ from django.utils import timezone
 from django_scopes import scope
 
 from governance import services as run_services
-from governance.audit import Actor
 from governance.models import Decision, Evaluation, Run, Span
 from policies import services as policy_services
 from tenants import services as tenant_services
+from tenants.audit import Actor
 from tenants.models import Role, Tenant
 
 DEMO_SLUG = "demo"

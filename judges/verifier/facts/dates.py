@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 
 from .fact import Fact
-from .lexicon import _FILLER, _MONTHS, _SCALES, _UNITS, _WEEKDAYS, _YEAR_PREPOSITIONS, STOPWORDS
+from .lexicon import (
+    _FILLER,
+    _MONTHS,
+    _SCALES,
+    _UNITS,
+    _WEEKDAYS,
+    _YEAR_PREPOSITIONS,
+    STOPWORDS,
+)
 from .tokens import Token
 
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from governance.audit import Actor
 from tenants import services
+from tenants.audit import Actor
 from tenants.models import Tenant
 
 

@@ -2,8 +2,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from governance.audit import Actor
 from tenants import services
+from tenants.audit import Actor
 from tenants.models import Tenant
 
 

@@ -3,8 +3,8 @@ import sys
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from governance.audit import Actor
 from tenants import services
+from tenants.audit import Actor
 from tenants.models import Tenant
 
 

@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 from typing import Any
 
-from .context import current_request_id
+from core.context import current_request_id
+
 from .models import AuditEvent
 
 SECRET_MASK = "••••••"

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from .health import healthz
+from core.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -2,7 +2,11 @@
 
 import logging
 
-from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django_scopes import ScopeError
@@ -10,7 +14,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from governance.errors import Conflict, InvalidInput
+from core.errors import Conflict, InvalidInput
 
 logger = logging.getLogger("groundrule.api")
 

@@ -1,0 +1,57 @@
+"""Late evaluations: a judge that ran in the background appends its verdict to a stored decision.
+
+`judges` only judges and returns evaluations (a leaf, like the engine); writing them onto the run
+is the runs domain's job, here.
+"""
+
+from collections.abc import Sequence
+
+from django.db import transaction
+from django_scopes import scope, scopes_disabled
+
+from judges.services import LLM, Evidence, judge
+from policies.engine import PolicySpec
+
+from .models import Decision, Evaluation, Run
+
+
+def decision_judge(*, decision_id: int, spec: dict, kind: str) -> str:
+    """Judge one stored decision for one policy and append the evaluation. Idempotent."""
+    with scopes_disabled():
+        decision = Decision.objects.select_related("run", "report", "tenant").filter(pk=decision_id).first()
+    if decision is None:
+        return "missing"
+    policy = PolicySpec.from_dict(spec)
+    source = LLM if kind == LLM else "verifier"
+    with scope(tenant=decision.tenant):
+        if Evaluation.objects.filter(decision=decision, policy_ref=policy.id, source=source).exists():
+            return "duplicate"
+        if decision.report is not None:
+            report = decision.report
+            evidence = Evidence(output=report.output, citations=tuple(report.citations), sources=tuple(report.sources))
+        else:
+            run = decision.run
+            evidence = Evidence(output=run.output, citations=tuple(run.citations), sources=tuple(run.sources))
+        evaluation = judge(tenant=decision.tenant, spec=policy, phase=decision.phase, kind=kind, evidence=evidence)
+        decision_append_evaluations(decision_row=decision, evaluations=[evaluation])
+    return evaluation.action
+
+
+def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence) -> None:
+    """Adds late evaluations (a background judge) to a stored decision and raises the run's action."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=decision_row.run_id)
+        Evaluation.objects.bulk_create(
+            Evaluation(
+                tenant_id=run.tenant_id, run=run, decision=decision_row, policy_id=e.policy_id,
+                policy_ref=e.policy_id, policy_name=e.policy_name, policy_version=e.policy_version,
+                category=e.category, agent_name=run.agent_name, phase=e.phase, action=e.action,
+                reason=e.reason, metadata=e.metadata, source=e.source,
+            )
+            for e in evaluations
+        )
+        fields = []
+        for e in evaluations:
+            fields += run.raise_final_action(e.action)
+        if fields:
+            run.save(update_fields=sorted(set(fields)))

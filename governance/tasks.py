@@ -1,0 +1,22 @@
+"""Celery tasks: thin wrappers that load by id and call a service."""
+
+from celery import shared_task
+from django.conf import settings
+from django.db import OperationalError
+
+from .judgements import decision_judge
+
+
+@shared_task(
+    bind=True,
+    # The name it had when it lived in judges.tasks: messages already queued still find it.
+    name="judges.tasks.judge_decision",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    max_retries=3,
+    soft_time_limit=int(settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS) + 15,
+    time_limit=int(settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS) + 30,
+)
+def judge_decision(self, *, decision_id: int, spec: dict, kind: str) -> str:
+    return decision_judge(decision_id=decision_id, spec=spec, kind=kind)
