@@ -43,10 +43,20 @@ def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence
         run = Run.objects.select_for_update().get(pk=decision_row.run_id)
         Evaluation.objects.bulk_create(
             Evaluation(
-                tenant_id=run.tenant_id, run=run, decision=decision_row, policy_id=e.policy_id,
-                policy_ref=e.policy_id, policy_name=e.policy_name, policy_version=e.policy_version,
-                category=e.category, agent_name=run.agent_name, phase=e.phase, action=e.action,
-                reason=e.reason, metadata=e.metadata, source=e.source,
+                tenant_id=run.tenant_id,
+                run=run,
+                decision=decision_row,
+                policy_id=e.policy_id,
+                policy_ref=e.policy_id,
+                policy_name=e.policy_name,
+                policy_version=e.policy_version,
+                category=e.category,
+                agent_name=run.agent_name,
+                phase=e.phase,
+                action=e.action,
+                reason=e.reason,
+                metadata=e.metadata,
+                source=e.source,
             )
             for e in evaluations
         )

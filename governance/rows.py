@@ -24,9 +24,23 @@ MAX_ROWS_PER_STATEMENT = 400
 
 
 # Field types whose database value is the Python value itself on every backend we support.
-_AS_IS = frozenset({"AutoField", "BigAutoField", "BigIntegerField", "BooleanField", "CharField", "FloatField",
-                    "IntegerField", "PositiveBigIntegerField", "PositiveIntegerField", "PositiveSmallIntegerField",
-                    "SlugField", "SmallIntegerField", "TextField"})
+_AS_IS = frozenset(
+    {
+        "AutoField",
+        "BigAutoField",
+        "BigIntegerField",
+        "BooleanField",
+        "CharField",
+        "FloatField",
+        "IntegerField",
+        "PositiveBigIntegerField",
+        "PositiveIntegerField",
+        "PositiveSmallIntegerField",
+        "SlugField",
+        "SmallIntegerField",
+        "TextField",
+    }
+)
 
 
 def _preparer(field):
@@ -54,7 +68,7 @@ def insert_rows(model: type[Model], rows: list[dict], *, return_pks: bool = Fals
     fields, preparers, head, one, returning = _insert_plan(model)
     pks = []
     for start in range(0, len(rows), MAX_ROWS_PER_STATEMENT):
-        batch = rows[start:start + MAX_ROWS_PER_STATEMENT]
+        batch = rows[start : start + MAX_ROWS_PER_STATEMENT]
         params = []
         for row in batch:
             for field, prepare in zip(fields, preparers):
@@ -179,8 +193,18 @@ _NOT_AN_INDEX_KEY = "({} + 0)"
 
 # What the engine needs of a run at mid_execution (and what decides 404/409); the run's own
 # citations and output are not read: the report's are appended in SQL.
-_RUN_STATE_FIELDS = ("id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count",
-                     "unsupported_claims", "sources", "output_confidence")
+_RUN_STATE_FIELDS = (
+    "id",
+    "tenant_id",
+    "agent_name",
+    "status",
+    "final_action",
+    "ended_at",
+    "report_count",
+    "unsupported_claims",
+    "sources",
+    "output_confidence",
+)
 _RUN_STATE_JSON = frozenset({"unsupported_claims", "sources"})
 
 
@@ -190,8 +214,10 @@ def _run_state_sql() -> str:
 
     qn = connection.ops.quote_name
     columns = ", ".join(qn(Run._meta.get_field(name).column) for name in _RUN_STATE_FIELDS)
-    return (f"SELECT {columns} FROM {qn(Run._meta.db_table)} "
-            f"WHERE {qn('id')} = %s AND {_NOT_AN_INDEX_KEY.format(qn('tenant_id'))} = %s")
+    return (
+        f"SELECT {columns} FROM {qn(Run._meta.db_table)} "
+        f"WHERE {qn('id')} = %s AND {_NOT_AN_INDEX_KEY.format(qn('tenant_id'))} = %s"
+    )
 
 
 def grounding_run_state(*, tenant_id: int, run_id):
@@ -206,8 +232,10 @@ def grounding_run_state(*, tenant_id: int, run_id):
     if row is None:
         return None
     # psycopg hands jsonb to Django as text; JSONField.from_db_value would json.loads it too.
-    loaded = {name: json.loads(v) if name in _RUN_STATE_JSON and v is not None else v
-              for name, v in zip(_RUN_STATE_FIELDS, row)}
+    loaded = {
+        name: json.loads(v) if name in _RUN_STATE_JSON and v is not None else v
+        for name, v in zip(_RUN_STATE_FIELDS, row)
+    }
     names = [f.attname for f in Run._meta.concrete_fields if f.attname in loaded]  # from_db wants model order
     return Run.from_db(connection.alias, names, [loaded[name] for name in names])
 
@@ -230,21 +258,30 @@ def _insert_select(model, exprs: dict[str, str], source: str, defaults: list) ->
             key = f"default_{model._meta.model_name}_{field.attname}"
             defaults.append((key, field))
             values.append(f"%({key})s")
-    return (f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(columns)}) "
-            f"SELECT {', '.join(values)} FROM {source}")
+    return f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)} FROM {source}"
 
 
 # The columns of each evaluation, sent as one jsonb array: one parameter however many policies
 # apply, so the statement text is the same for every call (psycopg caches its parsing only for
 # statements of at most 50 parameters).
-_EVALUATION_COLUMNS = (("policy_id", "bigint"), ("policy_name", "text"), ("policy_version", "integer"),
-                       ("category", "text"), ("phase", "text"), ("action", "text"), ("reason", "text"),
-                       ("metadata", "jsonb"), ("source", "text"))
+_EVALUATION_COLUMNS = (
+    ("policy_id", "bigint"),
+    ("policy_name", "text"),
+    ("policy_version", "integer"),
+    ("category", "text"),
+    ("phase", "text"),
+    ("action", "text"),
+    ("reason", "text"),
+    ("metadata", "jsonb"),
+    ("source", "text"),
+)
 # Rows in array order (n), so the evaluations' ids follow the engine's order, as before.
 _EVALUATIONS_FROM = (
     "ROWS FROM (jsonb_to_recordset(%(evaluations)s::jsonb) AS ("
     + ", ".join(f"{name} {kind}" for name, kind in _EVALUATION_COLUMNS)
-    + ")) WITH ORDINALITY AS e(" + ", ".join(name for name, _ in _EVALUATION_COLUMNS) + ", n)"
+    + ")) WITH ORDINALITY AS e("
+    + ", ".join(name for name, _ in _EVALUATION_COLUMNS)
+    + ", n)"
 )
 
 
@@ -254,24 +291,60 @@ def _grounding_write_plan():
 
     qn = connection.ops.quote_name
     defaults: list = []
-    report = _insert_select(GroundingReport, {
-        "tenant_id": "run.tenant_id", "run_id": "run.id", "seq": "run.report_count",
-        "grounding_scores": "input.grounding_scores", "citations": "input.citations",
-        "unsupported_claims": "input.unsupported_claims", "output_confidence": "input.output_confidence",
-        "output": "input.output", "sources": "input.sources", "created_at": "%(report_at)s",
-    }, "run, input", defaults)
-    decision = _insert_select(Decision, {
-        "tenant_id": "run.tenant_id", "run_id": "run.id", "report_id": "report.id", "phase": "%(phase)s",
-        "action": "%(action)s", "reason": "%(reason)s", "abstention_response": "%(abstention_response)s",
-        "created_at": "%(decided_at)s",
-    }, "run, report", defaults)
-    evaluation = _insert_select(Evaluation, {
-        "tenant_id": "run.tenant_id", "run_id": "run.id", "decision_id": "decision.id",
-        "policy_id": "e.policy_id", "policy_ref": "e.policy_id", "policy_name": "e.policy_name",
-        "policy_version": "e.policy_version", "category": "e.category", "agent_name": "run.agent_name",
-        "phase": "e.phase", "action": "e.action", "reason": "e.reason", "metadata": "e.metadata",
-        "source": "e.source", "created_at": "%(decided_at)s",
-    }, f"run, decision, {_EVALUATIONS_FROM}", defaults)
+    report = _insert_select(
+        GroundingReport,
+        {
+            "tenant_id": "run.tenant_id",
+            "run_id": "run.id",
+            "seq": "run.report_count",
+            "grounding_scores": "input.grounding_scores",
+            "citations": "input.citations",
+            "unsupported_claims": "input.unsupported_claims",
+            "output_confidence": "input.output_confidence",
+            "output": "input.output",
+            "sources": "input.sources",
+            "created_at": "%(report_at)s",
+        },
+        "run, input",
+        defaults,
+    )
+    decision = _insert_select(
+        Decision,
+        {
+            "tenant_id": "run.tenant_id",
+            "run_id": "run.id",
+            "report_id": "report.id",
+            "phase": "%(phase)s",
+            "action": "%(action)s",
+            "reason": "%(reason)s",
+            "abstention_response": "%(abstention_response)s",
+            "created_at": "%(decided_at)s",
+        },
+        "run, report",
+        defaults,
+    )
+    evaluation = _insert_select(
+        Evaluation,
+        {
+            "tenant_id": "run.tenant_id",
+            "run_id": "run.id",
+            "decision_id": "decision.id",
+            "policy_id": "e.policy_id",
+            "policy_ref": "e.policy_id",
+            "policy_name": "e.policy_name",
+            "policy_version": "e.policy_version",
+            "category": "e.category",
+            "agent_name": "run.agent_name",
+            "phase": "e.phase",
+            "action": "e.action",
+            "reason": "e.reason",
+            "metadata": "e.metadata",
+            "source": "e.source",
+            "created_at": "%(decided_at)s",
+        },
+        f"run, decision, {_EVALUATIONS_FROM}",
+        defaults,
+    )
     sql = f"""
         WITH input AS (
             SELECT %(grounding_scores)s::jsonb AS grounding_scores, %(citations)s::jsonb AS citations,
@@ -304,8 +377,17 @@ def _grounding_write_plan():
     return " ".join(sql.split()), tuple(defaults)
 
 
-def write_grounding(*, run, seen_reports: int, report: dict, decision, evaluations: list[dict],
-                    severity: dict[str, int], report_at, decided_at) -> tuple | None:
+def write_grounding(
+    *,
+    run,
+    seen_reports: int,
+    report: dict,
+    decision,
+    evaluations: list[dict],
+    severity: dict[str, int],
+    report_at,
+    decided_at,
+) -> tuple | None:
     """Update the run and insert report, decision and evaluations in one statement (see above).
 
     Returns (report_count, status, final_action, decision id) as written, or None when the run
@@ -316,17 +398,29 @@ def write_grounding(*, run, seen_reports: int, report: dict, decision, evaluatio
     sql, defaults = _grounding_write_plan()
     params = {key: field.get_db_prep_save(field.get_default(), connection) for key, field in defaults}
     params.update(
-        grounding_scores=json.dumps(report["grounding_scores"]), citations=json.dumps(report["citations"]),
-        unsupported_claims=json.dumps(report["unsupported_claims"]), sources=json.dumps(report["sources"]),
-        output_confidence=report["output_confidence"], output=report["output"],
+        grounding_scores=json.dumps(report["grounding_scores"]),
+        citations=json.dumps(report["citations"]),
+        unsupported_claims=json.dumps(report["unsupported_claims"]),
+        sources=json.dumps(report["sources"]),
+        output_confidence=report["output_confidence"],
+        output=report["output"],
         # Integers as int8 whatever their size: psycopg would pick int2/int4/int8 by value, and
         # each combination of types is a statement prepared anew.
-        tenant_id=Int8(run.tenant_id), run_id=Int8(run.pk), seen_reports=Int8(seen_reports),
-        ranks=json.dumps(severity), rank=Int8(severity[decision.action]),
-        action=decision.action, blocks=decision.action == "block",
-        running=Run.Status.RUNNING.value, blocked=Run.Status.BLOCKED.value,
-        phase=decision.phase, reason=decision.reason, abstention_response=decision.abstention_response,
-        evaluations=json.dumps(evaluations), report_at=report_at, decided_at=decided_at,
+        tenant_id=Int8(run.tenant_id),
+        run_id=Int8(run.pk),
+        seen_reports=Int8(seen_reports),
+        ranks=json.dumps(severity),
+        rank=Int8(severity[decision.action]),
+        action=decision.action,
+        blocks=decision.action == "block",
+        running=Run.Status.RUNNING.value,
+        blocked=Run.Status.BLOCKED.value,
+        phase=decision.phase,
+        reason=decision.reason,
+        abstention_response=decision.abstention_response,
+        evaluations=json.dumps(evaluations),
+        report_at=report_at,
+        decided_at=decided_at,
     )
     with _prepared_cursor() as cursor:
         cursor.execute(sql, params)

@@ -23,8 +23,9 @@ class SourceField(serializers.Field):
             return data
         if isinstance(data, dict) and set(data) <= {"id", "text", "score"} and isinstance(data.get("text"), str):
             score = data.get("score")
-            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                      or not 0 <= score <= 1):
+            if score is not None and (
+                isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1
+            ):
                 self.fail("invalid")
             if not isinstance(data.get("id", ""), str) or len(data["text"]) > 20_000 or "\x00" in data["text"]:
                 self.fail("invalid")
@@ -49,7 +50,10 @@ class GroundingCheckView(TenantAPIView):
         serializer = CheckIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        rules = {k: data[k] for k in ("entailment_threshold", "contradiction_threshold", "max_unverifiable_ratio")
-                 if k in data}
+        rules = {
+            k: data[k]
+            for k in ("entailment_threshold", "contradiction_threshold", "max_unverifiable_ratio")
+            if k in data
+        }
         result = check_grounding(data["text"], data["sources"], config_for(rules))
         return Response(result.to_dict())

@@ -32,9 +32,7 @@ def clean_scope(raw: Any) -> dict:
     if not isinstance(agents, list):
         raise RuleValidationError({"scope.agents": ["Must be a list of agent names."]})
     if len(agents) > MAX_AGENTS:
-        raise RuleValidationError(
-            {"scope.agents": [f"Must list at most {MAX_AGENTS} agent names."]}
-        )
+        raise RuleValidationError({"scope.agents": [f"Must list at most {MAX_AGENTS} agent names."]})
     problems = []
     for index, agent in enumerate(agents):
         problem = _agent_problem(agent)

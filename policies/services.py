@@ -83,11 +83,20 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
     return cleaned
 
 
-def policy_validate(*, tenant: Tenant, exclude_pk=None, name, category, rules=None, scope=None, enabled=True,
-                    description="") -> dict:
+def policy_validate(
+    *, tenant: Tenant, exclude_pk=None, name, category, rules=None, scope=None, enabled=True, description=""
+) -> dict:
     """Validate a policy without saving it (the dashboard's live validation); raises InvalidInput."""
-    return _clean(tenant=tenant, exclude_pk=exclude_pk, name=name, description=description, category=category,
-                  rules=rules, scope=scope, enabled=enabled)
+    return _clean(
+        tenant=tenant,
+        exclude_pk=exclude_pk,
+        name=name,
+        description=description,
+        category=category,
+        rules=rules,
+        scope=scope,
+        enabled=enabled,
+    )
 
 
 def _bump_generation(tenant: Tenant) -> None:
@@ -96,20 +105,28 @@ def _bump_generation(tenant: Tenant) -> None:
 
 def _snapshot(policy: Policy, change: str, actor: Actor) -> None:
     PolicyVersion.objects.create(
-        tenant=policy.tenant, policy=policy if change != PolicyVersion.Change.DELETED else None,
-        policy_ref=policy.pk, version=policy.version, change=change, snapshot=policy.snapshot(),
-        actor=actor.user, actor_label=actor.label[:200],
+        tenant=policy.tenant,
+        policy=policy if change != PolicyVersion.Change.DELETED else None,
+        policy_ref=policy.pk,
+        version=policy.version,
+        change=change,
+        snapshot=policy.snapshot(),
+        actor=actor.user,
+        actor_label=actor.label[:200],
     )
 
 
 @transaction.atomic
-def policy_create(*, tenant: Tenant, actor: Actor, name, category, rules=None, scope=None,
-                  enabled=True, description="") -> Policy:
-    data = _clean(tenant=tenant, name=name, description=description, category=category, rules=rules,
-                  scope=scope, enabled=enabled)
+def policy_create(
+    *, tenant: Tenant, actor: Actor, name, category, rules=None, scope=None, enabled=True, description=""
+) -> Policy:
+    data = _clean(
+        tenant=tenant, name=name, description=description, category=category, rules=rules, scope=scope, enabled=enabled
+    )
     now = timezone.now()
-    policy = Policy.objects.create(tenant=tenant, version=1, created_at=now, updated_at=now,
-                                   created_by=actor.user, updated_by=actor.user, **data)
+    policy = Policy.objects.create(
+        tenant=tenant, version=1, created_at=now, updated_at=now, created_by=actor.user, updated_by=actor.user, **data
+    )
     _snapshot(policy, PolicyVersion.Change.CREATED, actor)
     audit_record(tenant=tenant, action="policies.policy.created", actor=actor, obj=policy, after=policy.snapshot())
     _bump_generation(tenant)
@@ -117,18 +134,31 @@ def policy_create(*, tenant: Tenant, actor: Actor, name, category, rules=None, s
 
 
 @transaction.atomic
-def policy_update(*, policy: Policy, actor: Actor, name=_UNSET, category=_UNSET, rules=_UNSET, scope=_UNSET,
-                  enabled=_UNSET, description=_UNSET) -> Policy:
+def policy_update(
+    *,
+    policy: Policy,
+    actor: Actor,
+    name=_UNSET,
+    category=_UNSET,
+    rules=_UNSET,
+    scope=_UNSET,
+    enabled=_UNSET,
+    description=_UNSET,
+) -> Policy:
     """Partial update: only the arguments given change. A category change resets nothing implicitly:
     the given (or existing) rules must be valid for the new category."""
     policy = Policy.objects.select_for_update().get(pk=policy.pk)
     before = policy.snapshot()
     pick = lambda value, current: current if value is _UNSET else value  # noqa: E731
     data = _clean(
-        tenant=policy.tenant, exclude_pk=policy.pk,
-        name=pick(name, policy.name), description=pick(description, policy.description),
-        category=pick(category, policy.category), rules=pick(rules, policy.rules),
-        scope=pick(scope, policy.scope), enabled=pick(enabled, policy.enabled),
+        tenant=policy.tenant,
+        exclude_pk=policy.pk,
+        name=pick(name, policy.name),
+        description=pick(description, policy.description),
+        category=pick(category, policy.category),
+        rules=pick(rules, policy.rules),
+        scope=pick(scope, policy.scope),
+        enabled=pick(enabled, policy.enabled),
     )
     changed = {k for k, v in data.items() if getattr(policy, k) != v}
     if not changed:
@@ -144,8 +174,14 @@ def policy_update(*, policy: Policy, actor: Actor, name=_UNSET, category=_UNSET,
     else:
         change = PolicyVersion.Change.UPDATED
     _snapshot(policy, change, actor)
-    audit_record(tenant=policy.tenant, action=f"policies.policy.{change}", actor=actor, obj=policy,
-                 before=before, after=policy.snapshot())
+    audit_record(
+        tenant=policy.tenant,
+        action=f"policies.policy.{change}",
+        actor=actor,
+        obj=policy,
+        before=before,
+        after=policy.snapshot(),
+    )
     _bump_generation(policy.tenant)
     return policy
 

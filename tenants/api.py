@@ -37,8 +37,9 @@ class SecretDetailView(TenantAPIView):
         serializer.is_valid(raise_exception=True)
         services.validate_secret_name(name)
         existed = TenantSecret.objects.filter(tenant=self.tenant, name=name).exists()
-        secret = services.secret_set(tenant=self.tenant, name=name, value=serializer.validated_data["value"],
-                                     actor=Actor.from_request(request))
+        secret = services.secret_set(
+            tenant=self.tenant, name=name, value=serializer.validated_data["value"], actor=Actor.from_request(request)
+        )
         return Response(SecretOut(secret).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
     @extend_schema(responses={204: None})

@@ -19,12 +19,22 @@ pytestmark = [
 ]
 
 REPORTS = [
-    {"grounding_scores": [0.9, 0.8], "citations": ["fed", {"source_id": "imf", "quote": "growth slowed"}],
-     "unsupported_claims": ["rates fall"], "output_confidence": 0.7, "output": "first answer",
-     "sources": [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.5}]},
+    {
+        "grounding_scores": [0.9, 0.8],
+        "citations": ["fed", {"source_id": "imf", "quote": "growth slowed"}],
+        "unsupported_claims": ["rates fall"],
+        "output_confidence": 0.7,
+        "output": "first answer",
+        "sources": [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.5}],
+    },
     {"grounding_scores": [0.3], "citations": [], "unsupported_claims": [], "output_confidence": None, "output": ""},
-    {"grounding_scores": [0.95], "citations": ["ecb"], "unsupported_claims": ["a", "b"], "output_confidence": 0.2,
-     "output": "last answer"},
+    {
+        "grounding_scores": [0.95],
+        "citations": ["ecb"],
+        "unsupported_claims": ["a", "b"],
+        "output_confidence": 0.2,
+        "output": "last answer",
+    },
     {},
 ]
 
@@ -36,19 +46,34 @@ def governed(acme):
 
     actor = Actor.system("tests")
     with scope(tenant=acme):
-        policy_services.policy_create(tenant=acme, actor=actor, name="Warn", category="grounding", scope={},
-                                      rules={"min_grounding_score": 0.8, "min_citations": 1,
-                                             "max_unsupported_claims": 1, "action_on_violation": "warn"})
-        policy_services.policy_create(tenant=acme, actor=actor, name="Block", category="grounding",
-                                      scope={"agents": ["research-*"]},
-                                      rules={"min_grounding_score": 0.5, "action_on_violation": "block",
-                                             "citations_must_resolve": True})
+        policy_services.policy_create(
+            tenant=acme,
+            actor=actor,
+            name="Warn",
+            category="grounding",
+            scope={},
+            rules={
+                "min_grounding_score": 0.8,
+                "min_citations": 1,
+                "max_unsupported_claims": 1,
+                "action_on_violation": "warn",
+            },
+        )
+        policy_services.policy_create(
+            tenant=acme,
+            actor=actor,
+            name="Block",
+            category="grounding",
+            scope={"agents": ["research-*"]},
+            rules={"min_grounding_score": 0.5, "action_on_violation": "block", "citations_must_resolve": True},
+        )
     acme.refresh_from_db()
     return acme
 
 
 def _stored(run_id: int) -> dict:
     """Everything a run's reports wrote, without ids and timestamps."""
+
     def strip(obj, *names):
         return {k: v for k, v in model_to_dict(obj).items() if k not in {"id", "run", "created_at", *names}}
 
@@ -59,8 +84,10 @@ def _stored(run_id: int) -> dict:
             "run": strip(Run.objects.get(pk=run_id), "started_at"),
             "reports": [strip(r) for r in GroundingReport.objects.filter(run_id=run_id).order_by("seq")],
             "decisions": [(strip(d, "report"), d.report.seq if d.report else None) for d in decisions],
-            "evaluations": [(strip(e, "decision"), index[e.decision_id])
-                            for e in Evaluation.objects.filter(run_id=run_id).order_by("id")],
+            "evaluations": [
+                (strip(e, "decision"), index[e.decision_id])
+                for e in Evaluation.objects.filter(run_id=run_id).order_by("id")
+            ],
         }
 
 
@@ -83,8 +110,7 @@ def test_the_one_statement_write_stores_what_the_locked_path_stores(governed, mo
     assert _stored(fast_run) == _stored(locked_run)
 
 
-def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(
-        governed, monkeypatch):
+def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(governed, monkeypatch):
     tenant = governed
     read, lock = rows.grounding_run_state, rows.lock_run
     events = []
@@ -93,9 +119,13 @@ def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_
         state = read(**kwargs)
         if not events:  # another call reports the source we cite after our read, before our write
             events.append("overtaken")
-            services.run_record_grounding(tenant=tenant, run_id=kwargs["run_id"], grounding_scores=[0.9],
-                                          sources=[{"id": "fed", "text": "Rates rose in March."}],
-                                          unsupported_claims=["one"])
+            services.run_record_grounding(
+                tenant=tenant,
+                run_id=kwargs["run_id"],
+                grounding_scores=[0.9],
+                sources=[{"id": "fed", "text": "Rates rose in March."}],
+                unsupported_claims=["one"],
+            )
         return state
 
     def counted_lock(**kwargs):
@@ -106,8 +136,9 @@ def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_
     monkeypatch.setattr(rows, "lock_run", counted_lock)
     with scope(tenant=tenant):
         run_id = services.run_start(tenant=tenant, agent_name="research-agent")[0].pk
-        run, decision = services.run_record_grounding(tenant=tenant, run_id=run_id, grounding_scores=[0.95],
-                                                      citations=["fed"], unsupported_claims=["two"])
+        run, decision = services.run_record_grounding(
+            tenant=tenant, run_id=run_id, grounding_scores=[0.95], citations=["fed"], unsupported_claims=["two"]
+        )
 
     # The write that found the run changed wrote nothing; the locked path decided again, on the
     # state with the other report in it, so the citation resolves (it did not when first read).

@@ -9,8 +9,9 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import groundrule
 import pytest
+
+import groundrule
 from groundrule import (
     ConfigurationError,
     GroundruleAPIError,
@@ -137,9 +138,17 @@ def test_server_errors_fail_closed_after_retries():
 
 
 def test_recovers_when_a_retry_succeeds():
-    with FakeGroundrule({"runs/": [SERVER_ERROR, (503, {}), STARTED], "runs/7/complete/": [
-        (200, {"run_id": 7, "status": "completed", "decision": {**ALLOW, "phase": "after_workflow"}})],
-    }) as server, client(server.url) as gr:
+    with (
+        FakeGroundrule(
+            {
+                "runs/": [SERVER_ERROR, (503, {}), STARTED],
+                "runs/7/complete/": [
+                    (200, {"run_id": 7, "status": "completed", "decision": {**ALLOW, "phase": "after_workflow"}})
+                ],
+            }
+        ) as server,
+        client(server.url) as gr,
+    ):
         with gr.run(agent_name="research-agent") as run:
             pass
     assert run.id == 7 and run.status == "completed"
@@ -169,16 +178,16 @@ def test_a_grounding_report_is_not_resent_after_a_timeout():
 
 def test_spans_are_retried_on_ambiguous_failures():
     span = (201, {"id": 1, "kind": "tool", "name": "search"})
-    with FakeGroundrule({"runs/": [STARTED], "*/spans/": [(502, {}), (504, {}), span],
-                         "*/complete/": [(409, {"detail": "done"})]}) as server:
+    with FakeGroundrule(
+        {"runs/": [STARTED], "*/spans/": [(502, {}), (504, {}), span], "*/complete/": [(409, {"detail": "done"})]}
+    ) as server:
         with client(server.url) as gr, gr.run(agent_name="research-agent") as run:
             assert run.record_tool_call("search") == span[1]
     assert server.count("/spans/") == 3
 
 
 def test_retry_after_is_respected_when_small_and_ends_retries_when_large():
-    with FakeGroundrule({"runs/": [(429, {}, {"Retry-After": "0"}), STARTED],
-                         "*/complete/": [(409, {})]}) as server:
+    with FakeGroundrule({"runs/": [(429, {}, {"Retry-After": "0"}), STARTED], "*/complete/": [(409, {})]}) as server:
         with client(server.url, fail_open=False) as gr, gr.run(agent_name="a", enforce_policy=False) as run:
             run.set_result(None)
     assert run.id == 7
@@ -191,8 +200,12 @@ def test_retry_after_is_respected_when_small_and_ends_retries_when_large():
 
 
 def test_a_second_completion_is_swallowed():
-    with FakeGroundrule({"runs/": [STARTED], "*/complete/": [(409, {"detail": "Run 7 is already completed"})]}
-                        ) as server, client(server.url) as gr:
+    with (
+        FakeGroundrule(
+            {"runs/": [STARTED], "*/complete/": [(409, {"detail": "Run 7 is already completed"})]}
+        ) as server,
+        client(server.url) as gr,
+    ):
         with gr.run(agent_name="research-agent") as run:
             pass
     assert server.count("/complete/") == 1
@@ -219,8 +232,12 @@ def test_the_original_exception_is_not_masked_when_completion_fails():
 def test_a_block_at_start_completes_the_run_before_raising():
     block = {"action": "block", "phase": "before_workflow", "reason": "Agent not allowed", "evaluations": []}
     done = (200, {"run_id": 7, "status": "blocked", "decision": {**block, "phase": "after_workflow"}})
-    with FakeGroundrule({"runs/": [(201, {"id": 7, "status": "blocked", "decision": block})],
-                         "*/complete/": [done]}) as server, client(server.url) as gr:
+    with (
+        FakeGroundrule(
+            {"runs/": [(201, {"id": 7, "status": "blocked", "decision": block})], "*/complete/": [done]}
+        ) as server,
+        client(server.url) as gr,
+    ):
         with pytest.raises(PolicyViolationError, match="Agent not allowed"):
             with gr.run(agent_name="research-agent"):
                 pytest.fail("a block at start must stop the workflow")

@@ -1,11 +1,11 @@
 """Groundrule SDK: report an agent's grounding to a Groundrule server and obey its decisions.
 
-    import groundrule
+import groundrule
 
-    client = groundrule.Client()  # GROUNDRULE_URL, GROUNDRULE_API_KEY
-    with client.run(agent_name="research-agent") as run:
-        run.record_grounding(grounding_scores=[0.9], citations=["Source A"], unsupported_claims=[])
-        run.set_result({"answer": "..."})
+client = groundrule.Client()  # GROUNDRULE_URL, GROUNDRULE_API_KEY
+with client.run(agent_name="research-agent") as run:
+    run.record_grounding(grounding_scores=[0.9], citations=["Source A"], unsupported_claims=[])
+    run.set_result({"answer": "..."})
 """
 
 __version__ = "0.1.0"

@@ -66,7 +66,7 @@ def _retry_after(response: httpx.Response) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 def _backoff(config: Config, attempt: int) -> float:
@@ -130,12 +130,14 @@ def _unavailable(method: str, path: str, error: Exception) -> GroundruleUnavaila
 
 
 def _log_retry(method: str, path: str, cause: str, delay: float, attempt: int, config: Config) -> None:
-    logger.info("Groundrule %s %s: %s; retry %d/%d in %.2fs", method, path, cause, attempt + 1,
-                config.max_retries, delay)
+    logger.info(
+        "Groundrule %s %s: %s; retry %d/%d in %.2fs", method, path, cause, attempt + 1, config.max_retries, delay
+    )
 
 
-def send(http: httpx.Client, config: Config, method: str, path: str, payload: dict[str, Any] | None,
-         *, replayable: bool) -> dict[str, Any]:
+def send(
+    http: httpx.Client, config: Config, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
+) -> dict[str, Any]:
     content = encode(payload) if payload is not None else None
     attempt = 0
     while True:
@@ -156,8 +158,9 @@ def send(http: httpx.Client, config: Config, method: str, path: str, payload: di
         attempt += 1
 
 
-async def send_async(http: httpx.AsyncClient, config: Config, method: str, path: str,
-                     payload: dict[str, Any] | None, *, replayable: bool) -> dict[str, Any]:
+async def send_async(
+    http: httpx.AsyncClient, config: Config, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
+) -> dict[str, Any]:
     content = encode(payload) if payload is not None else None
     attempt = 0
     while True:

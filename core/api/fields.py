@@ -41,14 +41,18 @@ class UnitScoreField(StrictFloatField):
     def __init__(self, **kwargs):
         kwargs.setdefault("min_value", 0.0)
         kwargs.setdefault("max_value", 1.0)
-        kwargs.setdefault("error_messages", {
-            "min_value": "Must be between 0.0 and 1.0.", "max_value": "Must be between 0.0 and 1.0."})
+        kwargs.setdefault(
+            "error_messages", {"min_value": "Must be between 0.0 and 1.0.", "max_value": "Must be between 0.0 and 1.0."}
+        )
         super().__init__(**kwargs)
 
 
 class StrictCharField(serializers.CharField):
-    default_error_messages = {"invalid": "Must be a string.", "nul": "Must not contain NUL characters.",
-                              "unicode": "Must be valid Unicode text."}
+    default_error_messages = {
+        "invalid": "Must be a string.",
+        "nul": "Must not contain NUL characters.",
+        "unicode": "Must be valid Unicode text.",
+    }
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -131,7 +135,7 @@ class StrictSerializer(serializers.Serializer):
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
             errors = {**errors, **exc.detail}
-            raise serializers.ValidationError(errors)
+            raise serializers.ValidationError(errors) from None
         if errors:
             raise serializers.ValidationError(errors)
         return value

@@ -34,10 +34,12 @@ class PreparedDocumentField(SafeJSONField):
 class DecideIn(StrictSerializer):
     agent_name = StrictCharField(max_length=200)
     # Not trimmed: the text is measured and cut to max_context_chars as sent.
-    retrieved_text = StrictCharField(required=False, allow_blank=True, allow_null=True, default="",
-                                     trim_whitespace=False)
-    prepared_documents = serializers.ListField(child=PreparedDocumentField(), required=False, default=list,
-                                               max_length=MAX_DOCUMENTS)
+    retrieved_text = StrictCharField(
+        required=False, allow_blank=True, allow_null=True, default="", trim_whitespace=False
+    )
+    prepared_documents = serializers.ListField(
+        child=PreparedDocumentField(), required=False, default=list, max_length=MAX_DOCUMENTS
+    )
 
 
 class GroundingDecideView(TenantAPIView):

@@ -22,8 +22,9 @@ class _FilteredList(TenantAPIView):
     serializer_class = None
 
     def filtered(self, request):
-        fs = self.filterset_class(request.query_params, queryset=self.model.objects.filter(tenant=self.tenant),
-                                  request=request)
+        fs = self.filterset_class(
+            request.query_params, queryset=self.model.objects.filter(tenant=self.tenant), request=request
+        )
         return fs
 
     def get(self, request):
@@ -48,8 +49,9 @@ class _Export(_FilteredList):
         fs = self.filtered(request)
         if not fs.is_valid():
             return Response(fs.errors, status=status.HTTP_400_BAD_REQUEST)
-        return exports.export_response(tenant=self.tenant, queryset=fs.qs, columns=self.columns, row=self.row,
-                                       fmt=fmt, basename=self.basename)
+        return exports.export_response(
+            tenant=self.tenant, queryset=fs.qs, columns=self.columns, row=self.row, fmt=fmt, basename=self.basename
+        )
 
 
 class EvaluationListView(_FilteredList):

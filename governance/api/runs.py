@@ -1,4 +1,4 @@
-from functools import lru_cache
+from functools import cache
 
 from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
@@ -25,7 +25,7 @@ from .serializers import (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _prototype(serializer_class):
     return serializer_class()
 
@@ -54,8 +54,10 @@ class RunListView(TenantAPIView):
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
         # The context rules ride along (seed 000), so the agent can decide what reaches the model
         # without a second call.
-        body = {**decision.to_dict(),
-                "grounding_context": grounding_context_for(tenant=self.tenant, agent_name=run.agent_name)}
+        body = {
+            **decision.to_dict(),
+            "grounding_context": grounding_context_for(tenant=self.tenant, agent_name=run.agent_name),
+        }
         return Response({"id": run.pk, "status": run.status, "decision": body}, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=RunOut(many=True))

@@ -32,16 +32,18 @@ class GroundingIn(StrictSerializer):
     grounding_scores = serializers.ListField(child=UnitScoreField(), required=False, default=list, max_length=10_000)
     # Strings, or {"source_id", "quote"?} objects (seed 001's citation contract).
     citations = serializers.ListField(child=CitationField(), required=False, default=list, max_length=MAX_ITEMS)
-    unsupported_claims = serializers.ListField(child=StrictCharField(max_length=5000), required=False,
-                                               default=list, max_length=MAX_ITEMS)
+    unsupported_claims = serializers.ListField(
+        child=StrictCharField(max_length=5000), required=False, default=list, max_length=MAX_ITEMS
+    )
     output_confidence = UnitScoreField(required=False, allow_null=True, default=None)
     output = StrictCharField(required=False, allow_blank=True, default="", max_length=200_000)
     sources = serializers.ListField(child=SourceIn(), required=False, default=list, max_length=MAX_ITEMS)
 
 
 class SpanIn(StrictSerializer):
-    kind = serializers.ChoiceField(choices=Span.Kind.choices,
-                                   error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."})
+    kind = serializers.ChoiceField(
+        choices=Span.Kind.choices, error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."}
+    )
     name = StrictCharField(max_length=200)
     input = SafeJSONField(required=False, allow_null=True, default=None)
     output = SafeJSONField(required=False, allow_null=True, default=None)
@@ -71,9 +73,24 @@ class EvaluationOut(serializers.ModelSerializer):
 
     class Meta:
         model = Evaluation
-        fields = ["id", "run_id", "policy_id", "policy_name", "policy_version", "category", "agent_name", "phase",
-                  "action", "reason", "metadata", "source", "created_at", "review_state", "reviewed_at",
-                  "review_comment"]
+        fields = [
+            "id",
+            "run_id",
+            "policy_id",
+            "policy_name",
+            "policy_version",
+            "category",
+            "agent_name",
+            "phase",
+            "action",
+            "reason",
+            "metadata",
+            "source",
+            "created_at",
+            "review_state",
+            "reviewed_at",
+            "review_comment",
+        ]
 
 
 class SpanOut(serializers.ModelSerializer):
@@ -85,8 +102,16 @@ class SpanOut(serializers.ModelSerializer):
 class ReportOut(serializers.ModelSerializer):
     class Meta:
         model = GroundingReport
-        fields = ["seq", "grounding_scores", "citations", "unsupported_claims", "output_confidence", "output",
-                  "sources", "created_at"]
+        fields = [
+            "seq",
+            "grounding_scores",
+            "citations",
+            "unsupported_claims",
+            "output_confidence",
+            "output",
+            "sources",
+            "created_at",
+        ]
 
 
 class RunOut(serializers.ModelSerializer):
@@ -94,8 +119,18 @@ class RunOut(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "agent_name", "workflow_name", "status", "final_action", "started_at", "ended_at",
-                  "duration_ms", "metadata", "report_count"]
+        fields = [
+            "id",
+            "agent_name",
+            "workflow_name",
+            "status",
+            "final_action",
+            "started_at",
+            "ended_at",
+            "duration_ms",
+            "metadata",
+            "report_count",
+        ]
 
 
 class RunDetailOut(RunOut):
@@ -104,8 +139,18 @@ class RunDetailOut(RunOut):
     reports = ReportOut(many=True, read_only=True)
 
     class Meta(RunOut.Meta):
-        fields = RunOut.Meta.fields + ["input", "result", "output", "error", "citations", "unsupported_claims",
-                                       "output_confidence", "reports", "spans", "evaluations"]
+        fields = RunOut.Meta.fields + [
+            "input",
+            "result",
+            "output",
+            "error",
+            "citations",
+            "unsupported_claims",
+            "output_confidence",
+            "reports",
+            "spans",
+            "evaluations",
+        ]
 
     def get_evaluations(self, run) -> list[dict]:
         return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
@@ -116,5 +161,15 @@ class AuditEventOut(serializers.ModelSerializer):
 
     class Meta:
         model = AuditEvent
-        fields = ["id", "created_at", "action", "actor", "request_id", "object_type", "object_id", "object_repr",
-                  "before", "after"]
+        fields = [
+            "id",
+            "created_at",
+            "action",
+            "actor",
+            "request_id",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "before",
+            "after",
+        ]

@@ -29,8 +29,14 @@ urlpatterns = [
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
-         name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
-         name="api-redoc"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
+        name="api-docs",
+    ),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
+        name="api-redoc",
+    ),
 ]
