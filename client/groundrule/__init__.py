@@ -15,18 +15,27 @@ from ._sync import Client, Run
 from .context import TRUNCATION_MARKER, GroundingDecision, decide_grounding
 from .decision import FAIL_OPEN_REASON, Decision, Evaluation
 from .errors import (
+    AuthenticationError,
+    BadRequestError,
     ConfigurationError,
+    ConflictError,
     GroundruleAPIError,
     GroundruleError,
     GroundruleUnavailable,
+    NotFoundError,
+    PayloadTooLargeError,
     PolicyViolationError,
+    RateLimitError,
 )
 
 __all__ = [
     "AsyncClient",
     "AsyncRun",
+    "AuthenticationError",
+    "BadRequestError",
     "Client",
     "ConfigurationError",
+    "ConflictError",
     "Decision",
     "Evaluation",
     "FAIL_OPEN_REASON",
@@ -34,7 +43,10 @@ __all__ = [
     "GroundruleAPIError",
     "GroundruleError",
     "GroundruleUnavailable",
+    "NotFoundError",
+    "PayloadTooLargeError",
     "PolicyViolationError",
+    "RateLimitError",
     "Run",
     "TRUNCATION_MARKER",
     "__version__",
