@@ -64,7 +64,7 @@ def test_400_inside_a_run_is_raised_even_when_failing_open(live):
         with live.run(agent_name="research-agent") as run:
             run.record_grounding(grounding_scores=[1.5])
     assert_from_server(caught.value, 400)
-    assert "grounding_scores" in caught.value.body
+    assert caught.value.body == {"grounding_scores": {"0": ["Must be between 0.0 and 1.0."]}}
     assert not run.failed_open
 
 
