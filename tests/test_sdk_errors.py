@@ -161,14 +161,17 @@ def test_429_waits_for_retry_after_then_succeeds():
 
 def test_429_after_every_retry_is_a_rate_limit_error_with_the_request_id():
     too_many = (429, {"detail": "Slow down"}, {"Retry-After": "0", "X-Request-ID": "req-429"})
-    with FakeGroundrule({"runs/": [too_many]}) as server, fake_client(server.url, fail_open=False,
-                                                                      max_retries=2) as gr:
+    with FakeGroundrule({"runs/": [too_many]}) as server, fake_client(server.url, fail_open=False, max_retries=2) as gr:
         with pytest.raises(RateLimitError) as caught:
             gr.run(agent_name="a").__enter__()
     error = caught.value
     assert server.count("runs/") == 3
-    assert (error.status_code, error.request_id, error.body, error.retry_after) == (429, "req-429",
-                                                                                   {"detail": "Slow down"}, 0.0)
+    assert (error.status_code, error.request_id, error.body, error.retry_after) == (
+        429,
+        "req-429",
+        {"detail": "Slow down"},
+        0.0,
+    )
     # Still an outage, as before: fail_open decides, and `except GroundruleUnavailable` catches it.
     assert isinstance(error, GroundruleUnavailable) and not isinstance(error, GroundruleAPIError)
 
@@ -196,16 +199,18 @@ def test_5xx_after_retries_carries_the_request_id_and_body():
             with pytest.raises(GroundruleUnavailable) as caught:
                 gr.run(agent_name="a").__enter__()
     assert type(caught.value) is GroundruleUnavailable
-    assert (caught.value.status_code, caught.value.request_id, caught.value.body) == (503, "r503",
-                                                                                      {"detail": "maintenance"})
+    assert (caught.value.status_code, caught.value.request_id, caught.value.body) == (
+        503,
+        "r503",
+        {"detail": "maintenance"},
+    )
 
 
 def test_async_429_is_retried_then_raised():
     too_many = (429, {"detail": "Slow down"}, {"Retry-After": "0", "X-Request-ID": "a429"})
 
     async def main(url):
-        async with groundrule.AsyncClient(base_url=url, api_key="gr_test", fail_open=False,
-                                          backoff_base=0.01) as gr:
+        async with groundrule.AsyncClient(base_url=url, api_key="gr_test", fail_open=False, backoff_base=0.01) as gr:
             async with gr.run(agent_name="a"):
                 pass
 
@@ -224,8 +229,15 @@ def test_a_block_is_still_no_groundrule_error():
 
 
 def exchange(replayable: bool, **options) -> Exchange:
-    config = resolve_config(base_url="http://127.0.0.1:9", api_key="k", timeout=1.0, fail_open=True,
-                            max_retries=options.get("max_retries", 2), backoff_base=0.1, backoff_max=5.0)
+    config = resolve_config(
+        base_url="http://127.0.0.1:9",
+        api_key="k",
+        timeout=1.0,
+        fail_open=True,
+        max_retries=options.get("max_retries", 2),
+        backoff_base=0.1,
+        backoff_max=5.0,
+    )
     return Exchange(config, "POST", "runs/", {"agent_name": "a"}, replayable=replayable)
 
 
@@ -259,12 +271,21 @@ def test_exchange_retries_ambiguous_failures_only_when_replayable():
 
 def test_exchange_maps_statuses_to_classes_and_results():
     assert exchange(False).handle(answer(201, {"id": 1})) == Done({"id": 1})
-    for status, error_class in [(400, BadRequestError), (401, AuthenticationError), (404, NotFoundError),
-                                (409, ConflictError), (413, PayloadTooLargeError), (422, GroundruleAPIError)]:
+    for status, error_class in [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (404, NotFoundError),
+        (409, ConflictError),
+        (413, PayloadTooLargeError),
+        (422, GroundruleAPIError),
+    ]:
         with pytest.raises(error_class) as caught:
             exchange(False).handle(answer(status, {"detail": "x"}, **{"X-Request-ID": f"id{status}"}))
         assert type(caught.value) is error_class
-        assert (caught.value.status_code, caught.value.body, caught.value.request_id) == (status, {"detail": "x"},
-                                                                                         f"id{status}")
+        assert (caught.value.status_code, caught.value.body, caught.value.request_id) == (
+            status,
+            {"detail": "x"},
+            f"id{status}",
+        )
     with pytest.raises(GroundruleUnavailable, match="not JSON"):
         exchange(False).handle(httpx.Response(200, text="<html>proxy</html>"))

@@ -6,6 +6,7 @@ import logging
 import socket
 
 import pytest
+from sdk_support import SERVER_ERROR, FakeGroundrule
 
 import groundrule
 from groundrule import (
@@ -14,7 +15,6 @@ from groundrule import (
     GroundruleUnavailable,
     PolicyViolationError,
 )
-from sdk_support import SERVER_ERROR, FakeGroundrule
 
 UNREACHABLE = "Groundrule unreachable; failing open"
 ALLOW = {"action": "allow", "phase": "before_workflow", "reason": "Grounding rules stored", "evaluations": []}

@@ -15,7 +15,10 @@ def test_the_sdk_passes_mypy_strict():
     result = subprocess.run(
         # mypy keeps its cache in client/.mypy_cache (git-ignored): warm, this takes about a second.
         [sys.executable, "-m", "mypy"],
-        cwd=CLIENT, capture_output=True, text=True, timeout=300,
+        cwd=CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Success: no issues found" in result.stdout

@@ -8,10 +8,9 @@ with client.run(agent_name="research-agent") as run:
     run.set_result({"answer": "..."})
 """
 
-__version__ = "0.1.0"
-
 from ._async import AsyncClient, AsyncRun
 from ._sync import Client, Run
+from ._version import __version__
 from .context import TRUNCATION_MARKER, GroundingDecision, decide_grounding
 from .decision import FAIL_OPEN_REASON, Decision, Evaluation
 from .errors import (

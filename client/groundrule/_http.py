@@ -14,10 +14,12 @@ import httpx
 
 from ._config import Config
 from ._protocol import Done, Exchange, Outcome
+from ._version import __version__
 
 
-def send(http: httpx.Client, config: Config, method: str, path: str, payload: dict[str, Any] | None,
-         *, replayable: bool) -> dict[str, Any]:
+def send(
+    http: httpx.Client, config: Config, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
+) -> dict[str, Any]:
     exchange = Exchange(config, method, path, payload, replayable=replayable)
     while True:
         outcome: Outcome
@@ -31,8 +33,9 @@ def send(http: httpx.Client, config: Config, method: str, path: str, payload: di
         time.sleep(step.delay)
 
 
-async def send_async(http: httpx.AsyncClient, config: Config, method: str, path: str,
-                     payload: dict[str, Any] | None, *, replayable: bool) -> dict[str, Any]:
+async def send_async(
+    http: httpx.AsyncClient, config: Config, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
+) -> dict[str, Any]:
     exchange = Exchange(config, method, path, payload, replayable=replayable)
     while True:
         outcome: Outcome
@@ -47,8 +50,6 @@ async def send_async(http: httpx.AsyncClient, config: Config, method: str, path:
 
 
 def client_options(config: Config) -> dict[str, Any]:
-    from . import __version__
-
     return {
         "base_url": config.api_root + "/",
         "timeout": config.timeout,

@@ -33,7 +33,12 @@ from typing import Any
 import httpx
 
 from ._config import Config
-from .errors import API_ERRORS, GroundruleAPIError, GroundruleUnavailable, RateLimitError
+from .errors import (
+    API_ERRORS,
+    GroundruleAPIError,
+    GroundruleUnavailable,
+    RateLimitError,
+)
 
 logger = logging.getLogger("groundrule")
 
@@ -127,8 +132,9 @@ class Exchange:
             sleep(step.delay)
     """
 
-    def __init__(self, config: Config, method: str, path: str, payload: dict[str, Any] | None, *,
-                 replayable: bool) -> None:
+    def __init__(
+        self, config: Config, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
+    ) -> None:
         self.config = config
         self.method = method
         self.path = path
@@ -148,12 +154,20 @@ class Exchange:
                 detail = str(outcome) or type(outcome).__name__
                 raise GroundruleUnavailable(
                     f"{self.method} {self.path} failed: {type(outcome).__name__}: {detail}",
-                    method=self.method, path=self.path,
+                    method=self.method,
+                    path=self.path,
                 ) from outcome
             cause = type(outcome).__name__
         self.attempt += 1
-        logger.info("Groundrule %s %s: %s; retry %d/%d in %.2fs", self.method, self.path, cause, self.attempt,
-                    self.config.max_retries, delay)
+        logger.info(
+            "Groundrule %s %s: %s; retry %d/%d in %.2fs",
+            self.method,
+            self.path,
+            cause,
+            self.attempt,
+            self.config.max_retries,
+            delay,
+        )
         return Retry(delay, cause)
 
     # -- the retry policy ---------------------------------------------------------------------
@@ -186,23 +200,32 @@ class Exchange:
         where = {"request_id": response.headers.get("X-Request-ID"), "method": self.method, "path": self.path}
         if status == 429:
             body = parsed_body(response)
-            raise RateLimitError(f"{self.method} {self.path} answered 429: {body}", body=body,
-                                 retry_after=retry_after(response), **where)
+            raise RateLimitError(
+                f"{self.method} {self.path} answered 429: {body}", body=body, retry_after=retry_after(response), **where
+            )
         if status >= 500:
             body = parsed_body(response)
-            raise GroundruleUnavailable(f"{self.method} {self.path} answered {status}: {body}", status, body=body,
-                                        **where)
+            raise GroundruleUnavailable(
+                f"{self.method} {self.path} answered {status}: {body}", status, body=body, **where
+            )
         if not 200 <= status < 300:
             error_class = API_ERRORS.get(status, GroundruleAPIError)
-            raise error_class(status, parsed_body(response), self.method, self.path,
-                              request_id=where["request_id"])
+            raise error_class(status, parsed_body(response), self.method, self.path, request_id=where["request_id"])
         try:
             data = response.json()
         except ValueError:
             # A proxy's HTML page, say: the server we want is not the one answering.
-            raise GroundruleUnavailable(f"{self.method} {self.path} answered {status} with a body that is not JSON",
-                                        status, body=response.text[:_MAX_TEXT_BODY], **where) from None
+            raise GroundruleUnavailable(
+                f"{self.method} {self.path} answered {status} with a body that is not JSON",
+                status,
+                body=response.text[:_MAX_TEXT_BODY],
+                **where,
+            ) from None
         if not isinstance(data, dict):
-            raise GroundruleUnavailable(f"{self.method} {self.path} answered {status} with unexpected JSON: {data!r}",
-                                        status, body=data, **where)
+            raise GroundruleUnavailable(
+                f"{self.method} {self.path} answered {status} with unexpected JSON: {data!r}",
+                status,
+                body=data,
+                **where,
+            )
         return data
