@@ -3,6 +3,8 @@ X-Request-ID, status code and parsed body; 429 and retries against a loopback se
 Groundrule server itself does not rate-limit; the sans-IO exchange that both clients share."""
 
 import asyncio
+import datetime as dt
+import email.utils
 import re
 import time
 
@@ -289,3 +291,11 @@ def test_exchange_maps_statuses_to_classes_and_results():
         )
     with pytest.raises(GroundruleUnavailable, match="not JSON"):
         exchange(False).handle(httpx.Response(200, text="<html>proxy</html>"))
+
+
+def test_retry_after_may_be_an_http_date():
+    when = email.utils.format_datetime(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3), usegmt=True)
+    step = exchange(replayable=False).handle(answer(503, **{"Retry-After": when}))
+    assert isinstance(step, Retry) and 1.0 < step.delay <= 3.0
+    past = email.utils.format_datetime(dt.datetime(2000, 1, 1, tzinfo=dt.UTC), usegmt=True)
+    assert exchange(replayable=False).handle(answer(503, **{"Retry-After": past})) == Retry(0.0, "HTTP 503")
