@@ -1,5 +1,5 @@
 """The sync SDK against a live server over real HTTP: allow, warn, block at each phase, accumulation,
-failed runs, bad input and configuration. Seed 002 "SDK Integration" and "Handling Violations"."""
+failed runs, bad input and configuration; the examples of client/README.md."""
 
 import datetime as dt
 import logging
@@ -154,7 +154,7 @@ def test_block_at_after_workflow_raises_on_exit_with_abstention_response(client,
 
 
 def test_handling_violations_returns_the_abstention_message(client, make_policy):
-    """Seed 002 "Handling Violations", as an agent would write it."""
+    """client/README.md "Handling violations", as an agent would write it."""
     make_policy(rules=STRICT, agents=["research-agent"])
 
     def answer(query: str) -> str:
@@ -187,7 +187,8 @@ def test_enforce_policy_false_never_raises(client, make_policy, caplog):
 
 
 def test_grounding_accumulates_over_two_calls(client, make_policy):
-    """Seed 002 "Accumulating Grounding Data": after_workflow counts the citations of both steps."""
+    """Accumulation (docs/grounding-policies.md#accumulation-across-reports): after_workflow counts the
+    citations of both steps."""
     make_policy(rules={"min_citations": 4, "action_on_violation": "block"}, agents=["research-agent"])
 
     with client.run(agent_name="research-agent") as run:

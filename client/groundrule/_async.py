@@ -25,7 +25,7 @@ from ._run import (
     span_payload,
 )
 from .decision import Decision
-from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+from .errors import ConflictError, GroundruleUnavailable, PolicyViolationError
 
 logger = logging.getLogger("groundrule")
 
@@ -82,6 +82,10 @@ class AsyncClient:
         """See `Client.check_grounding`."""
         payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
         return await self._send("POST", "grounding/check/", payload, replayable=True)
+
+    async def get_run(self, run_id: int) -> dict[str, Any]:
+        """See `Client.get_run`."""
+        return await self._send("GET", f"runs/{int(run_id)}/", None, replayable=True)
 
     async def _send(
         self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
@@ -192,7 +196,7 @@ class AsyncRun(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """Record a retrieval span with its provenance record (seed 004).
+        """Record a retrieval span with its provenance record (docs/retrieval-provenance.md).
 
         ``results`` are dicts ``{"source_id", "text", "relevance" (0..1), "source_type"?,
         "metadata"?, "text_preview"?}``, grouped by source name in a mapping, or a flat list whose
@@ -239,9 +243,8 @@ class AsyncRun(RunBase):
         self._completed = True
         try:
             body = await self._post(path, self._complete_payload(error))
-        except GroundruleAPIError as exc:
-            if exc.status_code != 409:
-                raise
+        except ConflictError as exc:
+            # Already completed (by us before a lost answer, or elsewhere): nothing left to do.
             logger.debug("Groundrule run %s was already completed: %s", self._id, exc.body)
             return None
         return self._decide(body, "after_workflow", enforce=enforce)

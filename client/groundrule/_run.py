@@ -102,8 +102,11 @@ def provenance_record(
     retrieval_time_ms: float | None,
     intent_resolution_time_ms: float | None,
 ) -> dict[str, Any]:
-    """Seed 004's provenance record. ``results`` grouped by source name, or a flat list grouped
-    here by each result's ``source_name`` (else ``"default"``)."""
+    """The retrieval provenance record (docs/retrieval-provenance.md).
+
+    ``results`` grouped by source name, or a flat list grouped here by each result's
+    ``source_name`` (else ``"default"``).
+    """
     intent: dict[str, Any] = {
         "text_queries": [queries] if isinstance(queries, str) else list(queries),
         "filters": dict(filters) if filters else {},

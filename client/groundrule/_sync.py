@@ -22,7 +22,7 @@ from ._run import (
     span_payload,
 )
 from .decision import Decision
-from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+from .errors import ConflictError, GroundruleUnavailable, PolicyViolationError
 
 logger = logging.getLogger("groundrule")
 
@@ -83,6 +83,15 @@ class Client:
         """
         payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
         return self._send("POST", "grounding/check/", payload, replayable=True)
+
+    def get_run(self, run_id: int) -> dict[str, Any]:
+        """The run as the server holds it: status, reports, spans and every evaluation so far.
+
+        Includes evaluations that judges added after the run's calls answered. Raises
+        `NotFoundError` for an unknown run or another tenant's, and `GroundruleUnavailable`
+        when the server is unreachable (a query, like `check_grounding`).
+        """
+        return self._send("GET", f"runs/{int(run_id)}/", None, replayable=True)
 
     def _send(self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool) -> dict[str, Any]:
         return _http.send(self._http, self._config, method, path, payload, replayable=replayable)
@@ -193,7 +202,7 @@ class Run(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """Record a retrieval span with its provenance record (seed 004).
+        """Record a retrieval span with its provenance record (docs/retrieval-provenance.md).
 
         ``results`` are dicts ``{"source_id", "text", "relevance" (0..1), "source_type"?,
         "metadata"?, "text_preview"?}``, grouped by source name in a mapping, or a flat list whose
@@ -240,9 +249,8 @@ class Run(RunBase):
         self._completed = True
         try:
             body = self._post(path, self._complete_payload(error))
-        except GroundruleAPIError as exc:
-            if exc.status_code != 409:
-                raise
+        except ConflictError as exc:
+            # Already completed (by us before a lost answer, or elsewhere): nothing left to do.
             logger.debug("Groundrule run %s was already completed: %s", self._id, exc.body)
             return None
         return self._decide(body, "after_workflow", enforce=enforce)
