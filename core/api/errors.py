@@ -9,6 +9,7 @@ from django.core.exceptions import (
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django_scopes import ScopeError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -42,6 +43,7 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
+@csrf_exempt  # a POST to a mistyped path is a 404 too, not a CSRF page
 def not_found(request, *args, **kwargs):
     """Any /api/ path that names no endpoint (a run id of "-1", a typo): JSON, as the API answers.
 
