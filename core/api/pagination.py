@@ -1,5 +1,8 @@
 """Keyset (cursor) pagination by id, shared by every list endpoint."""
 
+import base64
+import binascii
+
 from rest_framework import exceptions
 from rest_framework.pagination import CursorPagination
 
@@ -31,6 +34,14 @@ class IdCursorPagination(CursorPagination):
         non-numeric position straight to the id filter, which raised ValueError.
         """
         invalid = exceptions.ValidationError({self.cursor_query_param: ["Invalid cursor."]})
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded is not None:
+            # DRF's decoder skips characters outside base64, so "%%%" read as an empty cursor: page one.
+            try:
+                if not base64.b64decode(encoded.encode("ascii"), validate=True):
+                    raise invalid
+            except (ValueError, binascii.Error):
+                raise invalid from None
         try:
             cursor = super().decode_cursor(request)
         except exceptions.NotFound:
