@@ -76,7 +76,8 @@ class PolicyIn(StrictSerializer):
         except serializers.ValidationError as exc:
             errors, value = dict(exc.detail), None
         rules, category = (data.get("rules"), data.get("category")) if isinstance(data, dict) else (None, None)
-        if "rules" not in errors and isinstance(rules, dict) and isinstance(category, str) and category in CATEGORIES:
+        known_category = isinstance(category, str) and category in CATEGORIES
+        if "rules" not in errors and isinstance(rules, dict) and known_category:
             try:
                 get_category(category).clean_rules(rules)
             except RuleValidationError as exc:

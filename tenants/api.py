@@ -46,7 +46,8 @@ class SecretDetailView(TenantAPIView):
         existed = TenantSecret.objects.filter(tenant=self.tenant, name=name).exists()
         secret = services.secret_set(tenant=self.tenant, name=name, value=data["value"],
                                      actor=Actor.from_request(request))
-        return Response(represented(SecretOut, secret), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        answer = status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        return Response(represented(SecretOut, secret), status=answer)
 
     @extend_schema(responses={204: None})
     def delete(self, request, name: str):

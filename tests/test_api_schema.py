@@ -50,8 +50,8 @@ def _json_body(schema, operation, code: str) -> dict:
 
 
 def test_every_operation_is_authenticated_by_an_api_key(schema):
-    assert schema["components"]["securitySchemes"]["ApiKey"] == {
-        "type": "http", "scheme": "bearer", "description": "`Authorization: Bearer <api key>`; a key speaks for one tenant."}
+    scheme = schema["components"]["securitySchemes"]["ApiKey"]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
     for path, method, operation in _operations(schema):
         assert operation["security"] == [{"ApiKey": []}], (method, path)
         assert "401" in operation["responses"], (method, path)

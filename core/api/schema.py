@@ -3,13 +3,14 @@
 - Strict input serializers (``StrictSerializer``) are request bodies with
   ``additionalProperties: false``: an unknown key is a 400, and the schema says so.
 - Every operation declares its error answers with one of two shapes: ``Error``
-  (``{"detail"}``; 401, 404, 409, 411, 413, 415) and ``ValidationError`` (400: each bad field
+  (``{"detail"}``; 401, 403, 404, 409, 411, 413, 415) and ``ValidationError`` (400: each bad field
   named, nested as the input is, or ``detail`` for a body that is not JSON).
 - The API key is a bearer security scheme.
 - Filter parameters come from the view's FilterSet, for lists and exports alike.
 
 Views say which extra answers they give with ``error_statuses`` (method -> codes), e.g. 409 for
-completing a run twice. Everything here is pure description: nothing changes what a view does.
+completing a run twice; a view with a ``required_scope`` (API-key scopes) declares 403.
+Everything here is pure description: nothing changes what a view does.
 """
 
 from django_filters.rest_framework import DjangoFilterBackend
@@ -23,6 +24,7 @@ ERROR_DESCRIPTIONS = {
     400: "Bad input: each bad field is named (nested as in the input), or `detail` says why the body is not "
          "a JSON object.",
     401: "No API key, or a wrong or revoked one.",
+    403: "The API key's scope does not allow this operation.",
     404: "No such object in this tenant (another tenant's objects are not found either).",
     409: "The object's state refuses the request.",
     411: "A chunked body without a Content-Length.",
@@ -95,6 +97,8 @@ class GroundruleAutoSchema(AutoSchema):
             statuses.add(400)
         if "{" in self.path:
             statuses.add(404)
+        if getattr(self.view, "required_scope", None):
+            statuses.add(403)
         extra = getattr(self.view, "error_statuses", {})
         statuses |= set(extra.get(self.method.lower(), ()))
         return statuses

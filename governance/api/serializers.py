@@ -148,7 +148,11 @@ class DecisionEvaluationOut(serializers.Serializer):
 
 
 class DecisionOut(serializers.Serializer):
-    """A decision: the combined action of every applicable policy at one phase. A block is a normal 200."""
+    """A decision: the combined action of every applicable policy at one phase. A block is a normal 200.
+
+    Answers are what this serializer declares: a key the engine adds to ``Decision.to_dict()``
+    reaches clients (and the schema) once it is declared here too.
+    """
 
     action = serializers.ChoiceField(choices=Action.choices)
     phase = serializers.ChoiceField(choices=Phase.choices)
