@@ -144,6 +144,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # One name for allow/warn/block, whether a field is called action or final_action.
+    "ENUM_NAME_OVERRIDES": {"ActionEnum": "governance.models.Action"},
 }
 
 # Celery: with no broker configured, tasks run eagerly in-process (the embedded demo).

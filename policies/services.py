@@ -7,6 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.errors import InvalidInput
+from core.text import text_problem
 from tenants.audit import Actor, audit_record
 from tenants.models import Tenant
 
@@ -17,17 +18,6 @@ from .scope import clean_scope
 _UNSET: Any = object()
 
 
-def _text_problem(value: str) -> str | None:
-    # PostgreSQL refuses both (text must be UTF-8 without NUL): a 500 if they got that far.
-    if "\x00" in value:
-        return "Must not contain null characters."
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "Must be valid Unicode text."
-    return None
-
-
 def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled, exclude_pk=None) -> dict:
     errors: dict = {}
     cleaned: dict = {}
@@ -35,8 +25,8 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
         errors["name"] = ["Must be a string."]
     elif not name or not name.strip():
         errors["name"] = ["This field is required."]
-    elif _text_problem(name):
-        errors["name"] = [_text_problem(name)]
+    elif text_problem(name):
+        errors["name"] = [text_problem(name)]
     elif len(name.strip()) > 200:
         errors["name"] = ["At most 200 characters."]
     else:
@@ -50,8 +40,8 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
         description = ""
     if not isinstance(description, str) or len(description) > 5000:
         errors["description"] = ["Must be a string of at most 5000 characters."]
-    elif _text_problem(description):
-        errors["description"] = [_text_problem(description)]
+    elif text_problem(description):
+        errors["description"] = [text_problem(description)]
     else:
         cleaned["description"] = description
     if not isinstance(enabled, bool):

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core.text import text_problem
 from tenants.audit import Actor, audit_record
 
 from . import crypto
@@ -145,8 +146,8 @@ def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Tenant
         raise ValidationError({"value": "Must be a non-empty string."})
     if len(value.encode()) > MAX_SECRET_BYTES:
         raise ValidationError({"value": f"At most {MAX_SECRET_BYTES} bytes."})
-    if "\x00" in value:
-        raise ValidationError({"value": "Must not contain NUL characters."})
+    if text_problem(value):
+        raise ValidationError({"value": text_problem(value)})
     now = timezone.now()
     secret = TenantSecret.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, name=name).first()
     existed = secret is not None

@@ -1,5 +1,6 @@
 """Bad input: a 400 naming the field (413 for an oversized body), nothing written, never a 500."""
 
+import base64
 import json
 
 import pytest
@@ -214,7 +215,15 @@ def test_bad_update_leaves_the_policy_untouched(api, method, case, change, path)
 
 # --- Bodies that are not JSON objects -------------------------------------------------------
 
-ENDPOINTS = ["/api/v1/policies/", "/api/v1/runs/", "runs/{id}/grounding/", "runs/{id}/spans/", "runs/{id}/complete/"]
+ENDPOINTS = [
+    "/api/v1/policies/",
+    "/api/v1/runs/",
+    "runs/{id}/grounding/",
+    "runs/{id}/spans/",
+    "runs/{id}/complete/",
+    "/api/v1/grounding/check/",
+    "/api/v1/grounding/decide/",
+]
 
 
 def _path(template: str, run_id: int) -> str:
@@ -298,10 +307,12 @@ def test_a_chunked_body_without_a_length_is_refused_not_read_as_empty(api):
     assert row_counts() == before
 
 
-def test_a_body_nested_a_hundred_thousand_deep_is_a_400(api):
+@pytest.mark.parametrize("template", ENDPOINTS)
+def test_a_body_nested_a_hundred_thousand_deep_is_a_400(api, template):
+    run_id = start_run(api)
     before = row_counts()
 
-    response = post_raw(api, "/api/v1/runs/", "[" * 100_000 + "]" * 100_000)
+    response = post_raw(api, _path(template, run_id), "[" * 100_000 + "]" * 100_000)
 
     assert response.status_code == 400
     assert row_counts() == before
@@ -696,3 +707,186 @@ def test_no_evaluation_filter_causes_a_server_error(api, params):
     response = api.get("/api/v1/evaluations/", params)
 
     assert response.status_code in (200, 400), (params, response.content)
+
+
+# --- Hostile bodies on every endpoint that takes one ---------------------------------------
+
+# (method, path template, a minimal valid body): every endpoint with a JSON body.
+BODY_ENDPOINTS = [
+    ("post", "/api/v1/policies/", {"name": "P", "category": "grounding"}),
+    ("put", "/api/v1/policies/{policy}/", {"name": "P", "category": "grounding"}),
+    ("patch", "/api/v1/policies/{policy}/", {"description": "d"}),
+    ("post", "/api/v1/runs/", {"agent_name": "research-agent"}),
+    ("post", "/api/v1/runs/{run}/grounding/", {"grounding_scores": [0.9]}),
+    ("post", "/api/v1/runs/{run}/spans/", {"kind": "tool", "name": "search"}),
+    ("post", "/api/v1/runs/{run}/complete/", {"output": "done"}),
+    ("post", "/api/v1/grounding/check/", {"text": "x", "sources": []}),
+    ("post", "/api/v1/grounding/decide/", {"agent_name": "research-agent"}),
+    ("put", "/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-1"}),
+]
+BODY_IDS = [f"{method} {path}" for method, path, _ in BODY_ENDPOINTS]
+
+
+def _send(client, method: str, template: str, raw, content_type: str = "application/json"):
+    run_id = start_run(client)
+    policy_id = create_policy(client, name=f"Target {run_id}")["id"]
+    path = template.format(run=run_id, policy=policy_id)
+    before = row_counts()
+    response = client.generic(method.upper(), path, raw, content_type=content_type)
+    return response, before
+
+
+@pytest.mark.parametrize("method, template, body", BODY_ENDPOINTS, ids=BODY_IDS)
+def test_a_ten_megabyte_body_is_a_413_before_it_is_read(api, method, template, body):
+    raw = json.dumps({**body, "padding": "x" * (10 * 1024 * 1024)})
+
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 413
+    assert "too large" in response.json()["detail"]
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("method, template, body", BODY_ENDPOINTS, ids=BODY_IDS)
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"name": "\xff\xfe"}', b"\xc3\x28", b'{"a": "\xed\xa0\x80"}'],
+    ids=["latin-1 bytes", "broken two-byte sequence", "encoded surrogate"],
+)
+def test_invalid_utf8_is_a_400(api, method, template, body, raw):
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 400, response.content
+    assert "detail" in response.json()
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("method, template, body", BODY_ENDPOINTS, ids=BODY_IDS)
+def test_an_unknown_field_is_a_400_naming_it_on_every_endpoint(api, method, template, body):
+    response, before = _send(api, method, template, json.dumps({**body, "surprise": 1}))
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"surprise": ["Unknown field."]}
+    assert row_counts() == before
+
+
+# (method, path template, raw body, the field the error must name)
+NON_FINITE = [
+    ("post", "/api/v1/runs/{run}/grounding/", '{"grounding_scores": [NaN]}', None),
+    ("post", "/api/v1/runs/{run}/grounding/", '{"output_confidence": Infinity}', None),
+    ("post", "/api/v1/runs/{run}/grounding/", '{"grounding_scores": [1e309]}', "grounding_scores"),
+    ("post", "/api/v1/runs/{run}/grounding/", '{"sources": [{"id": "a", "score": 1e309}]}', "sources"),
+    ("post", "/api/v1/runs/{run}/complete/", '{"result": {"x": 1e309}}', "result"),
+    ("post", "/api/v1/runs/{run}/spans/", '{"kind": "tool", "name": "t", "output": [-1e309]}', "output"),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": [], "entailment_threshold": NaN}', None),
+    (
+        "post",
+        "/api/v1/grounding/check/",
+        '{"text": "x", "sources": [], "entailment_threshold": 1e309}',
+        "entailment_threshold",
+    ),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": [{"text": "y", "score": 1e309}]}', "sources"),
+    (
+        "post",
+        "/api/v1/grounding/decide/",
+        '{"agent_name": "a", "prepared_documents": [{"n": 1e309}]}',
+        "prepared_documents",
+    ),
+    ("patch", "/api/v1/policies/{policy}/", '{"rules": {"min_grounding_score": 1e309}}', "rules"),
+    ("patch", "/api/v1/policies/{policy}/", '{"rules": {"min_grounding_score": NaN}}', None),
+]
+
+
+@pytest.mark.parametrize("method, template, raw, field", NON_FINITE, ids=[c[2] for c in NON_FINITE])
+def test_nan_and_overflowing_numbers_are_a_400(api, method, template, raw, field):
+    # NaN and Infinity are not JSON (a parse error, `detail`); 1e309 is JSON that overflows a
+    # double to infinity, refused by the field that received it.
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 400, response.content
+    assert names(response.json(), field or "detail"), response.json()
+    assert row_counts() == before
+
+
+# (method, path template, raw body with a NUL escape, the field the error must name)
+NUL_BODIES = [
+    ("post", "/api/v1/runs/{run}/spans/", '{"kind": "tool", "name": "a\\u0000b"}', "name"),
+    ("post", "/api/v1/runs/{run}/complete/", '{"output": "\\u0000"}', "output"),
+    ("post", "/api/v1/runs/{run}/complete/", '{"error": "boom\\u0000"}', "error"),
+    ("post", "/api/v1/grounding/check/", '{"text": "a\\u0000", "sources": []}', "text"),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": ["a\\u0000"]}', "sources"),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": [{"id": "\\u0000", "text": "y"}]}', "sources"),
+    ("post", "/api/v1/grounding/decide/", '{"agent_name": "a\\u0000"}', "agent_name"),
+    ("post", "/api/v1/grounding/decide/", '{"agent_name": "a", "retrieved_text": "\\u0000"}', "retrieved_text"),
+    ("put", "/api/v1/secrets/OPENAI_API_KEY/", '{"value": "sk-\\u0000"}', "value"),
+    ("patch", "/api/v1/policies/{policy}/", '{"scope": {"agents": ["a\\u0000"]}}', "scope"),
+]
+
+
+@pytest.mark.parametrize("method, template, raw, field", NUL_BODIES, ids=[c[2] for c in NUL_BODIES])
+def test_nul_characters_are_a_400_naming_the_field(api, method, template, raw, field):
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 400, response.content
+    assert names(response.json(), field), response.json()
+    assert row_counts() == before
+
+
+# --- Pages of every list -------------------------------------------------------------------
+
+LISTS = ["/api/v1/runs/", "/api/v1/evaluations/", "/api/v1/audit-log/", "/api/v1/policies/"]
+
+
+def _cursor(query: str) -> str:
+    return base64.b64encode(query.encode()).decode()
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize("page_size", ["1000000000", "501", "0", "-1", "abc", "1e3", "9" * 30, "²"])
+def test_a_page_size_outside_one_to_five_hundred_is_a_400(api, path, page_size):
+    create_policy(api)
+    start_run(api)
+
+    response = api.get(path, {"page_size": page_size})
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"page_size": ["Must be a whole number from 1 to 500."]}
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_the_largest_page_size_is_honoured(api, path):
+    assert api.get(path, {"page_size": "500"}).status_code == 200
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        _cursor("o=-5&p=3"),
+        _cursor("o=-1"),
+        _cursor("r=1&p=-3"),
+        _cursor("p=3.5"),
+        _cursor("p=" + "9" * 30),
+        "-1",
+        "%%%",
+        "\u00e9",
+    ],
+    ids=[
+        "negative offset",
+        "negative offset alone",
+        "negative position",
+        "fractional position",
+        "huge position",
+        "minus one",
+        "percent signs",
+        "not base64",
+    ],
+)
+def test_a_negative_or_garbage_cursor_is_a_400(api, path, cursor):
+    create_policy(api)
+    start_run(api)
+
+    response = api.get(path, {"cursor": cursor})
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"cursor": ["Invalid cursor."]}

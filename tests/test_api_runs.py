@@ -54,7 +54,9 @@ def test_starting_a_run_answers_with_its_id_status_and_decision(api):
 
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"id", "status", "decision"}
+    # `run_id`, as reporting and completing answer; `id` is its deprecated alias for one release.
+    assert set(body) == {"run_id", "id", "status", "decision"}
+    assert body["id"] == body["run_id"]
     assert body["status"] == "running"
     assert body["decision"] == {
         "action": "allow",

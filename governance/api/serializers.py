@@ -1,3 +1,6 @@
+"""The runs API's bodies: strict inputs (``...In``) and the outputs every answer goes through (``...Out``)."""
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from core.api.fields import (
@@ -7,7 +10,8 @@ from core.api.fields import (
     StrictSerializer,
     UnitScoreField,
 )
-from governance.models import Evaluation, GroundingReport, Run, Span
+from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span
+from policies.categories.grounding_context import MODES, WHEN_AVAILABLE
 from tenants.models import AuditEvent
 
 from .evidence import CitationField, provenance_errors
@@ -68,8 +72,8 @@ class CompleteIn(StrictSerializer):
 
 
 class EvaluationOut(serializers.ModelSerializer):
-    run_id = serializers.IntegerField()
-    policy_id = serializers.IntegerField(source="policy_ref", allow_null=True)
+    run_id = serializers.IntegerField(read_only=True)
+    policy_id = serializers.IntegerField(source="policy_ref", allow_null=True, read_only=True)
 
     class Meta:
         model = Evaluation
@@ -91,12 +95,14 @@ class EvaluationOut(serializers.ModelSerializer):
             "reviewed_at",
             "review_comment",
         ]
+        read_only_fields = fields
 
 
 class SpanOut(serializers.ModelSerializer):
     class Meta:
         model = Span
         fields = ["id", "kind", "name", "input", "output", "started_at", "ended_at", "attributes", "created_at"]
+        read_only_fields = fields
 
 
 class ReportOut(serializers.ModelSerializer):
@@ -112,10 +118,11 @@ class ReportOut(serializers.ModelSerializer):
             "sources",
             "created_at",
         ]
+        read_only_fields = fields
 
 
 class RunOut(serializers.ModelSerializer):
-    duration_ms = serializers.IntegerField(read_only=True)
+    duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
 
     class Meta:
         model = Run
@@ -131,6 +138,7 @@ class RunOut(serializers.ModelSerializer):
             "metadata",
             "report_count",
         ]
+        read_only_fields = fields
 
 
 class RunDetailOut(RunOut):
@@ -151,13 +159,15 @@ class RunDetailOut(RunOut):
             "spans",
             "evaluations",
         ]
+        read_only_fields = fields
 
+    @extend_schema_field(EvaluationOut(many=True))
     def get_evaluations(self, run) -> list[dict]:
         return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
 
 
 class AuditEventOut(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor_label")
+    actor = serializers.CharField(source="actor_label", read_only=True)
 
     class Meta:
         model = AuditEvent
@@ -173,3 +183,77 @@ class AuditEventOut(serializers.ModelSerializer):
             "before",
             "after",
         ]
+        read_only_fields = fields
+
+
+# --- Decisions: what run start, grounding reports and complete answer --------------------------
+
+
+class DecisionEvaluationOut(serializers.Serializer):
+    """One policy's verdict inside a decision, as the engine or a judge gave it."""
+
+    policy_id = serializers.IntegerField(allow_null=True)
+    policy_name = serializers.CharField()
+    category = serializers.CharField()
+    phase = serializers.ChoiceField(choices=Phase.choices)
+    action = serializers.ChoiceField(choices=Action.choices)
+    reason = serializers.CharField()
+    metadata = serializers.DictField()
+    source = serializers.ChoiceField(
+        choices=Evaluation.Source.choices,
+        required=False,
+        help_text="Where the verdict came from; absent means `engine`.",
+    )
+
+
+class DecisionOut(serializers.Serializer):
+    """A decision: the combined action of every applicable policy at one phase. A block is a normal 200.
+
+    Answers are what this serializer declares: a key the engine adds to ``Decision.to_dict()``
+    reaches clients (and the schema) once it is declared here too.
+    """
+
+    action = serializers.ChoiceField(choices=Action.choices)
+    phase = serializers.ChoiceField(choices=Phase.choices)
+    reason = serializers.CharField()
+    abstention_response = serializers.CharField(
+        required=False, help_text="What to show instead of the answer; only on a block whose policy sets one."
+    )
+    evaluations = DecisionEvaluationOut(many=True)
+
+
+class ContextRulesOut(serializers.Serializer):
+    context_mode = serializers.ChoiceField(choices=MODES)
+    canonical_when_available = serializers.ChoiceField(choices=WHEN_AVAILABLE)
+    include_retrieved_text = serializers.BooleanField(allow_null=True)
+    max_context_chars = serializers.IntegerField(allow_null=True, min_value=1)
+
+
+class GroundingContextOut(serializers.Serializer):
+    """The context rules that apply to the agent, and the policy they come from (null: the defaults)."""
+
+    policy_id = serializers.IntegerField(allow_null=True)
+    policy_name = serializers.CharField(allow_null=True)
+    rules = ContextRulesOut()
+
+
+class StartDecisionOut(DecisionOut):
+    grounding_context = GroundingContextOut()
+
+
+class RunDecisionOut(serializers.Serializer):
+    """The answer to a grounding report or a completion."""
+
+    run_id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Run.Status.choices)
+    decision = DecisionOut()
+
+
+@extend_schema_serializer(deprecate_fields=["id"])
+class RunStartOut(serializers.Serializer):
+    """The answer to starting a run. `id` is the old name of `run_id`, kept for one release."""
+
+    run_id = serializers.IntegerField()
+    id = serializers.IntegerField(help_text="Deprecated: the same as `run_id`; removed in the next release.")
+    status = serializers.ChoiceField(choices=Run.Status.choices)
+    decision = StartDecisionOut()

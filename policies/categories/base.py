@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.text import text_problem
 from core.vocabulary import PHASES
 
 RULE_TYPES = ("boolean", "number", "integer", "string", "enum")
@@ -180,14 +181,9 @@ def _clean_integer(spec: RuleSpec, value: Any) -> int:
 def _clean_text(value: Any, message: str) -> str:
     if type(value) is not str:
         raise ValueError(message)
-    # Both would make PostgreSQL refuse the row (jsonb has no \u0000; text must be UTF-8),
-    # turning a bad input into a server error.
-    if "\x00" in value:
-        raise ValueError("Must not contain null characters.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("Must be valid Unicode text.") from None
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
