@@ -96,8 +96,8 @@ def retry_after(response: httpx.Response) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)  # HTTP dates are GMT
-    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+        when = when.replace(tzinfo=dt.timezone.utc)  # HTTP dates are GMT
+    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
 
 
 def backoff(config: Config, attempt: int) -> float:
