@@ -7,16 +7,19 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from core.api.pagination import IdCursorPagination
 from governance import exports
-from governance.filters import AuditFilter, EvaluationFilter
+from core.routing import reads_replica
+from governance.filters import AuditExportFilter, AuditFilter, EvaluationExportFilter, EvaluationFilter
 from governance.models import Evaluation
 from tenants.models import AuditEvent
 
 from .serializers import AuditEventOut, EvaluationOut
 
 FORMAT_PARAM = OpenApiParameter("format", str, enum=["csv", "jsonl"], description="Export format")
+AFTER_ID_PARAM = OpenApiParameter("after_id", int, description="Resume an export after this id (the last one received)")
 
 
 class _FilteredList(TenantAPIView):
+    reads_replica = True  # core.routing: heavy reads, served by the read replica when there is one
     filterset_class = None
     model = None
     serializer_class = None
@@ -36,10 +39,8 @@ class _FilteredList(TenantAPIView):
 
 
 class _Export(_FilteredList):
-    columns: list[str] = []
+    spec: exports.ExportSpec = None  # each export names its columns
     basename = ""
-
-    row = None  # each export names its own row function
 
     def get(self, request):
         fmt = request.query_params.get("format", "csv")
@@ -48,8 +49,8 @@ class _Export(_FilteredList):
         fs = self.filtered(request)
         if not fs.is_valid():
             return Response(fs.errors, status=status.HTTP_400_BAD_REQUEST)
-        return exports.export_response(tenant=self.tenant, queryset=fs.qs, columns=self.columns, row=self.row,
-                                       fmt=fmt, basename=self.basename)
+        return exports.export_response(tenant=self.tenant, queryset=fs.qs, spec=self.spec, fmt=fmt,
+                                       basename=self.basename)
 
 
 class EvaluationListView(_FilteredList):
@@ -63,13 +64,12 @@ class EvaluationListView(_FilteredList):
 
 
 class EvaluationExportView(_Export):
-    filterset_class = EvaluationFilter
+    filterset_class = EvaluationExportFilter
     model = Evaluation
-    columns = exports.EVALUATION_COLUMNS
+    spec = exports.EVALUATIONS
     basename = "evaluations"
-    row = staticmethod(exports.evaluation_row)
 
-    @extend_schema(parameters=[FORMAT_PARAM], responses={200: str})
+    @extend_schema(parameters=[FORMAT_PARAM, AFTER_ID_PARAM], responses={200: str})
     def get(self, request):
         return super().get(request)
 
@@ -85,12 +85,11 @@ class AuditLogListView(_FilteredList):
 
 
 class AuditLogExportView(_Export):
-    filterset_class = AuditFilter
+    filterset_class = AuditExportFilter
     model = AuditEvent
-    columns = exports.AUDIT_COLUMNS
+    spec = exports.AUDIT
     basename = "audit-log"
-    row = staticmethod(exports.audit_row)
 
-    @extend_schema(parameters=[FORMAT_PARAM], responses={200: str})
+    @extend_schema(parameters=[FORMAT_PARAM, AFTER_ID_PARAM], responses={200: str})
     def get(self, request):
         return super().get(request)

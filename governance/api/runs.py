@@ -48,6 +48,7 @@ def _decision_body(run, decision) -> dict:
 
 
 class RunListView(TenantAPIView):
+    reads_replica = True  # the GET (core.routing); POST always runs on the primary
     @extend_schema(request=RunStartIn, responses={201: dict})
     def post(self, request):
         data = _validated(RunStartIn, request)
@@ -69,6 +70,7 @@ class RunListView(TenantAPIView):
 
 
 class RunDetailView(TenantAPIView):
+    reads_replica = True
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
         run_for(self.tenant, pk)
