@@ -12,7 +12,7 @@ PYTHON_BOOT ?= $(shell for p in python3.13 python3.12 $(HOME)/.pyenv/versions/3.
 	if "$$p" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then \
 	echo "$$p"; break; fi; done)
 
-.PHONY: run test venv assets chromium migrate demo bench clean worker
+.PHONY: run test venv assets chromium migrate demo bench clean worker prod-local
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
@@ -76,3 +76,12 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) node_modules static/vendor var .pytest_cache
+
+# The deployed topology without containers (deploy/prod_local.py, docs/deploy.md): gunicorn with
+# several workers, a Celery worker and beat, against the local PostgreSQL and Redis.
+PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/groundrule
+PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
+PROD_CACHE_URL ?= redis://127.0.0.1:6379/1
+prod-local: venv assets
+	DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) CACHE_URL=$(PROD_CACHE_URL) \
+		$(PY) deploy/prod_local.py --host $(HOST) --port $(PORT)
