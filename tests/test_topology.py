@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.conf import settings
 from django.db import connection
 from django_scopes import scopes_disabled
 from fake_llm_server import FakeLLMServer
@@ -45,9 +46,10 @@ def _free_port() -> int:
 @pytest.fixture
 def topology(transactional_db, tmp_path):
     port = _free_port()
+    # The same keys as this process: the tenant secrets the test stores must decrypt in the worker.
     env = {**os.environ, "DATABASE_URL": _database_url(), "DEBUG": "0", "LOG_LEVEL": "WARNING",
-           "SECRET_KEY": "topology-test-secret-key-0123456789abcdef0123456789", "PYTHONWARNINGS": "ignore",
-           "STATIC_ROOT": str(tmp_path / "static")}
+           "SECRET_KEY": settings.SECRET_KEY, "GOVERNANCE_SECRETS_KEY": settings.GOVERNANCE_SECRETS_KEY,
+           "PYTHONWARNINGS": "ignore", "STATIC_ROOT": str(tmp_path / "static")}
     env.pop("DATABASE_REPLICA_URL", None)
     log = open(tmp_path / "prod-local.log", "w+")
     proc = subprocess.Popen(
@@ -72,8 +74,8 @@ def topology(transactional_db, tmp_path):
 
 
 def _children(pid: int) -> list[str]:
-    out = subprocess.run(["ps", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
-    return out.splitlines()
+    kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [Path(f"/proc/{kid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for kid in kids]
 
 
 def test_reports_through_the_topology_get_their_background_judgement_once(acme, acme_key, make_policy, topology):
@@ -87,14 +89,15 @@ def test_reports_through_the_topology_get_their_background_judgement_once(acme, 
             ready = http.get("/readyz").json()
             assert ready["status"] == "ok" and ready["checks"]["broker"]["status"] == "ok"
             run_ids = []
-            for _ in range(RUNS):
+            for n in range(RUNS):
+                output = f"{UNGROUNDED} Case {n}."  # a different answer each: no judgement from the cache
                 started = http.post("/api/v1/runs/", json={"agent_name": "research-agent"})
                 assert started.status_code == 201, started.text
                 run_id = started.json()["id"]
                 grounded = http.post(f"/api/v1/runs/{run_id}/grounding/", json={
-                    "grounding_scores": [0.9], "citations": ["fed-2023"], "output": UNGROUNDED, "sources": SOURCES})
+                    "grounding_scores": [0.9], "citations": ["fed-2023"], "output": output, "sources": SOURCES})
                 assert grounded.status_code == 200, grounded.text
-                done = http.post(f"/api/v1/runs/{run_id}/complete/", json={"output": UNGROUNDED})
+                done = http.post(f"/api/v1/runs/{run_id}/complete/", json={"output": output})
                 assert done.status_code == 200, done.text
                 # The answer came back before the judge: the judgement is the worker's.
                 assert not any(e.get("source") == "llm_judge" for e in done.json()["decision"]["evaluations"])
@@ -111,9 +114,10 @@ def test_reports_through_the_topology_get_their_background_judgement_once(acme, 
 
             with scopes_disabled():
                 assert Evaluation.objects.filter(run_id__in=run_ids, source="llm_judge").count() == RUNS
-                assert set(Run.objects.filter(pk__in=run_ids).values_list("final_action", flat=True)) == {"warn"}
-            for e in judged.values():
-                assert e.reason == "LLM judge score (0.2) below threshold (0.7)"
+                final = set(Run.objects.filter(pk__in=run_ids).values_list("final_action", flat=True))
+            assert [(e.action, e.reason) for e in judged.values()] == [
+                ("warn", "LLM judge score (0.2) below threshold (0.7)")] * RUNS
+            assert final == {"warn"}
             assert llm_server.request_count == RUNS
 
             # What the web nodes show is what the worker wrote.
