@@ -10,7 +10,7 @@ Redis (BENCH_REDIS, default redis://127.0.0.1:6379/8). Then, in alternating roun
 - **one**: one gunicorn instance with ``--workers`` processes (all the cores), every client on it;
 - **two**: two gunicorn instances with half the processes each, the clients spread over both.
 
-Each client is an agent: start a run, three grounding reports, complete (which queues the judge),
+Each client is an agent: start a run, five grounding reports, complete (which queues the judge),
 over and over, on a keep-alive connection. The figures are requests/s of each round. At the end it
 waits for the queue to drain and checks, in the database:
 
@@ -35,14 +35,26 @@ from pathlib import Path
 
 import psycopg
 import redis
-from report import PG, POLICIES, PY, ROOT, _admin, free_port, server_env, setup_data, start_server, stop_server
+from report import (
+    PG,
+    POLICIES,
+    PY,
+    ROOT,
+    _admin,
+    free_port,
+    server_env,
+    setup_data,
+    start_server,
+    stop_server,
+)
 
 sys.path.insert(0, str(ROOT / "tests"))
-from fake_llm_server import FakeLLMServer  # noqa: E402  (tests/ holds the shared fake provider)
+from fake_llm_server import FakeLLMServer
 
 DB_NAME = os.environ.get("BENCH_MULTINODE_DB", "groundrule_sc")
 BROKER = os.environ.get("BENCH_REDIS", "redis://127.0.0.1:6379/8")
 AGENT = "research-agent"
+REPORTS_PER_RUN = 5
 SOURCES = [{"id": "fed-2023", "text": "The Federal Reserve raised interest rates by 0.25 percent in July 2023."}]
 OUTPUT = "The Federal Reserve raised interest rates by 0.25 percent in July 2023."
 REPORT = {"grounding_scores": [0.92, 0.87, 0.81], "citations": ["Federal Reserve Report 2024", "IMF Outlook"],
@@ -99,7 +111,7 @@ def agent_loop(port: int, key: str, deadline: float, tally: dict, lock: threadin
         if started is None:
             continue
         run_id = started["id"]
-        for _ in range(3):
+        for _ in range(REPORTS_PER_RUN):
             if call(f"/api/v1/runs/{run_id}/grounding/", REPORT) is not None:
                 mine["reports"] += 1
         if call(f"/api/v1/runs/{run_id}/complete/", {"output": OUTPUT}) is not None:
@@ -227,7 +239,7 @@ def main() -> None:
 
     one, two = (sum(rounds[k]) / len(rounds[k]) for k in ("one", "two"))
     print(f"one PostgreSQL, {args.celery_workers} Celery workers (Redis), {len(POLICIES)} grounding policies + an "
-          f"after_workflow LLM judge (fake provider); {args.clients} agents (start, 3 reports, complete); "
+          f"after_workflow LLM judge (fake provider); {args.clients} agents (start, {REPORTS_PER_RUN} reports, complete); "
           f"{os.cpu_count()} cores shared by everything")
     print(f"one instance  x{args.workers} workers: " + ", ".join(f"{r:.0f}" for r in rounds["one"])
           + f" req/s  (mean {one:.0f})")

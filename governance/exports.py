@@ -141,10 +141,9 @@ def _copy_stream(queryset, spec: ExportSpec, fmt: str, alias: str, after_id: int
         # Read the whole chunk before handing it on, so the statement ends at database speed whatever
         # the client's; libpq hands COPY over a row at a time, the client gets one write per chunk.
         data = bytearray()
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(sql, params) as copy:
-                for block in copy:
-                    data += block
+        with connection.cursor() as cursor, cursor.cursor.copy(sql, params) as copy:
+            for block in copy:
+                data += block
         if data:
             yield bytes(data)
 

@@ -196,7 +196,7 @@ def test_writes_and_the_writers_next_reads_use_the_primary(api, other_api):
 @pytest.mark.replica
 @pytest.mark.django_db(transaction=True, databases="__all__")
 def test_a_reviewer_who_just_reviewed_reads_the_primary(bob, blocked):
-    run, violation = blocked
+    _, violation = blocked
     client = signed_in(bob)
     with Reads() as reads:
         posted = client.post(f"/violations/{violation.pk}/", {"state": "confirmed", "comment": "checked"})
