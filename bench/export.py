@@ -30,7 +30,16 @@ import time
 from pathlib import Path
 
 import psycopg
-from report import PG, PY, ROOT, _admin, free_port, server_env, start_server, stop_server
+from report import (
+    PG,
+    PY,
+    ROOT,
+    _admin,
+    free_port,
+    server_env,
+    start_server,
+    stop_server,
+)
 
 DB_NAME = os.environ.get("BENCH_EXPORT_DB", "groundrule_sc")
 

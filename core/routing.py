@@ -127,4 +127,3 @@ class ReplicaRoutingMiddleware:
         if (request.method in _SAFE_METHODS and replica_reads_enabled() and _wants_replica(view_func)
                 and not _recently_wrote(request)):
             _reads.set(REPLICA)
-        return None

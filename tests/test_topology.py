@@ -17,7 +17,12 @@ from django.conf import settings
 from django.db import connection
 from django_scopes import scopes_disabled
 from fake_llm_server import FakeLLMServer
-from test_judges_integration import SOURCES, UNGROUNDED, judge_rules, store_provider_secrets
+from test_judges_integration import (
+    SOURCES,
+    UNGROUNDED,
+    judge_rules,
+    store_provider_secrets,
+)
 
 from governance.models import Evaluation, Run
 
@@ -51,26 +56,29 @@ def topology(transactional_db, tmp_path):
            "SECRET_KEY": settings.SECRET_KEY, "GOVERNANCE_SECRETS_KEY": settings.GOVERNANCE_SECRETS_KEY,
            "PYTHONWARNINGS": "ignore", "STATIC_ROOT": str(tmp_path / "static")}
     env.pop("DATABASE_REPLICA_URL", None)
-    log = open(tmp_path / "prod-local.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "deploy/prod_local.py", "--port", str(port), "--web-workers", "3", "--threads", "2",
-         "--worker-concurrency", "2", "--no-migrate", "--no-collectstatic"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )
-    deadline = time.monotonic() + 90
-    while "ready http://" not in (tmp_path / "prod-local.log").read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("prod-local did not start:\n" + (tmp_path / "prod-local.log").read_text()[-3000:])
-        time.sleep(0.3)
-    yield {"url": f"http://127.0.0.1:{port}", "proc": proc, "log": tmp_path / "prod-local.log"}
-    os.killpg(proc.pid, signal.SIGTERM)
+    log_path = tmp_path / "prod-local.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "deploy/prod_local.py", "--port", str(port), "--web-workers", "3", "--threads", "2",
+             "--worker-concurrency", "2", "--no-migrate", "--no-collectstatic"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )
     try:
-        proc.wait(timeout=40)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    log.close()
+        deadline = time.monotonic() + 90
+        while "ready http://" not in log_path.read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("prod-local did not start:\n" + log_path.read_text()[-3000:])
+            time.sleep(0.3)
+        yield {"url": f"http://127.0.0.1:{port}", "proc": proc, "log": log_path}
+    finally:
+        # SIGTERM: prod_local.py stops gunicorn, the worker and beat (each in its own session) itself.
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def _children(pid: int) -> list[str]:

@@ -7,8 +7,12 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from core.api.pagination import IdCursorPagination
 from governance import exports
-from core.routing import reads_replica
-from governance.filters import AuditExportFilter, AuditFilter, EvaluationExportFilter, EvaluationFilter
+from governance.filters import (
+    AuditExportFilter,
+    AuditFilter,
+    EvaluationExportFilter,
+    EvaluationFilter,
+)
 from governance.models import Evaluation
 from tenants.models import AuditEvent
 

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 from core.pages import has_filters, parse_cursor, render_page
 from core.routing import reads_replica
 from governance import exports, selectors
-from governance.filters import AuditExportFilter, AuditFilter, EvaluationExportFilter
+from governance.filters import AuditExportFilter, EvaluationExportFilter
 from governance.models import Action, Evaluation, Phase, ReviewState
 from tenants.models import AuditEvent, Role
 from tenants.permissions import require_role
