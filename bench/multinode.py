@@ -111,10 +111,12 @@ def agent_loop(port: int, key: str, deadline: float, tally: dict, lock: threadin
         if started is None:
             continue
         run_id = started["id"]
+        # A different answer each run, so each judgement is a provider call (not the judge's cache).
+        output = f"{OUTPUT} Run {run_id}."
         for _ in range(REPORTS_PER_RUN):
-            if call(f"/api/v1/runs/{run_id}/grounding/", REPORT) is not None:
+            if call(f"/api/v1/runs/{run_id}/grounding/", {**REPORT, "output": output}) is not None:
                 mine["reports"] += 1
-        if call(f"/api/v1/runs/{run_id}/complete/", {"output": OUTPUT}) is not None:
+        if call(f"/api/v1/runs/{run_id}/complete/", {"output": output}) is not None:
             mine["completed"].append(run_id)
     conn.close()
     with lock:
