@@ -19,7 +19,7 @@ DEPLOY_CHECK_ENV := DEBUG=0 ALLOWED_HOSTS=groundrule.example.com \
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots
+.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
@@ -96,3 +96,12 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) node_modules static/vendor var .pytest_cache
+
+# The deployed topology without containers (deploy/prod_local.py, docs/deploy.md): gunicorn with
+# several workers, a Celery worker and beat, against the local PostgreSQL and Redis.
+PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/groundrule
+PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
+PROD_CACHE_URL ?= redis://127.0.0.1:6379/1
+prod-local: venv assets
+	DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) CACHE_URL=$(PROD_CACHE_URL) \
+		$(PY) deploy/prod_local.py --host $(HOST) --port $(PORT)

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
     "core.middleware.BodySizeLimitMiddleware",
+    "core.routing.ReplicaRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -100,6 +101,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One writer at a time: wait for the lock instead of failing under the demo's light concurrency.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Read replica (docs/deploy.md). Heavy reads (dashboard lists and details, exports) go to it;
+# writes, reads in a writing request, and a user's reads for REPLICA_STICKY_SECONDS after their
+# own write stay on the primary (core/routing.py). Without the variable there is one database.
+DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "")
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")), conn_health_checks=True
+    )
+    # The test runner makes "replica" a second connection to the primary's test database.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["core.routing.ReplicaRouter"]
+REPLICA_READS = env_bool("REPLICA_READS", True)
+REPLICA_STICKY_SECONDS = int(os.environ.get("REPLICA_STICKY_SECONDS", "5"))
+# /readyz fails when the replica is further behind than this (empty: no limit).
+_max_lag = os.environ.get("REPLICA_MAX_LAG_SECONDS", "30").strip()
+REPLICA_MAX_LAG_SECONDS = float(_max_lag) if _max_lag else None
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
@@ -160,6 +178,11 @@ CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", 
 CELERY_RESULT_BACKEND = None
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Several web nodes share what they cache (e.g. who just wrote: core/routing.py) through Redis.
+if os.environ.get("CACHE_URL"):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    }
 
 # Judges
 JUDGE_SYNC_BUDGET_SECONDS = float(os.environ.get("JUDGE_SYNC_BUDGET_SECONDS", "10"))

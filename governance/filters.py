@@ -61,6 +61,11 @@ class ViolationFilter(EvaluationFilter):
         return super().qs.filter(action__in=(Action.WARN, Action.BLOCK))
 
 
+class EvaluationExportFilter(EvaluationFilter):
+    # Resuming an interrupted download: the rows after the last id received (governance/exports.py).
+    after_id = IdFilter(field_name="id", lookup_expr="gt", label="After id")
+
+
 class RunFilter(filters.FilterSet):
     agent = filters.CharFilter(field_name="agent_name", label="Agent")
     workflow = filters.CharFilter(field_name="workflow_name", label="Workflow")
@@ -86,3 +91,7 @@ class AuditFilter(_Base):
 
     def filter_action(self, queryset, name, value):
         return queryset.filter(action__startswith=value.strip())
+
+
+class AuditExportFilter(AuditFilter):
+    after_id = IdFilter(field_name="id", lookup_expr="gt", label="After id")

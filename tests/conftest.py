@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 try:  # Django-free test modules (engine, verifier, judge providers) also run with `-p no:django`.
+    from django.conf import settings as django_settings
     from django.contrib.auth import get_user_model
     from django_scopes import scope, scopes_disabled
     from rest_framework.test import APIClient
@@ -139,3 +140,17 @@ def _celery_eager(request):
     app.conf.task_always_eager = eager
     yield
     app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def _replica_reads(request):
+    """Reads go to the replica (when DATABASE_REPLICA_URL configures one) only in tests marked
+    `replica`: they commit their rows (transaction=True) so the replica's connection sees them,
+    where every other test's rows live in a transaction only the primary's connection sees."""
+    if not DJANGO:
+        yield
+        return
+    previous = django_settings.REPLICA_READS
+    django_settings.REPLICA_READS = "replica" in request.keywords
+    yield
+    django_settings.REPLICA_READS = previous

@@ -124,7 +124,8 @@ def test_csv_export_streams_every_row_exactly(api, many_evaluations, django_asse
 
 
 def test_csv_export_header_is_the_documented_columns(api, some_evaluations):
-    first_line = _body(api.get("/api/v1/evaluations/export?format=csv")).split("\r\n", 1)[0]
+    # "\n" line ends, as PostgreSQL's COPY writes them (both export paths write the same bytes).
+    first_line = _body(api.get("/api/v1/evaluations/export?format=csv")).split("\n", 1)[0]
 
     assert first_line.split(",") == exports.EVALUATION_COLUMNS
 
@@ -207,7 +208,7 @@ def test_time_filters_apply_to_the_export(api, some_evaluations):
 
 
 def test_an_export_with_no_rows_is_just_the_header(api, acme):
-    assert _body(api.get("/api/v1/evaluations/export?format=csv")) == ",".join(exports.EVALUATION_COLUMNS) + "\r\n"
+    assert _body(api.get("/api/v1/evaluations/export?format=csv")) == ",".join(exports.EVALUATION_COLUMNS) + "\n"
     assert _body(api.get("/api/v1/evaluations/export?format=jsonl")) == ""
 
 

@@ -9,7 +9,12 @@ from core.api.base import TenantAPIView
 from core.api.contract import represented_list
 from core.api.pagination import IdCursorPagination
 from governance import exports
-from governance.filters import AuditFilter, EvaluationFilter
+from governance.filters import (
+    AuditExportFilter,
+    AuditFilter,
+    EvaluationExportFilter,
+    EvaluationFilter,
+)
 from governance.models import Evaluation
 from tenants.models import AuditEvent
 
@@ -34,7 +39,11 @@ def _export_responses(what: str) -> dict:
     }
 
 
+AFTER_ID_PARAM = OpenApiParameter("after_id", int, description="Resume an export after this id (the last one received)")
+
+
 class _FilteredList(TenantAPIView):
+    reads_replica = True  # core.routing: heavy reads, served by the read replica when there is one
     filterset_class = None
     model = None
     serializer_class = None
@@ -56,10 +65,8 @@ class _FilteredList(TenantAPIView):
 
 class _Export(_FilteredList):
     pagination_class = None
-    columns: list[str] = []
+    spec: exports.ExportSpec = None  # each export names its columns
     basename = ""
-
-    row = None  # each export names its own row function
 
     def get(self, request):
         fmt = request.query_params.get("format", "csv")
@@ -69,7 +76,7 @@ class _Export(_FilteredList):
         if not filters.is_valid():
             return Response(filters.errors, status=status.HTTP_400_BAD_REQUEST)
         return exports.export_response(
-            tenant=self.tenant, queryset=filters.qs, columns=self.columns, row=self.row, fmt=fmt, basename=self.basename
+            tenant=self.tenant, queryset=filters.qs, spec=self.spec, fmt=fmt, basename=self.basename
         )
 
 
@@ -85,14 +92,13 @@ class EvaluationListView(_FilteredList):
 
 
 class EvaluationExportView(_Export):
-    filterset_class = EvaluationFilter
+    filterset_class = EvaluationExportFilter
     model = Evaluation
     queryset = Evaluation.objects.none()
-    columns = exports.EVALUATION_COLUMNS
+    spec = exports.EVALUATIONS
     basename = "evaluations"
-    row = staticmethod(exports.evaluation_row)
 
-    @extend_schema(parameters=[FORMAT_PARAM], responses=_export_responses("evaluation"))
+    @extend_schema(parameters=[FORMAT_PARAM, AFTER_ID_PARAM], responses=_export_responses("evaluation"))
     def get(self, request):
         return super().get(request)
 
@@ -109,13 +115,12 @@ class AuditLogListView(_FilteredList):
 
 
 class AuditLogExportView(_Export):
-    filterset_class = AuditFilter
+    filterset_class = AuditExportFilter
     model = AuditEvent
     queryset = AuditEvent.objects.none()
-    columns = exports.AUDIT_COLUMNS
+    spec = exports.AUDIT
     basename = "audit-log"
-    row = staticmethod(exports.audit_row)
 
-    @extend_schema(parameters=[FORMAT_PARAM], responses=_export_responses("audit event"))
+    @extend_schema(parameters=[FORMAT_PARAM, AFTER_ID_PARAM], responses=_export_responses("audit event"))
     def get(self, request):
         return super().get(request)

@@ -36,6 +36,7 @@ def _decision_body(run, decision) -> dict:
 
 
 class RunListView(TenantAPIView):
+    reads_replica = True  # the GET (core.routing); POST always runs on the primary
     filterset_class = RunFilter
     pagination_class = IdCursorPagination
     queryset = Run.objects.none()  # for the schema: the model the filters describe
@@ -64,6 +65,8 @@ class RunListView(TenantAPIView):
 
 
 class RunDetailView(TenantAPIView):
+    reads_replica = True
+
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
         run_for(self.tenant, pk)

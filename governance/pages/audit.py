@@ -8,13 +8,15 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from core.pages import has_filters, parse_cursor, render_page
+from core.routing import reads_replica
 from governance import exports, selectors
-from governance.filters import AuditFilter, EvaluationFilter
+from governance.filters import AuditExportFilter, EvaluationExportFilter
 from governance.models import Action, Evaluation, Phase, ReviewState
 from tenants.models import AuditEvent, Role
 from tenants.permissions import require_role
 
 
+@reads_replica
 @require_GET
 @require_role()
 def audit_list(request):
@@ -40,7 +42,7 @@ def audit_list(request):
     return render_page(request, "audit/list.html", context, fragment="results")
 
 
-def _export(request, *, filterset_class, model, columns, row, basename):
+def _export(request, *, filterset_class, model, spec, basename):
     fmt = request.GET.get("format", "csv")
     if fmt not in exports.FORMATS:
         return HttpResponse("Unknown format: choose csv or jsonl.", status=400, content_type="text/plain")
@@ -48,32 +50,26 @@ def _export(request, *, filterset_class, model, columns, row, basename):
     if not fs.is_valid():
         problems = "; ".join(f"{field}: {' '.join(errs)}" for field, errs in fs.errors.items())
         return HttpResponse(f"Invalid filters: {problems}", status=400, content_type="text/plain")
-    return exports.export_response(
-        tenant=request.tenant, queryset=fs.qs, columns=columns, row=row, fmt=fmt, basename=basename
-    )
+    return exports.export_response(tenant=request.tenant, queryset=fs.qs, spec=spec, fmt=fmt, basename=basename)
 
 
+@reads_replica
 @require_GET
 @require_role(Role.REVIEWER)
 def audit_export(request):
     return _export(
-        request,
-        filterset_class=AuditFilter,
-        model=AuditEvent,
-        columns=exports.AUDIT_COLUMNS,
-        row=exports.audit_row,
-        basename="audit-log",
+        request, filterset_class=AuditExportFilter, model=AuditEvent, spec=exports.AUDIT, basename="audit-log"
     )
 
 
+@reads_replica
 @require_GET
 @require_role(Role.REVIEWER)
 def evaluation_export(request):
     return _export(
         request,
-        filterset_class=EvaluationFilter,
+        filterset_class=EvaluationExportFilter,
         model=Evaluation,
-        columns=exports.EVALUATION_COLUMNS,
-        row=exports.evaluation_row,
+        spec=exports.EVALUATIONS,
         basename="evaluations",
     )

@@ -6,10 +6,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from core.pages import render_page
+from core.routing import reads_replica
 from governance import selectors
 from tenants.permissions import require_role
 
 
+@reads_replica
 @require_GET
 @require_role()
 def overview(request):

@@ -3,6 +3,7 @@
 from django.views.decorators.http import require_GET
 
 from core.pages import has_filters, parse_cursor, render_page
+from core.routing import reads_replica
 from governance import selectors
 from governance.access import run_for
 from governance.models import Action, Run
@@ -11,6 +12,7 @@ from tenants.permissions import require_role
 TABS = ("governance", "trace")
 
 
+@reads_replica
 @require_GET
 @require_role()
 def run_list(request):
@@ -30,6 +32,7 @@ def run_list(request):
     return render_page(request, "runs/list.html", context, fragment="results")
 
 
+@reads_replica
 @require_GET
 @require_role()
 def run_detail(request, pk: int):

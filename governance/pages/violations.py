@@ -8,6 +8,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from core.pages import has_filters, parse_cursor, render_page
+from core.routing import reads_replica
 from governance import selectors
 from governance.access import evaluation_for
 from governance.models import Action, Phase, ReviewState
@@ -32,6 +33,7 @@ class ReviewForm(forms.Form):
     )
 
 
+@reads_replica
 @require_http_methods(["GET"])
 @require_role()
 def violation_list(request):
@@ -61,6 +63,7 @@ def _violation(request, pk):
     return evaluation
 
 
+@reads_replica
 @require_http_methods(["GET", "POST"])
 @require_role_for_post(Role.REVIEWER)
 def violation_detail(request, pk: int):
