@@ -890,3 +890,19 @@ def test_a_negative_or_garbage_cursor_is_a_400(api, path, cursor):
 
     assert response.status_code == 400, response.content
     assert response.json() == {"cursor": ["Invalid cursor."]}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/runs/",
+        "/api/v1/evaluations/",
+        "/api/v1/audit-log/",
+        "/api/v1/evaluations/export",
+        "/api/v1/audit-log/export",
+    ],
+)
+def test_an_unknown_query_parameter_is_a_400_naming_it(api, acme, path):
+    response = api.get(path, {"agnet": "research-agent"})
+    assert response.status_code == 400
+    assert response.json() == {"agnet": ["Unknown query parameter."]}

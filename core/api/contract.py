@@ -38,3 +38,18 @@ def represented(serializer_class: type[BaseSerializer], instance) -> dict:
 def represented_list(serializer_class: type[BaseSerializer], instances) -> list[dict]:
     prototype = _prototype(serializer_class)
     return [prototype.to_representation(instance) for instance in instances]
+
+
+def filtered(filterset_class, request, queryset, *, also: tuple[str, ...] = ("cursor", "page_size")):
+    """The rows a list's query string selects through its FilterSet (the one the page and export use).
+
+    As with bodies, a parameter the endpoint does not know is a 400 naming it, not silently ignored: a
+    misspelt filter would otherwise answer every row.
+    """
+    unknown = sorted(set(request.query_params) - set(filterset_class.base_filters) - set(also))
+    if unknown:
+        raise exceptions.ValidationError({key: ["Unknown query parameter."] for key in unknown})
+    filters = filterset_class(request.query_params, queryset=queryset, request=request)
+    if not filters.is_valid():
+        raise exceptions.ValidationError(filters.errors)
+    return filters.qs

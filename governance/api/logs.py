@@ -6,7 +6,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
-from core.api.contract import represented_list
+from core.api.contract import filtered, represented_list
 from core.api.pagination import IdCursorPagination
 from governance import exports
 from governance.filters import (
@@ -49,22 +49,23 @@ class _FilteredList(TenantAPIView):
     serializer_class = None
     pagination_class = IdCursorPagination
 
+    query_params = ("cursor", "page_size")  # beside the filters
+
     def filtered(self, request):
-        return self.filterset_class(
-            request.query_params, queryset=self.model.objects.filter(tenant=self.tenant), request=request
+        return filtered(
+            self.filterset_class, request, self.model.objects.filter(tenant=self.tenant), also=self.query_params
         )
 
     def get(self, request):
-        filters = self.filtered(request)
-        if not filters.is_valid():
-            return Response(filters.errors, status=status.HTTP_400_BAD_REQUEST)
+        rows = self.filtered(request)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(filters.qs, request, view=self)
+        page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(represented_list(self.serializer_class, page))
 
 
 class _Export(_FilteredList):
     pagination_class = None
+    query_params = ("format",)
     spec: exports.ExportSpec = None  # each export names its columns
     basename = ""
 
@@ -72,11 +73,8 @@ class _Export(_FilteredList):
         fmt = request.query_params.get("format", "csv")
         if fmt not in exports.FORMATS:
             return Response({"format": ["Must be one of: csv, jsonl."]}, status=status.HTTP_400_BAD_REQUEST)
-        filters = self.filtered(request)
-        if not filters.is_valid():
-            return Response(filters.errors, status=status.HTTP_400_BAD_REQUEST)
         return exports.export_response(
-            tenant=self.tenant, queryset=filters.qs, spec=self.spec, fmt=fmt, basename=self.basename
+            tenant=self.tenant, queryset=self.filtered(request), spec=self.spec, fmt=fmt, basename=self.basename
         )
 
 

@@ -10,7 +10,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
-from core.api.contract import represented, represented_list, validated
+from core.api.contract import filtered, represented, represented_list, validated
 from core.api.pagination import IdCursorPagination
 from governance import services
 from governance.access import run_for
@@ -56,11 +56,9 @@ class RunListView(TenantAPIView):
 
     @extend_schema(responses=RunOut(many=True))
     def get(self, request):
-        filters = RunFilter(request.query_params, queryset=Run.objects.filter(tenant=self.tenant), request=request)
-        if not filters.is_valid():
-            return Response(filters.errors, status=status.HTTP_400_BAD_REQUEST)
+        rows = filtered(RunFilter, request, Run.objects.filter(tenant=self.tenant))
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(filters.qs, request, view=self)
+        page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(represented_list(RunOut, page))
 
 
