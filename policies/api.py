@@ -11,9 +11,9 @@ from policies.access import policy_for
 from tenants.audit import Actor
 
 from . import services
-from .models import Policy
+from .models import Mode, Policy
 
-FIELDS = ("name", "description", "category", "rules", "scope", "enabled")
+FIELDS = ("name", "description", "category", "rules", "scope", "enabled", "mode")
 REQUIRED_ON_CREATE = ("name", "category")
 
 
@@ -27,6 +27,7 @@ def policy_out(policy: Policy) -> dict:
         "effective_rules": policy.effective_rules,
         "scope": {"agents": policy.agents},
         "enabled": policy.enabled,
+        "mode": policy.mode,
         "version": policy.version,
         "created_at": serializers.DateTimeField().to_representation(policy.created_at),
         "updated_at": serializers.DateTimeField().to_representation(policy.updated_at),
@@ -53,6 +54,7 @@ class PolicyIn(serializers.Serializer):
     rules = serializers.DictField(required=False)
     scope = serializers.DictField(required=False)
     enabled = serializers.BooleanField(required=False)
+    mode = serializers.ChoiceField(choices=Mode.choices, required=False)
 
 
 class PolicyOut(PolicyIn):
@@ -109,3 +111,26 @@ class PolicyDetailView(TenantAPIView):
     def delete(self, request, pk: int):
         services.policy_delete(policy=policy_for(self.tenant, pk), actor=Actor.from_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RollbackIn(serializers.Serializer):
+    """For the schema only: the service validates."""
+
+    version = serializers.IntegerField(min_value=1)
+
+
+class PolicyRollbackView(TenantAPIView):
+    @extend_schema(request=RollbackIn, responses={200: PolicyOut},
+                   description="Make a new version with the rules, scope and enabled state of `version`.")
+    def post(self, request, pk: int):
+        policy = policy_for(self.tenant, pk)
+        data = request.data
+        if not isinstance(data, dict):
+            raise InvalidInput({"non_field_errors": ["Expected a JSON object."]})
+        errors = {key: ["Unknown field."] for key in data if key != "version"}
+        if "version" not in data:
+            errors["version"] = ["This field is required."]
+        if errors:
+            raise InvalidInput(errors)
+        policy = services.policy_rollback(policy=policy, version=data["version"], actor=Actor.from_request(request))
+        return Response(policy_out(policy))

@@ -16,7 +16,7 @@ from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
-POLICY_KEYS = {"id", "name", "description", "category", "rules", "effective_rules", "scope", "enabled", "version",
+POLICY_KEYS = {"id", "name", "description", "category", "rules", "effective_rules", "scope", "enabled", "mode", "version",
                "created_at", "updated_at"}
 DEFAULTS = {spec.name: spec.default for spec in GROUNDING_RULES}
 

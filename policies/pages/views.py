@@ -266,6 +266,21 @@ def policy_detail(request, pk):
     })
 
 
+@require_role("admin")
+@require_POST
+def policy_rollback(request, pk):
+    policy = policy_for(request.tenant, pk)
+    raw = request.POST.get("version", "")
+    version = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else raw
+    try:
+        policy = services.policy_rollback(policy=policy, version=version, actor=Actor.from_request(request))
+    except InvalidInput as exc:
+        messages.error(request, " ".join(exc.errors.get("version") or ["Could not roll back."]))
+    else:
+        messages.success(request, f"Rolled “{policy.name}” back to v{version}: now version {policy.version}.")
+    return redirect("policy_history", pk=policy.pk)
+
+
 @require_role()
 def policy_history(request, pk):
     policy = policy_for(request.tenant, pk)
