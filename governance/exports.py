@@ -109,8 +109,9 @@ def evaluation_row(e) -> dict:
     }
 
 
+# tenant_id, seq, prev_hash and hash let an auditor re-check the chain offline (tenants/chain.py).
 AUDIT_COLUMNS = ["id", "created_at", "action", "actor", "request_id", "object_type", "object_id", "object_repr",
-                 "before", "after"]
+                 "before", "after", "tenant_id", "seq", "prev_hash", "hash"]
 
 
 def audit_row(a) -> dict:
@@ -118,4 +119,5 @@ def audit_row(a) -> dict:
         "id": a.id, "created_at": a.created_at, "action": a.action, "actor": a.actor_label,
         "request_id": a.request_id, "object_type": a.object_type, "object_id": a.object_id,
         "object_repr": a.object_repr, "before": a.before, "after": a.after,
+        "tenant_id": a.tenant_id, "seq": a.seq, "prev_hash": a.prev_hash, "hash": a.hash,
     }

@@ -137,7 +137,7 @@ def test_the_audit_log_is_listed_newest_first(api, key_label):
     results = response.json()["results"]
     assert [r["action"] for r in results[:2]] == ["tenants.secret.created", "policies.policy.created"]
     assert set(results[0]) == {"id", "created_at", "action", "actor", "request_id", "object_type", "object_id",
-                               "object_repr", "before", "after"}
+                               "object_repr", "before", "after", "tenant_id", "seq", "prev_hash", "hash"}
     assert results[1]["object_id"] == str(created["id"]) and results[1]["actor"] == key_label
 
 

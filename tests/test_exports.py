@@ -234,7 +234,9 @@ def many_audit_events(acme):
             [AuditEvent(tenant=acme, action=f"policies.policy.{('created', 'updated')[i % 2]}", actor_label="alice",
                         request_id=f"req-{i}", object_type="policies.policy", object_id=str(i), object_repr=f"P, {i}",
                         before=None if i % 2 == 0 else {"rules": {"min_citations": i}},
-                        after={"rules": {"min_citations": i + 1}, "name": "Ω"})
+                        after={"rules": {"min_citations": i + 1}, "name": "Ω"},
+                        # Written past the chain (bulk), so placed after it; only the export is tested here.
+                        seq=1_000 + i, prev_hash="", hash="")
              for i in range(5_100)],
             batch_size=1000,
         )

@@ -113,8 +113,9 @@ class RunDetailOut(RunOut):
 
 class AuditEventOut(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_label")
+    tenant_id = serializers.IntegerField()
 
     class Meta:
         model = AuditEvent
         fields = ["id", "created_at", "action", "actor", "request_id", "object_type", "object_id", "object_repr",
-                  "before", "after"]
+                  "before", "after", "tenant_id", "seq", "prev_hash", "hash"]

@@ -24,6 +24,7 @@ urlpatterns = [
     path("evaluations/", logs.EvaluationListView.as_view(), name="api-evaluations"),
     path("evaluations/export", logs.EvaluationExportView.as_view(), name="api-evaluations-export"),
     path("audit-log/", logs.AuditLogListView.as_view(), name="api-audit-log"),
+    path("audit-log/verify/", tenants_api.AuditVerifyView.as_view(), name="api-audit-log-verify"),
     path("audit-log/export", logs.AuditLogExportView.as_view(), name="api-audit-log-export"),
     path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
