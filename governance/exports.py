@@ -95,7 +95,7 @@ def export_response(*, tenant, queryset, columns, row, fmt: str, basename: str) 
 
 
 EVALUATION_COLUMNS = ["id", "created_at", "run_id", "agent_name", "policy_id", "policy_name", "policy_version",
-                      "category", "phase", "action", "reason", "metadata", "source", "review_state",
+                      "category", "phase", "action", "reason", "metadata", "source", "shadow", "review_state",
                       "reviewed_at", "review_comment"]
 
 
@@ -104,7 +104,7 @@ def evaluation_row(e) -> dict:
         "id": e.id, "created_at": e.created_at, "run_id": e.run_id, "agent_name": e.agent_name,
         "policy_id": e.policy_ref, "policy_name": e.policy_name, "policy_version": e.policy_version,
         "category": e.category, "phase": e.phase, "action": e.action, "reason": e.reason,
-        "metadata": e.metadata, "source": e.source, "review_state": e.review_state,
+        "metadata": e.metadata, "source": e.source, "shadow": e.shadow, "review_state": e.review_state,
         "reviewed_at": e.reviewed_at, "review_comment": e.review_comment,
     }
 

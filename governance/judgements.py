@@ -46,12 +46,13 @@ def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence
                 tenant_id=run.tenant_id, run=run, decision=decision_row, policy_id=e.policy_id,
                 policy_ref=e.policy_id, policy_name=e.policy_name, policy_version=e.policy_version,
                 category=e.category, agent_name=run.agent_name, phase=e.phase, action=e.action,
-                reason=e.reason, metadata=e.metadata, source=e.source,
+                reason=e.reason, metadata=e.metadata, source=e.source, shadow=e.shadow,
             )
             for e in evaluations
         )
         fields = []
         for e in evaluations:
-            fields += run.raise_final_action(e.action)
+            if not e.shadow:  # a shadow policy's late verdict never moves the run
+                fields += run.raise_final_action(e.action)
         if fields:
             run.save(update_fields=sorted(set(fields)))

@@ -166,6 +166,8 @@ class Evaluation(models.Model):
     reason = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENGINE)
+    # Said by a policy in shadow mode: shown, never part of the decision or the enforced counts.
+    shadow = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     review_state = models.CharField(max_length=16, choices=ReviewState.choices, default=ReviewState.PENDING)
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -239,7 +239,7 @@ def _insert_select(model, exprs: dict[str, str], source: str, defaults: list) ->
 # statements of at most 50 parameters).
 _EVALUATION_COLUMNS = (("policy_id", "bigint"), ("policy_name", "text"), ("policy_version", "integer"),
                        ("category", "text"), ("phase", "text"), ("action", "text"), ("reason", "text"),
-                       ("metadata", "jsonb"), ("source", "text"))
+                       ("metadata", "jsonb"), ("source", "text"), ("shadow", "boolean"))
 # Rows in array order (n), so the evaluations' ids follow the engine's order, as before.
 _EVALUATIONS_FROM = (
     "ROWS FROM (jsonb_to_recordset(%(evaluations)s::jsonb) AS ("
@@ -270,7 +270,7 @@ def _grounding_write_plan():
         "policy_id": "e.policy_id", "policy_ref": "e.policy_id", "policy_name": "e.policy_name",
         "policy_version": "e.policy_version", "category": "e.category", "agent_name": "run.agent_name",
         "phase": "e.phase", "action": "e.action", "reason": "e.reason", "metadata": "e.metadata",
-        "source": "e.source", "created_at": "%(decided_at)s",
+        "source": "e.source", "shadow": "e.shadow", "created_at": "%(decided_at)s",
     }, f"run, decision, {_EVALUATIONS_FROM}", defaults)
     sql = f"""
         WITH input AS (

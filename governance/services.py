@@ -37,13 +37,14 @@ def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingRep
         phase=decision.phase, action=decision.action, reason=decision.reason,
         abstention_response=decision.abstention_response, created_at=timezone.now(),
     ))
-    if decision.evaluations:
+    if decision.all_evaluations:
         rows.insert_rows(Evaluation, [
             {"tenant_id": run.tenant_id, "run_id": run.pk, "decision_id": row.pk, "policy_id": e.policy_id,
              "policy_ref": e.policy_id, "policy_name": e.policy_name, "policy_version": e.policy_version,
              "category": e.category, "agent_name": run.agent_name, "phase": e.phase, "action": e.action,
-             "reason": e.reason, "metadata": e.metadata, "source": e.source, "created_at": row.created_at}
-            for e in decision.evaluations
+             "reason": e.reason, "metadata": e.metadata, "source": e.source, "shadow": e.shadow,
+             "created_at": row.created_at}
+            for e in decision.all_evaluations
         ])
     return row
 
@@ -152,7 +153,7 @@ def _decide_report(run: Run, all_specs, *, grounding_scores, citations, output, 
                    retrieved=_retrieved_for(run, specs, citations, retrieved))
     decision = evaluate_phase("mid_execution", specs, state)
     if judged:
-        decision = combine("mid_execution", (*decision.evaluations, *judged))
+        decision = combine("mid_execution", (*decision.all_evaluations, *judged))
     return specs, decision
 
 
@@ -181,8 +182,8 @@ def _record_grounding_in_one_statement(*, tenant: Tenant, run_id, all_specs, gro
         evaluations=[
             {"policy_id": e.policy_id, "policy_name": e.policy_name, "policy_version": e.policy_version,
              "category": e.category, "phase": e.phase, "action": e.action, "reason": e.reason,
-             "metadata": e.metadata, "source": e.source}
-            for e in decision.evaluations
+             "metadata": e.metadata, "source": e.source, "shadow": e.shadow}
+            for e in decision.all_evaluations
         ],
         severity={str(action): rank for action, rank in SEVERITY.items()},  # the run's action only rises
         report_at=report_at, decided_at=timezone.now(),
@@ -232,7 +233,7 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
                 evidence = Evidence(output=run.output, citations=tuple(run.citations), sources=tuple(run.sources))
                 judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow",
                                                     evidence=evidence)
-                decision = combine("after_workflow", (*decision.evaluations, *judged))
+                decision = combine("after_workflow", (*decision.all_evaluations, *judged))
         run.raise_final_action(decision.action)
         if error:
             run.status = Run.Status.FAILED

@@ -74,6 +74,7 @@ def _evaluation(spec: PolicySpec, phase: str, action: str, reason: str, metadata
         policy_id=spec.id, policy_name=spec.name, category=spec.category, policy_version=spec.version,
         phase=phase, action=action, reason=reason, metadata=metadata, source=source,
         abstention_response=(spec.rules.get("abstention_response") or None) if action == "block" else None,
+        shadow=spec.mode == "shadow",  # a shadow policy's judge is recorded, never enforced
     )
 
 

@@ -25,7 +25,7 @@ def policy_specs_for(tenant: Tenant) -> tuple[PolicySpec, ...]:
     specs = tuple(
         PolicySpec(
             id=p.pk, name=p.name, category=p.category, version=p.version,
-            rules=p.effective_rules, agents=tuple(p.agents),
+            rules=p.effective_rules, agents=tuple(p.agents), mode=p.mode,
         )
         for p in Policy.objects.filter(tenant=tenant, enabled=True).order_by("id")
     )

@@ -143,7 +143,7 @@ def test_jsonl_export_streams_every_row_exactly(api, many_evaluations):
             "id": e.id, "created_at": item["created_at"], "run_id": e.run_id, "agent_name": e.agent_name,
             "policy_id": e.policy_ref, "policy_name": e.policy_name, "policy_version": e.policy_version,
             "category": e.category, "phase": e.phase, "action": e.action, "reason": e.reason,
-            "metadata": e.metadata, "source": e.source, "review_state": e.review_state,
+            "metadata": e.metadata, "source": e.source, "shadow": False, "review_state": e.review_state,
             "reviewed_at": None, "review_comment": e.review_comment,
         }
 

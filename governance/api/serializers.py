@@ -72,7 +72,7 @@ class EvaluationOut(serializers.ModelSerializer):
     class Meta:
         model = Evaluation
         fields = ["id", "run_id", "policy_id", "policy_name", "policy_version", "category", "agent_name", "phase",
-                  "action", "reason", "metadata", "source", "created_at", "review_state", "reviewed_at",
+                  "action", "reason", "metadata", "source", "shadow", "created_at", "review_state", "reviewed_at",
                   "review_comment"]
 
 

@@ -31,6 +31,7 @@ def run_detail(request, pk: int):
     context = {"run": run, "tab": tab, "tabs": TABS}
     if tab == "governance":
         context["phases"] = selectors.run_governance(run=run)
+        context["shadow_violations"] = selectors.run_shadow_violations(run=run)
     else:
         context["trace"] = selectors.run_trace(run=run)
     return render_page(request, "runs/detail.html", context, fragment="tabs")

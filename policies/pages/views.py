@@ -208,7 +208,8 @@ def policy_edit(request, pk):
                 return redirect("policy_detail", pk=policy.pk)
     else:
         initial = PolicyForm.initial_for(category=category, name=policy.name, description=policy.description,
-                                         agents=policy.agents, enabled=policy.enabled, rules=policy.rules)
+                                         agents=policy.agents, enabled=policy.enabled, rules=policy.rules,
+                                         mode=policy.mode)
         form = PolicyForm(initial=initial, category=category, explicit_rules=policy.rules, label_suffix="")
     context = {
         "form": form,
