@@ -9,7 +9,7 @@ from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
 
-from . import grounding, logs, ping, runs
+from . import evidence_pack, grounding, logs, ping, runs
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
@@ -20,6 +20,7 @@ urlpatterns = [
     path("runs/<int:pk>/", runs.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:pk>/grounding/", runs.RunGroundingView.as_view(), name="api-run-grounding"),
     path("runs/<int:pk>/spans/", runs.RunSpanView.as_view(), name="api-run-spans"),
+    path("runs/<int:pk>/evidence/", evidence_pack.RunEvidenceView.as_view(), name="api-run-evidence"),
     path("runs/<int:pk>/complete/", runs.RunCompleteView.as_view(), name="api-run-complete"),
     path("evaluations/", logs.EvaluationListView.as_view(), name="api-evaluations"),
     path("evaluations/export", logs.EvaluationExportView.as_view(), name="api-evaluations-export"),

@@ -11,6 +11,7 @@ urlpatterns = [
     path("", overview.overview, name="overview"),
     path("runs/", runs.run_list, name="run_list"),
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
+    path("runs/<int:pk>/evidence.json", runs.run_evidence, name="run_evidence"),
     path("violations/", violations.violation_list, name="violation_list"),
     path("violations/<int:pk>/", violations.violation_detail, name="violation_detail"),
     path("audit/", audit.audit_list, name="audit_list"),
