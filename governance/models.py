@@ -194,3 +194,29 @@ class Evaluation(models.Model):
     @property
     def is_violation(self) -> bool:
         return self.action in (Action.WARN, Action.BLOCK)
+
+
+class ReplayJob(models.Model):
+    """A replay too large to answer inline (governance/replay.py), run by Celery with its progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    # The validated request: window, agents, and the before/after policy specs as dicts.
+    params = models.JSONField()
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-id"]

@@ -9,11 +9,13 @@ from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
 
-from . import evidence_pack, grounding, logs, ping, runs
+from . import evidence_pack, grounding, logs, ping, replay, runs
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
     path("policies/", policies_api.PolicyListView.as_view(), name="api-policies"),
+    path("policies/replay/", replay.ReplayView.as_view(), name="api-policy-replay"),
+    path("policies/replay/<int:pk>/", replay.ReplayJobView.as_view(), name="api-policy-replay-job"),
     path("policies/<int:pk>/", policies_api.PolicyDetailView.as_view(), name="api-policy"),
     path("policies/<int:pk>/rollback/", policies_api.PolicyRollbackView.as_view(), name="api-policy-rollback"),
     path("runs/", runs.RunListView.as_view(), name="api-runs"),
