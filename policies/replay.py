@@ -19,16 +19,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
-from .engine import PolicySpec, RunState, evaluate_phase
+from .engine import PolicySpec, RunState, combine, evaluate_phase
 from .scope import applicable_policies
 
 CHANGED_LIMIT = 100
 ACTION_KEYS = ("allow", "warn", "block")
 
 
-@dataclass(frozen=True, slots=True)
-class ReportRow:
+class ReportRow(NamedTuple):
+    """One stored report, in the column order the reads give (a tuple: 100,000 of them are built)."""
+
     grounding_scores: Sequence[float]
     citations: Sequence
     unsupported_claims: Sequence[str]
@@ -95,16 +97,30 @@ class Replayer:
         self._for_agent: dict[str, tuple[tuple, tuple]] = {}
         self.summary = Summary()
 
-    def _specs(self, agent: str) -> tuple[tuple, tuple]:
+    def _specs(self, agent: str):
+        """(before, after, union, before's positions in union, after's positions) for an agent.
+
+        Before and after share every policy but the candidate, so each policy of the union is
+        evaluated once per decision and the two decisions are combined from those evaluations.
+        """
         found = self._for_agent.get(agent)
         if found is None:
-            found = self._for_agent[agent] = (tuple(applicable_policies(self._before, agent)),
-                                              tuple(applicable_policies(self._after, agent)))
+            before = tuple(applicable_policies(self._before, agent))
+            after = tuple(applicable_policies(self._after, agent))
+            union = (*before, *(spec for spec in after if spec not in before))
+            found = self._for_agent[agent] = (before, after, union, tuple(union.index(s) for s in before),
+                                              tuple(union.index(s) for s in after))
         return found
 
-    def _decide(self, run_id: int, phase: str, before, after, state: RunState) -> bool:
-        old = evaluate_phase(phase, before, state)
-        new = old if before == after else evaluate_phase(phase, after, state)
+    def _decide(self, run_id: int, phase: str, specs, state: RunState) -> bool:
+        before, after, union, in_before, in_after = specs
+        evaluations = evaluate_phase(phase, union, state).evaluations
+        if len(evaluations) == len(union):
+            old = combine(phase, [evaluations[i] for i in in_before])
+            new = combine(phase, [evaluations[i] for i in in_after])
+        else:  # a category that does not run at this phase: positions no longer line up
+            old = evaluate_phase(phase, before, state)
+            new = evaluate_phase(phase, after, state)
         summary = self.summary
         summary.before[old.action] += 1
         summary.after[new.action] += 1
@@ -116,7 +132,7 @@ class Replayer:
         return True
 
     def run(self, row: RunRow) -> None:
-        before, after = self._specs(row.agent_name)
+        specs = self._specs(row.agent_name)
         summary = self.summary
         summary.runs += 1
         summary.reports += len(row.reports)
@@ -133,10 +149,10 @@ class Replayer:
                 confidence = report.output_confidence
             state = RunState(tuple(report.grounding_scores), tuple(report.citations), tuple(claims), confidence,
                              report.output or None, tuple(sources))
-            changed |= self._decide(row.run_id, "mid_execution", before, after, state)
+            changed |= self._decide(row.run_id, "mid_execution", specs, state)
         if row.completed:
             state = RunState((), tuple(citations), tuple(claims), confidence, row.output or None, tuple(sources))
-            changed |= self._decide(row.run_id, "after_workflow", before, after, state)
+            changed |= self._decide(row.run_id, "after_workflow", specs, state)
         if changed:
             summary.changed_runs += 1
 
