@@ -147,3 +147,42 @@ def test_a_large_window_runs_as_a_task_with_progress(api, other_api, history, se
 def test_replay_is_in_the_schema(api):
     schema = api.get("/api/v1/schema/?format=json").content.decode()
     assert "/api/v1/policies/replay/" in schema and "/api/v1/policies/replay/{id}/" in schema
+
+
+# --- the policy editor's "Try on past runs" --------------------------------------------------------
+
+def _form(**overrides):
+    from policies.categories import get_category
+
+    data = {"category": "grounding", "name": "Tried", "description": "", "agents": "", "enabled": "on"}
+    for s in get_category("grounding").rules:
+        if s.type == "boolean":
+            if s.default:
+                data[f"rule_{s.name}"] = "on"
+        else:
+            data[f"rule_{s.name}"] = "" if s.default is None else str(s.default)
+    data.update(overrides)
+    return data
+
+
+def test_try_on_past_runs_shows_the_comparison(client, alice, history):
+    lenient, _ = history
+    client.force_login(alice)
+    assert "Try on past runs" in client.get(f"/policies/{lenient['id']}/edit/").text
+    response = client.post(f"/policies/try/?policy={lenient['id']}",
+                           _form(name="Lenient", rule_min_grounding_score="0.4"))
+    assert response.status_code == 200
+    page = response.text
+    assert '<strong data-testid="changed-runs">1</strong>' in page and "Save in shadow mode" in page
+    bad = client.post("/policies/try/", _form(rule_min_grounding_score="7"))
+    assert "Fix the fields" in bad.text
+
+
+def test_try_on_past_runs_is_admin_only_and_tenant_isolated(client, bob, charlie, history):
+    lenient, _ = history
+    client.force_login(bob)
+    assert client.post("/policies/try/", _form()).status_code == 403
+    client.force_login(charlie)
+    assert client.post(f"/policies/try/?policy={lenient['id']}", _form()).status_code == 404
+    page = client.post("/policies/try/", _form()).text
+    assert '<strong data-testid="changed-runs">0</strong>' in page and "0 grounding reports" in page

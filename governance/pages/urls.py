@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import audit, overview, runs, violations
+from . import audit, overview, replay, runs, violations
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("audit/", audit.audit_list, name="audit_list"),
     path("audit/export", audit.audit_export, name="audit_export"),
     path("evaluations/export", audit.evaluation_export, name="evaluation_export"),
+    path("policies/try/", replay.policy_try, name="policy_try"),
     path("policies/", include("policies.pages.urls")),
     path("settings/", include("tenants.pages.urls")),
 ]
