@@ -137,24 +137,30 @@ class Replayer:
         summary.runs += 1
         summary.reports += len(row.reports)
         changed = False
-        claims: list = []
-        sources: list = []
-        citations: list = []
-        confidence = None
-        for report in row.reports:
-            claims += report.unsupported_claims
-            sources += report.sources
-            citations += report.citations
-            if report.output_confidence is not None:
-                confidence = report.output_confidence
-            state = RunState(tuple(report.grounding_scores), tuple(report.citations), tuple(claims), confidence,
-                             report.output or None, tuple(sources))
-            changed |= self._decide(row.run_id, "mid_execution", specs, state)
-        if row.completed:
-            state = RunState((), tuple(citations), tuple(claims), confidence, row.output or None, tuple(sources))
-            changed |= self._decide(row.run_id, "after_workflow", specs, state)
+        for phase, _, state in decision_states(row):
+            changed |= self._decide(row.run_id, phase, specs, state)
         if changed:
             summary.changed_runs += 1
+
+
+def decision_states(row: RunRow):
+    """(phase, report index or None, RunState) for each decision of the run the engine made, in order:
+    the state the report write path built for it (see the module docstring)."""
+    claims: list = []
+    sources: list = []
+    citations: list = []
+    confidence = None
+    for index, report in enumerate(row.reports):
+        claims += report.unsupported_claims
+        sources += report.sources
+        citations += report.citations
+        if report.output_confidence is not None:
+            confidence = report.output_confidence
+        yield "mid_execution", index, RunState(tuple(report.grounding_scores), tuple(report.citations), tuple(claims),
+                                               confidence, report.output or None, tuple(sources))
+    if row.completed:
+        yield "after_workflow", None, RunState((), tuple(citations), tuple(claims), confidence, row.output or None,
+                                               tuple(sources))
 
 
 def replay(runs: Iterable[RunRow], *, before: Sequence[PolicySpec], after: Sequence[PolicySpec]) -> Summary:

@@ -1,4 +1,5 @@
 """POST /api/v1/policies/replay/: what would a candidate policy have decided on past runs?
+GET /api/v1/policies/{id}/calibration/: what reviewers' verdicts say about its thresholds.
 
 Small windows answer inline (200); more than REPLAY_SYNC_MAX_REPORTS reports answer 202 with a
 status URL that a Celery task fills in (governance/replay.py).
@@ -9,13 +10,16 @@ import time
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.lookup import pk_or_404
+from policies.access import policy_for
 from governance import replay
+from governance.calibration import policy_calibration
 from governance.models import ReplayJob
 from governance.tasks import replay_job
 
@@ -101,3 +105,12 @@ class ReplayJobView(TenantAPIView):
     def get(self, request, pk: int):
         job = get_object_or_404(ReplayJob.objects.filter(tenant=self.tenant), pk=pk_or_404(pk))
         return Response(_job_out(request, job))
+
+
+class CalibrationView(TenantAPIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT},
+                   description="Confirmed and dismissed violations of the policy, the precision of its blocks "
+                   "and warnings, and per numeric threshold the value reviewers' verdicts support "
+                   "(none below 10 reviewed violations).")
+    def get(self, request, pk: int):
+        return Response(policy_calibration(policy=policy_for(self.tenant, pk)))

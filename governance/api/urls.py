@@ -17,6 +17,7 @@ urlpatterns = [
     path("policies/replay/", replay.ReplayView.as_view(), name="api-policy-replay"),
     path("policies/replay/<int:pk>/", replay.ReplayJobView.as_view(), name="api-policy-replay-job"),
     path("policies/<int:pk>/", policies_api.PolicyDetailView.as_view(), name="api-policy"),
+    path("policies/<int:pk>/calibration/", replay.CalibrationView.as_view(), name="api-policy-calibration"),
     path("policies/<int:pk>/rollback/", policies_api.PolicyRollbackView.as_view(), name="api-policy-rollback"),
     path("runs/", runs.RunListView.as_view(), name="api-runs"),
     path("runs/<int:pk>/", runs.RunDetailView.as_view(), name="api-run"),

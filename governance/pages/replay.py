@@ -7,14 +7,15 @@ shown under the form, with a button that saves the policy straight into shadow m
 
 from django.http import Http404
 from django.shortcuts import render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import InvalidInput
-from governance import replay
+from governance import calibration, replay
 from policies.access import policy_for
 from policies.categories import UnknownCategory, get_category
 from policies.pages.forms import PolicyForm
-from tenants.permissions import require_role
+from tenants.models import Role
+from tenants.permissions import has_role, require_role
 
 
 @require_role("admin")
@@ -55,3 +56,13 @@ def _flat(errors, prefix: str = "") -> list[str]:
         return [line for key, value in errors.items()
                 for line in _flat(value, key if key not in ("policy", "rules") else prefix)]
     return [f"{prefix}: {message}" if prefix else str(message) for message in errors]
+
+
+@require_GET
+@require_role()
+def policy_calibration(request, pk: int):
+    """The calibration panel of the policy page (loaded into it by htmx)."""
+    policy = policy_for(request.tenant, pk)
+    return render(request, "policies/_calibration.html", {
+        "policy": policy, "c": calibration.policy_calibration(policy=policy),
+        "can_admin": has_role(getattr(request, "membership", None), Role.ADMIN)})

@@ -18,6 +18,7 @@ urlpatterns = [
     path("audit/export", audit.audit_export, name="audit_export"),
     path("evaluations/export", audit.evaluation_export, name="evaluation_export"),
     path("policies/try/", replay.policy_try, name="policy_try"),
+    path("policies/<int:pk>/calibration/", replay.policy_calibration, name="policy_calibration"),
     path("policies/", include("policies.pages.urls")),
     path("settings/", include("tenants.pages.urls")),
 ]

@@ -210,6 +210,9 @@ def policy_edit(request, pk):
         initial = PolicyForm.initial_for(category=category, name=policy.name, description=policy.description,
                                          agents=policy.agents, enabled=policy.enabled, rules=policy.rules,
                                          mode=policy.mode)
+        # ?rule_<name>=value: the calibration panel's "Try it" prefills a suggested value; the form
+        # validates it like any other input when saved.
+        initial.update({key: value for key, value in request.GET.items() if key.startswith("rule_") and key in initial})
         form = PolicyForm(initial=initial, category=category, explicit_rules=policy.rules, label_suffix="")
     context = {
         "form": form,

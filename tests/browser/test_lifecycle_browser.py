@@ -83,3 +83,11 @@ def test_try_save_in_shadow_see_it_apart_download_evidence_and_roll_back(browser
     with scopes_disabled():
         rolled = Policy.objects.get(pk=policy.pk)
     assert (rolled.mode, rolled.version, rolled.rules) == ("enforce", 3, {"min_grounding_score": 0.5})
+
+
+def test_the_policy_page_loads_the_calibration_panel(browser_page, sign_in, world):
+    page, policy = browser_page, world["policy"]
+    sign_in(page, "alice", PASSWORD, next_path=f"/policies/{policy.pk}/")
+    panel = page.get_by_test_id("calibration")
+    expect(panel.get_by_role("heading", name="Calibration from reviewers")).to_be_visible()
+    expect(panel).to_contain_text("Suggestions need at least 10 reviewed violations")
