@@ -298,7 +298,8 @@ def main() -> None:
     one, two = (sum(rounds[k]) / len(rounds[k]) for k in ("one", "two"))
     print(
         f"one PostgreSQL, {args.celery_workers} Celery workers (Redis), {len(POLICIES)} grounding policies + an "
-        f"after_workflow LLM judge (fake provider); {args.clients} agents (start, {REPORTS_PER_RUN} reports, complete); "
+        f"after_workflow LLM judge (fake provider); {args.clients} agents "
+        f"(start, {REPORTS_PER_RUN} reports, complete); "
         f"{os.cpu_count()} cores shared by everything"
     )
     print(

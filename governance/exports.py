@@ -42,7 +42,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 class Column:
     name: str  # as exported
     field: str  # the model field (attname) it comes from
-    kind: str  # "int", "text" (formula-guarded in CSV), "time" (isoformat) or "json"
+    kind: str  # "int", "bool", "text" (formula-guarded in CSV), "time" (isoformat) or "json"
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ EVALUATIONS = ExportSpec(
         Column("reason", "reason", "text"),
         Column("metadata", "metadata", "json"),
         Column("source", "source", "text"),
+        Column("shadow", "shadow", "bool"),
         Column("review_state", "review_state", "text"),
         Column("reviewed_at", "reviewed_at", "time"),
         Column("review_comment", "review_comment", "text"),
@@ -86,6 +87,11 @@ AUDIT = ExportSpec(
         Column("object_repr", "object_repr", "text"),
         Column("before", "before", "json"),
         Column("after", "after", "json"),
+        # tenant_id, seq, prev_hash and hash let an auditor re-check the chain offline (tenants/chain.py).
+        Column("tenant_id", "tenant_id", "int"),
+        Column("seq", "seq", "int"),
+        Column("prev_hash", "prev_hash", "text"),
+        Column("hash", "hash", "text"),
     )
 )
 EVALUATION_COLUMNS = EVALUATIONS.names
@@ -112,7 +118,12 @@ def _sql_cell(column: Column, table: str, fmt: str, quote) -> str:
     if column.kind == "time":
         return _sql_time(col)
     if fmt == "csv":
-        return {"int": col, "text": _sql_formula_guard(col), "json": f"{col}::text"}[column.kind]
+        return {
+            "int": col,
+            "bool": f"CASE WHEN {col} THEN 'true' ELSE 'false' END",
+            "text": _sql_formula_guard(col),
+            "json": f"{col}::text",
+        }[column.kind]
     return col
 
 
@@ -189,6 +200,8 @@ def _csv_cell(kind: str, value):
         return ""
     if kind == "time":
         return value.isoformat()
+    if kind == "bool":
+        return "true" if value else "false"
     if kind == "json":
         return json.dumps(value, cls=_Encoder, separators=(",", ":"), sort_keys=True)
     if kind == "text" and value[:1] in FORMULA_STARTS:

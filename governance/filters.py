@@ -26,7 +26,13 @@ class _Base(filters.FilterSet):
     until = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt", label="Until")
 
 
+# ?shadow=true (or 1): only what shadow policies said; false (or 0), or no parameter: only enforced
+# evaluations, so shadow verdicts are never mixed into the enforced lists, exports and counts.
+SHADOW_CHOICES = [("true", "Shadow only"), ("false", "Enforced only"), ("1", "Shadow only"), ("0", "Enforced only")]
+
+
 class EvaluationFilter(_Base):
+    shadow = filters.ChoiceFilter(choices=SHADOW_CHOICES, method="filter_shadow", label="Shadow policies")
     action = filters.MultipleChoiceFilter(choices=Action.choices, label="Action")
     phase = filters.ChoiceFilter(choices=Phase.choices, label="Phase")
     agent = filters.CharFilter(field_name="agent_name", label="Agent")
@@ -38,6 +44,15 @@ class EvaluationFilter(_Base):
     class Meta:
         model = Evaluation
         fields = []
+
+    def filter_shadow(self, queryset, name, value):
+        return queryset.filter(shadow=value in ("true", "1"))
+
+    def filter_queryset(self, queryset):
+        queryset = super().filter_queryset(queryset)
+        if not self.form.cleaned_data.get("shadow"):
+            queryset = queryset.filter(shadow=False)
+        return queryset
 
     def filter_policy(self, queryset, name, value):
         value = value.strip()

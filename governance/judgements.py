@@ -57,11 +57,13 @@ def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence
                 reason=e.reason,
                 metadata=e.metadata,
                 source=e.source,
+                shadow=e.shadow,
             )
             for e in evaluations
         )
         fields = []
         for e in evaluations:
-            fields += run.raise_final_action(e.action)
+            if not e.shadow:  # a shadow policy's late verdict never moves the run
+                fields += run.raise_final_action(e.action)
         if fields:
             run.save(update_fields=sorted(set(fields)))

@@ -170,6 +170,8 @@ class Evaluation(models.Model):
     reason = models.TextField(blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENGINE)
+    # Said by a policy in shadow mode: shown, never part of the decision or the enforced counts.
+    shadow = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     review_state = models.CharField(max_length=16, choices=ReviewState.choices, default=ReviewState.PENDING)
     reviewed_by = models.ForeignKey(
@@ -198,3 +200,29 @@ class Evaluation(models.Model):
     @property
     def is_violation(self) -> bool:
         return self.action in (Action.WARN, Action.BLOCK)
+
+
+class ReplayJob(models.Model):
+    """A replay too large to answer inline (governance/replay.py), run by Celery with its progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    # The validated request: window, agents, and the before/after policy specs as dicts.
+    params = models.JSONField()
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-id"]

@@ -274,6 +274,7 @@ _EVALUATION_COLUMNS = (
     ("reason", "text"),
     ("metadata", "jsonb"),
     ("source", "text"),
+    ("shadow", "boolean"),
 )
 # Rows in array order (n), so the evaluations' ids follow the engine's order, as before.
 _EVALUATIONS_FROM = (
@@ -340,6 +341,7 @@ def _grounding_write_plan():
             "reason": "e.reason",
             "metadata": "e.metadata",
             "source": "e.source",
+            "shadow": "e.shadow",
             "created_at": "%(decided_at)s",
         },
         f"run, decision, {_EVALUATIONS_FROM}",

@@ -43,7 +43,7 @@ def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingRep
             created_at=timezone.now(),
         )
     )
-    if decision.evaluations:
+    if decision.all_evaluations:
         rows.insert_rows(
             Evaluation,
             [
@@ -62,9 +62,10 @@ def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingRep
                     "reason": e.reason,
                     "metadata": e.metadata,
                     "source": e.source,
+                    "shadow": e.shadow,
                     "created_at": row.created_at,
                 }
-                for e in decision.evaluations
+                for e in decision.all_evaluations
             ],
         )
     return row
@@ -230,7 +231,7 @@ def _decide_report(run: Run, all_specs, *, grounding_scores, citations, output, 
     )
     decision = evaluate_phase("mid_execution", specs, state)
     if judged:
-        decision = combine("mid_execution", (*decision.evaluations, *judged))
+        decision = combine("mid_execution", (*decision.all_evaluations, *judged))
     return specs, decision
 
 
@@ -291,8 +292,9 @@ def _record_grounding_in_one_statement(
                 "reason": e.reason,
                 "metadata": e.metadata,
                 "source": e.source,
+                "shadow": e.shadow,
             }
-            for e in decision.evaluations
+            for e in decision.all_evaluations
         ],
         severity={str(action): rank for action, rank in SEVERITY.items()},  # the run's action only rises
         report_at=report_at,
@@ -367,7 +369,7 @@ def run_complete(
                 judged = judging.inline_evaluations(
                     tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence
                 )
-                decision = combine("after_workflow", (*decision.evaluations, *judged))
+                decision = combine("after_workflow", (*decision.all_evaluations, *judged))
         run.raise_final_action(decision.action)
         if error:
             run.status = Run.Status.FAILED

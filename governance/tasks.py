@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import OperationalError
 
 from .judgements import decision_judge
+from .replay import replay_job_execute
 
 
 @shared_task(
@@ -20,3 +21,8 @@ from .judgements import decision_judge
 )
 def judge_decision(self, *, decision_id: int, spec: dict, kind: str) -> str:
     return decision_judge(decision_id=decision_id, spec=spec, kind=kind)
+
+
+@shared_task(name="governance.tasks.replay_job", acks_late=True, soft_time_limit=3300, time_limit=3600)
+def replay_job(*, job_id: int) -> str:
+    return replay_job_execute(job_id=job_id)

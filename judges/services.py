@@ -81,6 +81,7 @@ def _evaluation(spec: PolicySpec, phase: str, action: str, reason: str, metadata
         metadata=metadata,
         source=source,
         abstention_response=(spec.rules.get("abstention_response") or None) if action == "block" else None,
+        shadow=spec.mode == "shadow",  # a shadow policy's judge is recorded, never enforced
     )
 
 

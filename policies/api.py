@@ -17,7 +17,7 @@ from tenants.audit import Actor
 
 from . import services
 from .categories import CATEGORIES, RuleValidationError, get_category
-from .models import Policy
+from .models import Mode, Policy
 from .scope import MAX_AGENT_NAME_LENGTH, MAX_AGENTS
 
 CATEGORY_NAMES = sorted(CATEGORIES)
@@ -77,6 +77,9 @@ class PolicyIn(StrictSerializer):
     rules = RulesField(required=False, allow_null=True)
     scope = ScopeIn(required=False, allow_null=True)
     enabled = StrictBooleanField(required=False)
+    mode = serializers.ChoiceField(
+        choices=Mode.choices, required=False, help_text="`shadow`: evaluated and recorded, never enforced."
+    )
     id = IgnoredField(required=False)
     version = IgnoredField(required=False)
 
@@ -114,6 +117,7 @@ class PolicyOut(serializers.Serializer):
     effective_rules = serializers.DictField(help_text="Every rule of the category: the set ones and the defaults.")
     scope = ScopeOut(source="*")
     enabled = serializers.BooleanField()
+    mode = serializers.ChoiceField(choices=Mode.choices)
     version = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -177,3 +181,20 @@ class PolicyDetailView(TenantAPIView):
     def delete(self, request, pk: int):
         services.policy_delete(policy=policy_for(self.tenant, pk), actor=Actor.from_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RollbackIn(StrictSerializer):
+    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+
+
+class PolicyRollbackView(TenantAPIView):
+    @extend_schema(
+        request=RollbackIn,
+        responses={200: PolicyOut},
+        description="Make a new version with the rules, scope and enabled state of `version`.",
+    )
+    def post(self, request, pk: int):
+        policy = policy_for(self.tenant, pk)
+        data = validated(RollbackIn, request.data)
+        policy = services.policy_rollback(policy=policy, version=data["version"], actor=Actor.from_request(request))
+        return Response(represented(PolicyOut, policy))

@@ -53,6 +53,8 @@ class PolicySpec:
     version: int
     rules: dict
     agents: tuple[str, ...] = ()
+    # "shadow": evaluated and reported, never part of the decision (see ``combine``).
+    mode: str = "enforce"
 
     @classmethod
     def from_dict(cls, data: dict) -> PolicySpec:
@@ -72,6 +74,7 @@ class Evaluation:
     metadata: dict
     abstention_response: str | None = None
     source: str = "engine"
+    shadow: bool = False
 
     def to_dict(self) -> dict:
         data = {
@@ -85,6 +88,8 @@ class Evaluation:
         }
         if self.source != "engine":
             data["source"] = self.source
+        if self.shadow:
+            data["shadow"] = True
         return data
 
 
@@ -95,12 +100,22 @@ class Decision:
     reason: str
     evaluations: tuple[Evaluation, ...]
     abstention_response: str | None = None
+    # What shadow policies said: recorded and shown, never counted in action, reason or abstention.
+    shadow_evaluations: tuple[Evaluation, ...] = ()
+
+    @property
+    def all_evaluations(self) -> tuple[Evaluation, ...]:
+        """Enforced then shadow evaluations: what is stored, and what a later ``combine`` takes."""
+        return self.evaluations + self.shadow_evaluations if self.shadow_evaluations else self.evaluations
 
     def to_dict(self) -> dict:
         data: dict[str, object] = {"action": self.action, "phase": self.phase, "reason": self.reason}
         if self.abstention_response is not None:
             data["abstention_response"] = self.abstention_response
         data["evaluations"] = [evaluation.to_dict() for evaluation in self.evaluations]
+        # Only when a shadow policy applied, so a tenant without any sees the body it always saw.
+        if self.shadow_evaluations:
+            data["shadow_evaluations"] = [evaluation.to_dict() for evaluation in self.shadow_evaluations]
         return data
 
 
@@ -147,6 +162,7 @@ def evaluate_phase(phase: str, policies: Sequence[PolicySpec], state: RunState) 
                 metadata,
                 abstention_response,
                 "engine",
+                policy.mode == "shadow",
             )
         )
     return _combine(phase, tuple(evaluations))
@@ -157,6 +173,8 @@ def combine(phase: str, evaluations: Sequence[Evaluation]) -> Decision:
 
     The reason joins, in order, the reasons of the evaluations that set the final action.
     A block carries the first abstention_response among the blocking evaluations.
+    Shadow evaluations (``shadow=True``) take no part: they are set aside, in order, in the
+    decision's ``shadow_evaluations``, and the rest is decided as if they did not exist.
     """
     if phase not in _PHASE_SET:
         raise ValueError(f"Unknown phase: {phase!r}")
@@ -168,8 +186,15 @@ def combine(phase: str, evaluations: Sequence[Evaluation]) -> Decision:
 
 
 def _combine(phase: str, evaluations: tuple[Evaluation, ...]) -> Decision:
+    shadow: tuple[Evaluation, ...] = ()
+    for evaluation in evaluations:
+        if evaluation.shadow:
+            # Rare (a tenant trying a policy out), so the common path pays one attribute test each.
+            shadow = tuple(e for e in evaluations if e.shadow)
+            evaluations = tuple(e for e in evaluations if not e.shadow)
+            break
     if not evaluations:
-        return _new_decision("allow", phase, NO_APPLICABLE_POLICIES, evaluations, None)
+        return _new_decision("allow", phase, NO_APPLICABLE_POLICIES, evaluations, None, shadow)
     severity = SEVERITY
     worst = 0
     for evaluation in evaluations:
@@ -185,4 +210,4 @@ def _combine(phase: str, evaluations: tuple[Evaluation, ...]) -> Decision:
                 abstention_response = evaluation.abstention_response
                 break
     reason = "; ".join(reasons) or _FALLBACK_REASONS[final]
-    return _new_decision(final, phase, reason, evaluations, abstention_response)
+    return _new_decision(final, phase, reason, evaluations, abstention_response, shadow)

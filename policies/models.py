@@ -6,6 +6,11 @@ from django_scopes import ScopedManager
 from tenants.models import Tenant
 
 
+class Mode(models.TextChoices):
+    ENFORCE = "enforce"
+    SHADOW = "shadow"
+
+
 class Policy(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="policies")
     name = models.CharField(max_length=200)
@@ -16,6 +21,9 @@ class Policy(models.Model):
     rules = models.JSONField(default=dict)
     scope = models.JSONField(default=dict)
     enabled = models.BooleanField(default=True)
+    # shadow: evaluated and recorded on every call, but never changes a decision (docs in README,
+    # "Policy lifecycle"); lets an admin watch a policy on live traffic before it enforces.
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.ENFORCE)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -55,6 +63,7 @@ class Policy(models.Model):
             "rules": self.rules,
             "scope": self.scope,
             "enabled": self.enabled,
+            "mode": self.mode,
             "version": self.version,
         }
 
@@ -66,6 +75,7 @@ class PolicyVersion(models.Model):
         ENABLED = "enabled"
         DISABLED = "disabled"
         DELETED = "deleted"
+        ROLLED_BACK = "rolled_back"
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     # Kept after the policy is deleted, so its history stays readable.
@@ -79,6 +89,8 @@ class PolicyVersion(models.Model):
     )
     actor_label = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
+    # For a rollback: the version whose settings this one restored ("rolled back to vN").
+    rolled_back_to = models.PositiveIntegerField(null=True, blank=True)
 
     objects = ScopedManager(tenant="tenant")
 

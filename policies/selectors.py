@@ -30,6 +30,7 @@ def policy_specs_for(tenant: Tenant) -> tuple[PolicySpec, ...]:
             version=p.version,
             rules=p.effective_rules,
             agents=tuple(p.agents),
+            mode=p.mode,
         )
         for p in Policy.objects.filter(tenant=tenant, enabled=True).order_by("id")
     )

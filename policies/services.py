@@ -12,15 +12,21 @@ from tenants.audit import Actor, audit_record
 from tenants.models import Tenant
 
 from .categories import CATEGORIES, RuleValidationError, UnknownCategory, get_category
-from .models import Policy, PolicyVersion
+from .models import Mode, Policy, PolicyVersion
 from .scope import clean_scope
 
 _UNSET: Any = object()
 
 
-def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled, exclude_pk=None) -> dict:
+def _clean(
+    *, tenant: Tenant, name, description, category, rules, scope, enabled, mode=Mode.ENFORCE, exclude_pk=None
+) -> dict:
     errors: dict = {}
     cleaned: dict = {}
+    if mode not in Mode.values or not isinstance(mode, str):
+        errors["mode"] = [f"Must be one of: {', '.join(Mode.values)}."]
+    else:
+        cleaned["mode"] = mode
     if name is not None and not isinstance(name, str):
         errors["name"] = ["Must be a string."]
     elif not name or not name.strip():
@@ -74,7 +80,16 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
 
 
 def policy_validate(
-    *, tenant: Tenant, exclude_pk=None, name, category, rules=None, scope=None, enabled=True, description=""
+    *,
+    tenant: Tenant,
+    exclude_pk=None,
+    name,
+    category,
+    rules=None,
+    scope=None,
+    enabled=True,
+    description="",
+    mode=Mode.ENFORCE,
 ) -> dict:
     """Validate a policy without saving it (the dashboard's live validation); raises InvalidInput."""
     return _clean(
@@ -86,6 +101,7 @@ def policy_validate(
         rules=rules,
         scope=scope,
         enabled=enabled,
+        mode=mode,
     )
 
 
@@ -93,7 +109,7 @@ def _bump_generation(tenant: Tenant) -> None:
     Tenant.objects.filter(pk=tenant.pk).update(policy_generation=F("policy_generation") + 1)
 
 
-def _snapshot(policy: Policy, change: str, actor: Actor) -> None:
+def _snapshot(policy: Policy, change: str, actor: Actor, rolled_back_to: int | None = None) -> None:
     PolicyVersion.objects.create(
         tenant=policy.tenant,
         policy=policy if change != PolicyVersion.Change.DELETED else None,
@@ -103,15 +119,32 @@ def _snapshot(policy: Policy, change: str, actor: Actor) -> None:
         snapshot=policy.snapshot(),
         actor=actor.user,
         actor_label=actor.label[:200],
+        rolled_back_to=rolled_back_to,
     )
 
 
 @transaction.atomic
 def policy_create(
-    *, tenant: Tenant, actor: Actor, name, category, rules=None, scope=None, enabled=True, description=""
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    name,
+    category,
+    rules=None,
+    scope=None,
+    enabled=True,
+    description="",
+    mode=Mode.ENFORCE,
 ) -> Policy:
     data = _clean(
-        tenant=tenant, name=name, description=description, category=category, rules=rules, scope=scope, enabled=enabled
+        tenant=tenant,
+        name=name,
+        description=description,
+        category=category,
+        rules=rules,
+        scope=scope,
+        enabled=enabled,
+        mode=mode,
     )
     now = timezone.now()
     policy = Policy.objects.create(
@@ -134,6 +167,7 @@ def policy_update(
     scope=_UNSET,
     enabled=_UNSET,
     description=_UNSET,
+    mode=_UNSET,
 ) -> Policy:
     """Partial update: only the arguments given change. A category change resets nothing implicitly:
     the given (or existing) rules must be valid for the new category."""
@@ -149,6 +183,7 @@ def policy_update(
         rules=pick(rules, policy.rules),
         scope=pick(scope, policy.scope),
         enabled=pick(enabled, policy.enabled),
+        mode=pick(mode, policy.mode),
     )
     changed = {k for k, v in data.items() if getattr(policy, k) != v}
     if not changed:
@@ -189,3 +224,53 @@ def policy_delete(*, policy: Policy, actor: Actor) -> None:
     tenant = policy.tenant
     policy.delete()
     _bump_generation(tenant)
+
+
+# What a rollback restores: how the policy behaves. Name and description are labels, not
+# behaviour, and stay as they are now.
+ROLLBACK_FIELDS = ("category", "rules", "scope", "enabled", "mode")
+
+
+@transaction.atomic
+def policy_rollback(*, policy: Policy, version, actor: Actor) -> Policy:
+    """A new version whose rules, scope, enabled state (and category and mode, which the rules
+    belong to) are those of ``version``. History is never rewritten: the version number goes up."""
+    if type(version) is not int or version < 1:
+        raise InvalidInput({"version": ["Must be a whole number of at least 1."]})
+    policy = Policy.objects.select_for_update().get(pk=policy.pk)
+    target = PolicyVersion.objects.filter(tenant=policy.tenant, policy_ref=policy.pk, version=version).first()
+    if target is None:
+        raise InvalidInput({"version": [f"Policy {policy.pk} has no version {version}."]})
+    if version == policy.version:
+        raise InvalidInput({"version": [f"Version {version} is the current version."]})
+    old = target.snapshot
+    before = policy.snapshot()
+    # Validated again: the category's schema may have changed since that version was saved.
+    data = _clean(
+        tenant=policy.tenant,
+        exclude_pk=policy.pk,
+        name=policy.name,
+        description=policy.description,
+        category=old.get("category", policy.category),
+        rules=old.get("rules") or {},
+        scope=old.get("scope") or {},
+        enabled=old.get("enabled", True),
+        mode=old.get("mode", Mode.ENFORCE),
+    )
+    for key in ROLLBACK_FIELDS:
+        setattr(policy, key, data[key])
+    policy.version += 1
+    policy.updated_at = timezone.now()
+    policy.updated_by = actor.user
+    policy.save()
+    _snapshot(policy, PolicyVersion.Change.ROLLED_BACK, actor, rolled_back_to=version)
+    audit_record(
+        tenant=policy.tenant,
+        action="policies.policy.rolled_back",
+        actor=actor,
+        obj=policy,
+        before=before,
+        after={**policy.snapshot(), "rolled_back_to": version},
+    )
+    _bump_generation(policy.tenant)
+    return policy

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from core.api.contract import represented, represented_list, validated
 from core.api.fields import StrictCharField, StrictSerializer
-from tenants.audit import Actor
+from tenants.audit import Actor, audit_chain_verify
 
 from . import services
 from .access import secret_for
@@ -54,3 +54,26 @@ class SecretDetailView(TenantAPIView):
     def delete(self, request, name: str):
         services.secret_delete(secret=secret_for(self.tenant, name), actor=Actor.from_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AuditVerifyOut(serializers.Serializer):
+    ok = serializers.BooleanField()
+    checked = serializers.IntegerField()
+    first_broken = serializers.IntegerField(allow_null=True, help_text="The id of the first row that fails.")
+    problem = serializers.CharField(help_text="What is wrong with that row; empty when ok.")
+
+
+class AuditVerifyView(TenantAPIView):
+    @extend_schema(
+        responses=AuditVerifyOut, description="Recompute the tenant's audit hash chain: is every row as it was written?"
+    )
+    def get(self, request):
+        verdict = audit_chain_verify(tenant=self.tenant)
+        return Response(
+            {
+                "ok": verdict.ok,
+                "checked": verdict.checked,
+                "first_broken": verdict.first_broken,
+                "problem": verdict.problem,
+            }
+        )

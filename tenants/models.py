@@ -16,6 +16,11 @@ class Tenant(models.Model):
     # Bumped in the same transaction as any policy change; per-process policy caches compare it
     # with the value loaded alongside the API key, so they never serve stale policies.
     policy_generation = models.PositiveBigIntegerField(default=0)
+    # The head of the tenant's audit hash chain (tenants/chain.py): the last row's seq and hash.
+    # Appending locks this row, so concurrent writers queue instead of forking the chain, and
+    # verification can tell rows cut from the end of the log from a log that never had them.
+    audit_seq = models.PositiveBigIntegerField(default=0)
+    audit_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["slug"]
@@ -133,6 +138,10 @@ class AuditEvent(models.Model):
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The hash chain (tenants/chain.py): position in the tenant's log, the previous row's hash, this row's.
+    seq = models.PositiveBigIntegerField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
 
     objects = ScopedManager(tenant="tenant", _manager_class=models.Manager.from_queryset(AuditEventQuerySet))
 
@@ -141,6 +150,7 @@ class AuditEvent(models.Model):
         db_table = "governance_auditevent"
         ordering = ["-id"]
         indexes = [models.Index(fields=["tenant", "-id"])]
+        constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="uniq_audit_seq")]
 
     def save(self, *args, **kwargs):
         if self.pk is not None:

@@ -25,6 +25,7 @@ POLICY_KEYS = {
     "effective_rules",
     "scope",
     "enabled",
+    "mode",
     "version",
     "created_at",
     "updated_at",

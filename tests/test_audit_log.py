@@ -167,6 +167,10 @@ def test_the_audit_log_is_listed_newest_first(api, key_label):
         "object_repr",
         "before",
         "after",
+        "tenant_id",
+        "seq",
+        "prev_hash",
+        "hash",
     }
     assert results[1]["object_id"] == str(created["id"]) and results[1]["actor"] == key_label
 

@@ -163,6 +163,7 @@ def test_jsonl_export_streams_every_row_exactly(api, many_evaluations):
             "reason": e.reason,
             "metadata": e.metadata,
             "source": e.source,
+            "shadow": False,
             "review_state": e.review_state,
             "reviewed_at": None,
             "review_comment": e.review_comment,
@@ -269,6 +270,10 @@ def many_audit_events(acme):
                     object_repr=f"P, {i}",
                     before=None if i % 2 == 0 else {"rules": {"min_citations": i}},
                     after={"rules": {"min_citations": i + 1}, "name": "Ω"},
+                    # Written past the chain (bulk), so placed after it; only the export is tested here.
+                    seq=1_000 + i,
+                    prev_hash="",
+                    hash="",
                 )
                 for i in range(5_100)
             ],

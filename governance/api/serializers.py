@@ -90,6 +90,7 @@ class EvaluationOut(serializers.ModelSerializer):
             "reason",
             "metadata",
             "source",
+            "shadow",
             "created_at",
             "review_state",
             "reviewed_at",
@@ -168,6 +169,7 @@ class RunDetailOut(RunOut):
 
 class AuditEventOut(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_label", read_only=True)
+    tenant_id = serializers.IntegerField(read_only=True)
 
     class Meta:
         model = AuditEvent
@@ -182,6 +184,10 @@ class AuditEventOut(serializers.ModelSerializer):
             "object_repr",
             "before",
             "after",
+            "tenant_id",
+            "seq",
+            "prev_hash",
+            "hash",
         ]
         read_only_fields = fields
 
@@ -204,6 +210,9 @@ class DecisionEvaluationOut(serializers.Serializer):
         required=False,
         help_text="Where the verdict came from; absent means `engine`.",
     )
+    shadow = serializers.BooleanField(
+        required=False, help_text="True on a shadow policy's verdict, which never counts in the decision."
+    )
 
 
 class DecisionOut(serializers.Serializer):
@@ -220,6 +229,12 @@ class DecisionOut(serializers.Serializer):
         required=False, help_text="What to show instead of the answer; only on a block whose policy sets one."
     )
     evaluations = DecisionEvaluationOut(many=True)
+    shadow_evaluations = DecisionEvaluationOut(
+        many=True,
+        required=False,
+        help_text="What shadow-mode policies said (each with `shadow: true`); present only when one applied. "
+        "They never change `action`, `reason` or `abstention_response`.",
+    )
 
 
 class ContextRulesOut(serializers.Serializer):

@@ -10,20 +10,26 @@ from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
 
-from . import grounding, logs, ping, runs
+from . import evidence_pack, grounding, logs, ping, replay, runs
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
     path("policies/", policies_api.PolicyListView.as_view(), name="api-policies"),
+    path("policies/replay/", replay.ReplayView.as_view(), name="api-policy-replay"),
+    path("policies/replay/<int:pk>/", replay.ReplayJobView.as_view(), name="api-policy-replay-job"),
     path("policies/<int:pk>/", policies_api.PolicyDetailView.as_view(), name="api-policy"),
+    path("policies/<int:pk>/calibration/", replay.CalibrationView.as_view(), name="api-policy-calibration"),
+    path("policies/<int:pk>/rollback/", policies_api.PolicyRollbackView.as_view(), name="api-policy-rollback"),
     path("runs/", runs.RunListView.as_view(), name="api-runs"),
     path("runs/<int:pk>/", runs.RunDetailView.as_view(), name="api-run"),
     path("runs/<int:pk>/grounding/", runs.RunGroundingView.as_view(), name="api-run-grounding"),
     path("runs/<int:pk>/spans/", runs.RunSpanView.as_view(), name="api-run-spans"),
+    path("runs/<int:pk>/evidence/", evidence_pack.RunEvidenceView.as_view(), name="api-run-evidence"),
     path("runs/<int:pk>/complete/", runs.RunCompleteView.as_view(), name="api-run-complete"),
     path("evaluations/", logs.EvaluationListView.as_view(), name="api-evaluations"),
     path("evaluations/export", logs.EvaluationExportView.as_view(), name="api-evaluations-export"),
     path("audit-log/", logs.AuditLogListView.as_view(), name="api-audit-log"),
+    path("audit-log/verify/", tenants_api.AuditVerifyView.as_view(), name="api-audit-log-verify"),
     path("audit-log/export", logs.AuditLogExportView.as_view(), name="api-audit-log-export"),
     path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),

@@ -1,11 +1,16 @@
 """Runs: the list, and a run's Governance and Trace tabs."""
 
+import json
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
 from core.pages import has_filters, parse_cursor, render_page
 from core.routing import reads_replica
 from governance import selectors
 from governance.access import run_for
+from governance.evidence_pack import run_evidence_pack
 from governance.models import Action, Run
 from tenants.permissions import require_role
 
@@ -42,6 +47,19 @@ def run_detail(request, pk: int):
     context = {"run": run, "tab": tab, "tabs": TABS}
     if tab == "governance":
         context["phases"] = selectors.run_governance(run=run)
+        context["shadow_violations"] = selectors.run_shadow_violations(run=run)
     else:
         context["trace"] = selectors.run_trace(run=run)
     return render_page(request, "runs/detail.html", context, fragment="tabs")
+
+
+@require_GET
+@require_role()
+def run_evidence(request, pk: int):
+    """The evidence pack as a download, for members signed in to the dashboard."""
+    run = run_for(request.tenant, pk)
+    body = json.dumps(run_evidence_pack(run=run), cls=DjangoJSONEncoder, indent=2, ensure_ascii=False)
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-evidence.json"'
+    response["Cache-Control"] = "no-store"
+    return response

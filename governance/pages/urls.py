@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import audit, overview, runs, violations
+from . import audit, overview, replay, runs, violations
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -11,11 +11,14 @@ urlpatterns = [
     path("", overview.overview, name="overview"),
     path("runs/", runs.run_list, name="run_list"),
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
+    path("runs/<int:pk>/evidence.json", runs.run_evidence, name="run_evidence"),
     path("violations/", violations.violation_list, name="violation_list"),
     path("violations/<int:pk>/", violations.violation_detail, name="violation_detail"),
     path("audit/", audit.audit_list, name="audit_list"),
     path("audit/export", audit.audit_export, name="audit_export"),
     path("evaluations/export", audit.evaluation_export, name="evaluation_export"),
+    path("policies/try/", replay.policy_try, name="policy_try"),
+    path("policies/<int:pk>/calibration/", replay.policy_calibration, name="policy_calibration"),
     path("policies/", include("policies.pages.urls")),
     path("settings/", include("tenants.pages.urls")),
 ]

@@ -4,7 +4,7 @@ Each selector runs a fixed number of queries, whatever the number of rows.
 """
 
 from .evidence import citation_parts, evaluation_evidence
-from .governance_tab import run_governance
+from .governance_tab import run_governance, run_shadow_violations
 from .lists import audit_list, run_list, violation_list
 from .overview import DEFAULT_PERIOD, PERIODS, overview_stats
 from .retrieval import Retrieval
@@ -21,6 +21,7 @@ __all__ = [
     "overview_stats",
     "run_governance",
     "run_list",
+    "run_shadow_violations",
     "run_trace",
     "violation_evidence",
     "violation_list",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import F
 
-from ..models import Decision, Evaluation, Phase, Run
+from ..models import Action, Decision, Evaluation, Phase, Run
 
 PHASE_ORDER = (Phase.BEFORE, Phase.MID, Phase.AFTER)
 PHASE_LABELS = {
@@ -47,7 +47,8 @@ def _run_evaluations(run: Run) -> list[Evaluation]:
 def _decision_views(decisions: Iterable[Decision], evaluations: Iterable[Evaluation]) -> list[DecisionView]:
     by_decision: dict[int | None, list[Evaluation]] = defaultdict(list)
     for e in evaluations:
-        by_decision[e.decision_id].append(e)
+        if not e.shadow:  # shadow verdicts are listed apart (run_shadow_violations), never with the decision
+            by_decision[e.decision_id].append(e)
     views = [DecisionView(d, by_decision.pop(d.id, [])) for d in decisions]
     # Evaluations without a decision row (none are written today, but the column allows it).
     views += [DecisionView(None, [e]) for e in by_decision.pop(None, [])]
@@ -64,3 +65,8 @@ def run_governance(*, run: Run) -> list[PhaseGroup]:
         if in_phase:
             groups.append(PhaseGroup(phase=phase, decisions=in_phase))
     return groups
+
+
+def run_shadow_violations(*, run: Run) -> list[Evaluation]:
+    """What shadow policies would have warned or blocked in this run, oldest first. One query."""
+    return list(Evaluation.objects.filter(run=run, shadow=True, action__in=(Action.WARN, Action.BLOCK)).order_by("id"))

@@ -109,7 +109,7 @@ def overview_stats(*, tenant, period: str, now: datetime | None = None) -> Overv
             bucket.runs += row["n"]
 
     violations = Evaluation.objects.filter(
-        tenant=tenant, created_at__gte=since, created_at__lte=now, action__in=VIOLATION_ACTIONS
+        tenant=tenant, created_at__gte=since, created_at__lte=now, action__in=VIOLATION_ACTIONS, shadow=False
     )
     per_bucket = (
         violations.annotate(bucket=Trunc("created_at", unit, tzinfo=UTC))

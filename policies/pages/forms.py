@@ -202,12 +202,21 @@ class PolicyForm(forms.Form):
     enabled = forms.BooleanField(
         required=False, label="Enabled", help_text="Disabled policies are kept but not evaluated."
     )
+    mode = forms.ChoiceField(
+        required=False,
+        label="Mode",
+        initial="enforce",
+        choices=[("enforce", "Enforce"), ("shadow", "Shadow (evaluate and record, never enforce)")],
+        help_text="Shadow runs the policy on every call and records what it would have done, "
+        "without changing any decision: a safe way to try a change on live traffic.",
+    )
 
     # Service error keys → form fields (the rest become non-field errors).
     SERVICE_FIELDS = {
         "name": "name",
         "description": "description",
         "enabled": "enabled",
+        "mode": "mode",
         "scope": "agents",
         "scope.agents": "agents",
     }
@@ -222,9 +231,17 @@ class PolicyForm(forms.Form):
             self.fields[field_name] = rule_form_field(spec)
 
     @classmethod
-    def initial_for(cls, *, category: Category, name="", description="", agents=(), enabled=True, rules=None) -> dict:
+    def initial_for(
+        cls, *, category: Category, name="", description="", agents=(), enabled=True, rules=None, mode="enforce"
+    ) -> dict:
         effective = category.effective_rules(rules or {})
-        initial = {"name": name, "description": description, "agents": "\n".join(agents), "enabled": enabled}
+        initial = {
+            "name": name,
+            "description": description,
+            "agents": "\n".join(agents),
+            "enabled": enabled,
+            "mode": mode,
+        }
         for spec in category.rules:
             initial[rule_field_name(spec.name)] = rule_initial(spec, effective[spec.name])
         return initial
@@ -264,6 +281,7 @@ class PolicyForm(forms.Form):
             "rules": self.rules(),
             "scope": {"agents": parse_agents(data.get("agents") or "")},
             "enabled": bool(data.get("enabled")),
+            "mode": data.get("mode") or "enforce",
         }
 
     def add_service_errors(self, errors: dict) -> None:

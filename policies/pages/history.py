@@ -29,6 +29,7 @@ def _flatten(snapshot: dict | None) -> dict[str, tuple[str, Any]]:
         "description": ("Description", snapshot.get("description") or ""),
         "category": ("Category", snapshot.get("category")),
         "enabled": ("Enabled", snapshot.get("enabled")),
+        "mode": ("Mode", snapshot.get("mode") or "enforce"),
         "scope.agents": ("Scope: agents", ", ".join((snapshot.get("scope") or {}).get("agents") or []) or "all agents"),
     }
     rules = snapshot.get("rules") or {}

@@ -9,6 +9,7 @@ urlpatterns = [
     path("<int:pk>/", views.policy_detail, name="policy_detail"),
     path("<int:pk>/edit/", views.policy_edit, name="policy_edit"),
     path("<int:pk>/history/", views.policy_history, name="policy_history"),
+    path("<int:pk>/rollback/", views.policy_rollback, name="policy_rollback"),
     path("<int:pk>/toggle/", views.policy_toggle, name="policy_toggle"),
     path("<int:pk>/delete/", views.policy_delete, name="policy_delete"),
 ]

@@ -222,7 +222,11 @@ def policy_edit(request, pk):
             agents=policy.agents,
             enabled=policy.enabled,
             rules=policy.rules,
+            mode=policy.mode,
         )
+        # ?rule_<name>=value: the calibration panel's "Try it" prefills a suggested value; the form
+        # validates it like any other input when saved.
+        initial.update({key: value for key, value in request.GET.items() if key.startswith("rule_") and key in initial})
         form = PolicyForm(initial=initial, category=category, explicit_rules=policy.rules, label_suffix="")
     context = {
         "form": form,
@@ -283,6 +287,21 @@ def policy_detail(request, pk):
             "last_version": last,
         },
     )
+
+
+@require_role("admin")
+@require_POST
+def policy_rollback(request, pk):
+    policy = policy_for(request.tenant, pk)
+    raw = request.POST.get("version", "")
+    version = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else raw
+    try:
+        policy = services.policy_rollback(policy=policy, version=version, actor=Actor.from_request(request))
+    except InvalidInput as exc:
+        messages.error(request, " ".join(exc.errors.get("version") or ["Could not roll back."]))
+    else:
+        messages.success(request, f"Rolled “{policy.name}” back to v{version}: now version {policy.version}.")
+    return redirect("policy_history", pk=policy.pk)
 
 
 @require_role()

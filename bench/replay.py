@@ -1,0 +1,192 @@
+"""Benchmark replay (issue 11 item 2): stored reports re-evaluated per second on PostgreSQL.
+
+    .venv/bin/python bench/replay.py [--reports 100000] [--per-run 5] [--keep]
+
+Creates a fresh PostgreSQL database (``groundrule_bench_replay``, dropped at the end unless
+--keep), migrates it, stores ``--reports`` grounding reports (``--per-run`` per run, varied scores,
+citations, claims and confidences) and replays them with one and with twenty enforced policies,
+a strict candidate added. For each it prints:
+
+- ``engine``: the pure replayer over the same rows already in memory (no database): the baseline;
+- ``replay``: governance.replay.replay_run, what the endpoint does (read from PostgreSQL + engine);
+
+as reports/s, and ``ratio`` = replay / engine (how much of the engine's speed survives the reads).
+The target is replay >= 20,000 reports/s with one policy. PostgreSQL comes from BENCH_PG
+(default postgres://postgres@127.0.0.1:5432).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/")
+DB_NAME = os.environ.get("BENCH_DB", "groundrule_bench_replay")
+
+
+def _admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reports", type=int, default=100_000)
+    parser.add_argument("--per-run", type=int, default=5)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+
+    _admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+    _admin(f'CREATE DATABASE "{DB_NAME}"')
+    os.environ["DATABASE_URL"] = f"{PG}/{DB_NAME}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("CONN_MAX_AGE", "0")
+    try:
+        _run(args)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        if not args.keep:
+            _admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+
+
+def _run(args) -> None:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.utils import timezone
+    from django_scopes import scope
+
+    from governance import replay as stored_replay
+    from governance.models import GroundingReport, Run
+    from policies import services as policy_services
+    from policies.replay import ReportRow, RunRow, replay
+    from tenants import services as tenant_services
+    from tenants.audit import Actor
+
+    call_command("migrate", verbosity=0)
+    actor = Actor.system("bench")
+    tenant = tenant_services.tenant_create(slug="bench", name="Bench", actor=actor)
+    rng = random.Random(11)
+    runs_n = args.reports // args.per_run
+    started = time.perf_counter()
+    now = timezone.now()
+    with scope(tenant=tenant):
+        runs = Run.objects.bulk_create(
+            [
+                Run(
+                    tenant=tenant,
+                    agent_name=f"agent-{i % 7}",
+                    status="completed",
+                    started_at=now,
+                    ended_at=now,
+                    output=f"Answer {i}",
+                )
+                for i in range(runs_n)
+            ],
+            batch_size=5000,
+        )
+        reports = []
+        for run in runs:
+            for seq in range(1, args.per_run + 1):
+                reports.append(
+                    GroundingReport(
+                        tenant=tenant,
+                        run=run,
+                        seq=seq,
+                        grounding_scores=[round(rng.uniform(0.4, 1.0), 3) for _ in range(rng.randint(1, 4))],
+                        citations=[f"doc-{rng.randint(1, 50)}" for _ in range(rng.randint(0, 3))],
+                        unsupported_claims=["claim"] if rng.random() < 0.1 else [],
+                        output_confidence=round(rng.uniform(0.2, 1.0), 2) if rng.random() < 0.5 else None,
+                        output="An answer with some text.",
+                        sources=[{"id": f"doc-{rng.randint(1, 50)}", "text": "Some source text."}],
+                    )
+                )
+            if len(reports) >= 10_000:
+                GroundingReport.objects.bulk_create(reports, batch_size=5000)
+                reports = []
+        GroundingReport.objects.bulk_create(reports, batch_size=5000)
+    print(f"stored {runs_n * args.per_run} reports in {runs_n} runs in {time.perf_counter() - started:.1f}s")
+
+    strict = {
+        "min_grounding_score": 0.8,
+        "min_citations": 2,
+        "max_unsupported_claims": 0,
+        "abstention_threshold": 0.5,
+        "action_on_violation": "block",
+    }
+    body = {"policy": {"category": "grounding", "rules": strict}}
+    made = 0
+    for count in (1, 20):
+        with scope(tenant=tenant):
+            while made < count:
+                policy_services.policy_create(
+                    tenant=tenant,
+                    actor=actor,
+                    name=f"Policy {made}",
+                    category="grounding",
+                    rules={"min_grounding_score": 0.5 + made / 100, "min_citations": made % 3},
+                    scope={"agents": [] if made % 2 == 0 else ["agent-*"]},
+                )
+                made += 1
+            tenant.refresh_from_db()
+            plan = stored_replay.replay_request(tenant=tenant, data=body)
+
+            # The baseline: the pure replayer over the rows already in memory.
+            rows = []
+            by_run: dict[int, list] = {}
+            for run_id, *fields in (
+                GroundingReport.objects.filter(tenant=tenant)
+                .order_by("run_id", "seq")
+                .values_list(
+                    "run_id",
+                    "grounding_scores",
+                    "citations",
+                    "unsupported_claims",
+                    "output_confidence",
+                    "output",
+                    "sources",
+                )
+            ):
+                by_run.setdefault(run_id, []).append(ReportRow(*fields))
+            for run_id, agent, output in (
+                Run.objects.filter(tenant=tenant).order_by("id").values_list("id", "agent_name", "output")
+            ):
+                rows.append(RunRow(run_id, agent, by_run.get(run_id, ()), True, output))
+            from policies.engine import PolicySpec
+
+            before = [PolicySpec.from_dict(s) for s in plan["before"]]
+            after = [PolicySpec.from_dict(s) for s in plan["after"]]
+            t0 = time.perf_counter()
+            baseline = replay(rows, before=before, after=after)
+            engine_s = time.perf_counter() - t0
+
+            t0 = time.perf_counter()
+            result = stored_replay.replay_run(tenant_id=tenant.pk, plan=plan)
+            full_s = time.perf_counter() - t0
+        assert result["reports"] == baseline.reports, (result["reports"], baseline.reports)
+        assert result["before"] == baseline.before and result["after"] == baseline.after
+        engine_rps = baseline.reports / engine_s
+        full_rps = result["reports"] / full_s
+        print(
+            f"policies={count:2d} reports={result['reports']} runs={result['runs']} "
+            f"before={result['before']} after={result['after']} changed_runs={result['changed_runs']}"
+        )
+        print(
+            f"policies={count:2d} engine: {engine_rps:,.0f} reports/s ({engine_s:.2f}s)  "
+            f"replay: {full_rps:,.0f} reports/s ({full_s:.2f}s)  ratio={full_rps / engine_rps:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

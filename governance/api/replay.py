@@ -1,0 +1,129 @@
+"""POST /api/v1/policies/replay/: what would a candidate policy have decided on past runs?
+GET /api/v1/policies/{id}/calibration/: what reviewers' verdicts say about its thresholds.
+
+Small windows answer inline (200); more than REPLAY_SYNC_MAX_REPORTS reports answer 202 with a
+status URL that a Celery task fills in (governance/replay.py).
+"""
+
+import time
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from core.api.base import TenantAPIView
+from core.lookup import pk_or_404
+from governance import replay
+from governance.calibration import policy_calibration
+from governance.models import ReplayJob
+from governance.tasks import replay_job
+from policies.access import policy_for
+
+
+class CandidateIn(serializers.Serializer):
+    category = serializers.CharField()
+    rules = serializers.DictField(required=False)
+    scope = serializers.DictField(required=False)
+
+
+class ReplayIn(serializers.Serializer):
+    """For the schema only: governance.replay.replay_request validates."""
+
+    policy = CandidateIn(required=False, help_text="A candidate that is not saved.")
+    policy_id = serializers.IntegerField(
+        required=False,
+        help_text="Replay this policy's `version` in its place (or, with `policy`, the candidate in its place).",
+    )
+    version = serializers.IntegerField(required=False)
+    since = serializers.DateTimeField(required=False, help_text="Default: 7 days before `until`.")
+    until = serializers.DateTimeField(required=False, help_text="Default: now.")
+    agents = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class CountsOut(serializers.Serializer):
+    allow = serializers.IntegerField()
+    warn = serializers.IntegerField()
+    block = serializers.IntegerField()
+
+
+class ChangedOut(serializers.Serializer):
+    run_id = serializers.IntegerField()
+    phase = serializers.CharField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class ReplayOut(serializers.Serializer):
+    reports = serializers.IntegerField()
+    runs = serializers.IntegerField()
+    before = CountsOut()
+    after = CountsOut()
+    changed_runs = serializers.IntegerField()
+    changed = ChangedOut(many=True)
+    elapsed_ms = serializers.IntegerField()
+
+
+class ReplayJobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=ReplayJob.Status.choices)
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    status_url = serializers.CharField()
+    result = ReplayOut(allow_null=True)
+    error = serializers.CharField()
+
+
+def _job_out(request, job: ReplayJob) -> dict:
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "total": job.total,
+        "done": job.done,
+        "status_url": request.build_absolute_uri(reverse("api-policy-replay-job", args=[job.pk])),
+        "result": job.result,
+        "error": job.error,
+    }
+
+
+class ReplayView(TenantAPIView):
+    @extend_schema(request=ReplayIn, responses={200: ReplayOut, 202: OpenApiResponse(ReplayJobOut)})
+    def post(self, request):
+        started = time.perf_counter()
+        plan = replay.replay_request(tenant=self.tenant, data=request.data)
+        total = replay.report_count(tenant_id=self.tenant.pk, plan=plan)
+        if total > replay.sync_limit():
+            with transaction.atomic():
+                job = replay.replay_job_create(tenant=self.tenant, plan=plan, total=total)
+                transaction.on_commit(lambda: replay_job.delay(job_id=job.pk))
+            job.refresh_from_db()
+            return Response(
+                _job_out(request, job),
+                status=status.HTTP_202_ACCEPTED,
+                headers={"Location": _job_out(request, job)["status_url"]},
+            )
+        result = replay.replay_run(tenant_id=self.tenant.pk, plan=plan)
+        result["elapsed_ms"] = int((time.perf_counter() - started) * 1000)
+        return Response(result)
+
+
+class ReplayJobView(TenantAPIView):
+    @extend_schema(responses=ReplayJobOut)
+    def get(self, request, pk: int):
+        job = get_object_or_404(ReplayJob.objects.filter(tenant=self.tenant), pk=pk_or_404(pk))
+        return Response(_job_out(request, job))
+
+
+class CalibrationView(TenantAPIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        description="Confirmed and dismissed violations of the policy, the precision of its blocks "
+        "and warnings, and per numeric threshold the value reviewers' verdicts support "
+        "(none below 10 reviewed violations).",
+    )
+    def get(self, request, pk: int):
+        return Response(policy_calibration(policy=policy_for(self.tenant, pk)))
