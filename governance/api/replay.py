@@ -16,6 +16,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.fields import StrictSerializer
 from core.lookup import pk_or_404
 from governance import replay
 from governance.calibration import policy_calibration
@@ -24,14 +25,14 @@ from governance.tasks import replay_job
 from policies.access import policy_for
 
 
-class CandidateIn(serializers.Serializer):
+class CandidateIn(StrictSerializer):
     category = serializers.CharField()
     rules = serializers.DictField(required=False)
     scope = serializers.DictField(required=False)
 
 
-class ReplayIn(serializers.Serializer):
-    """For the schema only: governance.replay.replay_request validates."""
+class ReplayIn(StrictSerializer):
+    """The schema of the body; governance.replay.replay_request validates it (the editor's form goes there too)."""
 
     policy = CandidateIn(required=False, help_text="A candidate that is not saved.")
     policy_id = serializers.IntegerField(
@@ -91,6 +92,8 @@ def _job_out(request, job: ReplayJob) -> dict:
 
 
 class ReplayView(TenantAPIView):
+    error_statuses = {"post": (404,)}  # a policy_id of no policy of the tenant
+
     @extend_schema(request=ReplayIn, responses={200: ReplayOut, 202: OpenApiResponse(ReplayJobOut)})
     def post(self, request):
         started = time.perf_counter()
