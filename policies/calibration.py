@@ -108,6 +108,7 @@ def calibrate(*, category_name: str, rules: dict, reviewed: Sequence[Reviewed]) 
         "warnings": _precision(reviewed, "warn"),
         "minimum_reviewed": MIN_REVIEWED,
         "thresholds": [],
+        "message": None,
     }
     if len(reviewed) < MIN_REVIEWED:
         body["message"] = (

@@ -45,6 +45,8 @@ CONFORMANCE = [not_a_server_error, status_code_conformance, content_type_conform
 REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "411", "413", "415", "422"]
 
 
+NEEDS_REAL_REFERENCES = {"POST /api/v1/policies/replay/"}
+
 def _load():
     schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
     schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(expected_statuses=REFUSALS)
@@ -139,8 +141,10 @@ def test_every_operation_answers_as_the_schema_says_with_an_api_key(api_schema, 
         _fuzz(_strategy(operation, mode, _path_parameters(operation, real_ids)), EXAMPLES, send)
 
     assert statuses and max(statuses) < 500
-    # Not only refusals: the valid half reaches the view and succeeds at least once.
-    assert min(statuses) < 300 or "{" in label, statuses
+    # Not only refusals: the valid half reaches the view and succeeds at least once. A replay needs a
+    # policy of the tenant or a candidate whose rules the category accepts, which random data rarely is;
+    # tests/test_replay.py covers its successes.
+    assert min(statuses) < 300 or "{" in label or label in NEEDS_REAL_REFERENCES, statuses
 
 
 def test_a_dashboard_session_is_not_a_key_on_any_operation(api_schema, alice):

@@ -10,12 +10,12 @@ import time
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.contract import represented
 from core.api.fields import StrictSerializer
 from core.lookup import pk_or_404
 from governance import replay
@@ -121,12 +121,44 @@ class ReplayJobView(TenantAPIView):
         return Response(_job_out(request, job))
 
 
+class PrecisionOut(serializers.Serializer):
+    reviewed = serializers.IntegerField()
+    confirmed = serializers.IntegerField()
+    precision = serializers.FloatField(allow_null=True, help_text="Confirmed ÷ reviewed; null with none reviewed.")
+
+
+class ThresholdOut(serializers.Serializer):
+    rule = serializers.CharField()
+    current = serializers.FloatField()
+    suggested = serializers.FloatField()
+    reviewed = serializers.IntegerField()
+    confirmed = serializers.IntegerField()
+    dismissed = serializers.IntegerField()
+    kept_confirmed = serializers.IntegerField(help_text="Confirmed violations the suggested value still flags.")
+    dropped_dismissed = serializers.IntegerField(help_text="Dismissed violations it would no longer flag.")
+    current_kept_confirmed = serializers.IntegerField()
+    current_dropped_dismissed = serializers.IntegerField()
+
+
+class CalibrationOut(serializers.Serializer):
+    policy_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    reviewed = serializers.IntegerField()
+    confirmed = serializers.IntegerField()
+    dismissed = serializers.IntegerField()
+    blocks = PrecisionOut()
+    warnings = PrecisionOut()
+    minimum_reviewed = serializers.IntegerField()
+    thresholds = ThresholdOut(many=True)
+    message = serializers.CharField(allow_null=True, help_text="Why there is no suggestion (too few reviews).")
+
+
 class CalibrationView(TenantAPIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: CalibrationOut},
         description="Confirmed and dismissed violations of the policy, the precision of its blocks "
         "and warnings, and per numeric threshold the value reviewers' verdicts support "
         "(none below 10 reviewed violations).",
     )
     def get(self, request, pk: int):
-        return Response(policy_calibration(policy=policy_for(self.tenant, pk)))
+        return Response(represented(CalibrationOut, policy_calibration(policy=policy_for(self.tenant, pk))))
