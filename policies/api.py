@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.api.contract import represented, represented_list, validated
-from core.api.fields import StrictBooleanField, StrictCharField, StrictSerializer
+from core.api.fields import StrictBooleanField, StrictCharField, StrictIntegerField, StrictSerializer
 from core.api.pagination import IdCursorPagination
 from policies.access import policy_for
 from tenants.audit import Actor
@@ -184,7 +184,7 @@ class PolicyDetailView(TenantAPIView):
 
 
 class RollbackIn(StrictSerializer):
-    version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    version = StrictIntegerField(min_value=1, max_value=2**31 - 1)
 
 
 class PolicyRollbackView(TenantAPIView):

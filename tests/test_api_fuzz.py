@@ -47,6 +47,7 @@ REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "411", "413", "415"
 
 NEEDS_REAL_REFERENCES = {"POST /api/v1/policies/replay/"}
 
+
 def _load():
     schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
     schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(expected_statuses=REFUSALS)
