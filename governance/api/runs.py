@@ -1,6 +1,7 @@
 from functools import lru_cache
 
 from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -8,10 +9,10 @@ from rest_framework.serializers import as_serializer_error
 
 from core.api.base import TenantAPIView
 from core.api.pagination import IdCursorPagination
+from core.lookup import pk_or_404
 from governance import services
-from governance.access import run_for
 from governance.filters import RunFilter
-from governance.models import Evaluation, Run
+from governance.models import Evaluation, Run, attach_sources
 from policies.selectors import grounding_context_for
 
 from .serializers import (
@@ -71,12 +72,12 @@ class RunListView(TenantAPIView):
 class RunDetailView(TenantAPIView):
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
-        run_for(self.tenant, pk)
-        run = (
-            Run.objects.filter(tenant=self.tenant, pk=pk)
-            .prefetch_related("spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id")))
-            .get()
+        run = get_object_or_404(
+            Run.objects.filter(tenant=self.tenant)
+            .prefetch_related("spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id"))),
+            pk=pk_or_404(pk),
         )
+        attach_sources(run.reports.all())  # the reports' source texts, stored once per run: one query
         return Response(RunDetailOut(run).data)
 
 

@@ -7,6 +7,7 @@ from core.api.fields import (
     StrictSerializer,
     UnitScoreField,
 )
+from governance.accumulated import reports_accumulated
 from governance.models import Evaluation, GroundingReport, Run, Span
 from tenants.models import AuditEvent
 
@@ -100,6 +101,10 @@ class RunOut(serializers.ModelSerializer):
 
 class RunDetailOut(RunOut):
     evaluations = serializers.SerializerMethodField()
+    # What after_workflow audits, added up from the run's (prefetched) reports.
+    citations = serializers.SerializerMethodField()
+    unsupported_claims = serializers.SerializerMethodField()
+    output_confidence = serializers.SerializerMethodField()
     spans = SpanOut(many=True, read_only=True)
     reports = ReportOut(many=True, read_only=True)
 
@@ -109,6 +114,15 @@ class RunDetailOut(RunOut):
 
     def get_evaluations(self, run) -> list[dict]:
         return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
+
+    def get_citations(self, run) -> list:
+        return reports_accumulated(run.reports.all()).citations
+
+    def get_unsupported_claims(self, run) -> list[str]:
+        return reports_accumulated(run.reports.all()).unsupported_claims
+
+    def get_output_confidence(self, run) -> float | None:
+        return reports_accumulated(run.reports.all()).output_confidence
 
 
 class AuditEventOut(serializers.ModelSerializer):
