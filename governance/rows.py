@@ -68,3 +68,14 @@ def source_rows(*, run: Run, sources: Iterable[dict]) -> tuple[list[dict], list[
             new.append(RunSource(tenant_id=run.tenant_id, run_id=run.pk, source_id=ident, content_hash=digest,
                                  text=text))
     return refs, new
+
+
+def report_row(*, run: Run, seq: int, grounding_scores: Sequence[float], citations: Sequence,
+               unsupported_claims: Sequence[str], output_confidence: float | None, output: str | None,
+               source_refs: list[dict]) -> GroundingReport:
+    """The row of one grounding report, as the agent sent it (sources as references)."""
+    return GroundingReport(
+        tenant_id=run.tenant_id, run_id=run.pk, seq=seq, grounding_scores=list(grounding_scores),
+        citations=list(citations), unsupported_claims=list(unsupported_claims),
+        output_confidence=output_confidence, output=output or "", source_refs=source_refs, created_at=timezone.now(),
+    )

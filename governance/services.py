@@ -7,6 +7,7 @@ queued on commit (governance.judging).
 """
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from django.db import transaction
@@ -20,9 +21,9 @@ from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
 
-from . import accumulated, judging, retrieval, rows
+from . import accumulated, judging, report_write, retrieval, rows
 from .access import run_for
-from .models import Decision, Evaluation, GroundingReport, Run, RunSource, Span
+from .models import Decision, Evaluation, GroundingReport, Run, Span
 
 
 def _specs(tenant: Tenant, agent_name: str):
@@ -52,17 +53,20 @@ def run_start(*, tenant: Tenant, api_key: ApiKey | None = None, agent_name: str,
     return run, decision
 
 
-def _citable_sources(run: Run, specs, citations, retrieved: list[dict] | None = None) -> list[dict]:
-    """The sources a citation check on ``citations`` may need: the run's reported sources with the
-    cited ids, then the run's retrieval results. Nothing is read when no check needs a source."""
+def _citable_sources(run: Run, specs, citations, reported: Sequence[dict] = (),
+                     retrieved: list[dict] | None = None) -> list[dict]:
+    """The sources a citation check on ``citations`` may need: those the run stored with the cited
+    ids, then ``reported`` (a report's own, not stored yet), then the run's retrieval results.
+    Nothing is read when no check needs a source."""
     if not retrieval.citations_need_sources(specs, citations):
         return []
     if retrieved is None:
         retrieved = retrieval.retrieved_sources(tenant=run.tenant_id, run_id=run.pk)
-    return [*accumulated.run_sources(run=run, ids=accumulated.cited_ids(citations)), *retrieved]
+    ids = accumulated.cited_ids(citations)
+    return [*accumulated.run_sources(run=run, ids=ids), *(s for s in reported if s.get("id") in ids), *retrieved]
 
 
-# The run's columns a report reads or writes; the rest (input, result, metadata) are not loaded.
+# The run's columns a report reads or writes; the rest (input, result, output) are not loaded.
 _REPORT_RUN_FIELDS = ("id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count")
 
 
@@ -91,38 +95,50 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         judged = judging.inline_evaluations(tenant=tenant, specs=applicable_policies(all_specs, agent_name),
                                             phase="mid_execution", evidence=evidence)
 
-    with transaction.atomic():
-        # The row lock orders concurrent reports of one run (seq) and keeps a report out of a
-        # run that is completing.
-        run = run_for(tenant, run_id, for_update=True, only=_REPORT_RUN_FIELDS)
-        if run.ended_at is not None:
-            raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
-        run.report_count += 1
-        refs, new_sources = rows.source_rows(run=run, sources=sources)
-        if new_sources:
-            RunSource.objects.bulk_create(new_sources, ignore_conflicts=True)
-        report = GroundingReport.objects.create(
-            tenant_id=run.tenant_id, run_id=run.pk, seq=run.report_count, grounding_scores=list(grounding_scores),
-            citations=list(citations), unsupported_claims=list(unsupported_claims),
-            output_confidence=output_confidence, output=output or "", source_refs=refs,
-        )
+    # Read the run, decide, write. On PostgreSQL the first try reads without a lock and writes in
+    # one statement that only applies if no other report came in between (governance/
+    # report_write.py); if one did, the call is decided again under the run's row lock, which
+    # orders concurrent reports (their seq) and keeps a report out of a run that is completing.
+    one_statement = report_write.in_one_statement()
+    for locked in ((False, True) if one_statement else (True,)):
+        with transaction.atomic() if locked else nullcontext():
+            run = run_for(tenant, run_id, for_update=locked, only=_REPORT_RUN_FIELDS)
+            if run.ended_at is not None:
+                raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
+            seen_reports = run.report_count
+            refs, new_sources = rows.source_rows(run=run, sources=sources)
+            report = rows.report_row(run=run, seq=seen_reports + 1, grounding_scores=grounding_scores,
+                                     citations=citations, unsupported_claims=unsupported_claims,
+                                     output_confidence=output_confidence, output=output, source_refs=refs)
 
-        specs = applicable_policies(all_specs, run.agent_name)
-        state = RunState(grounding_scores=tuple(grounding_scores), citations=tuple(citations),
-                         unsupported_claims=tuple(unsupported_claims), output_confidence=output_confidence,
-                         output=output, sources=tuple(_citable_sources(run, specs, citations, retrieved)))
-        decision = evaluate_phase("mid_execution", specs, state)
-        if judged:
-            decision = combine("mid_execution", (*decision.evaluations, *judged))
+            specs = applicable_policies(all_specs, run.agent_name)
+            state = RunState(grounding_scores=tuple(grounding_scores), citations=tuple(citations),
+                             unsupported_claims=tuple(unsupported_claims), output_confidence=output_confidence,
+                             output=output, sources=tuple(_citable_sources(run, specs, citations, sources, retrieved)))
+            decision = evaluate_phase("mid_execution", specs, state)
+            if judged:
+                decision = combine("mid_execution", (*decision.evaluations, *judged))
 
-        fields = ["report_count", *run.raise_final_action(decision.action)]
-        if output:
-            run.output = output
-            fields.append("output")
-        run.save(update_fields=fields)
-        row = decision_record(run=run, decision=decision, report=report)
-        judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
-    return run, decision
+            decision_row = rows.decision_row(run=run, decision=decision, report=report)
+            evaluation_rows = rows.evaluation_rows(run=run, decision=decision_row, evaluations=decision.evaluations,
+                                                   created_at=decision_row.created_at)
+            if one_statement:
+                written = report_write.store_in_one_statement(
+                    run=run, seen_reports=seen_reports, report=report, sources=new_sources, decision=decision_row,
+                    evaluations=evaluation_rows)
+            else:
+                run.report_count = report.seq
+                fields = ["report_count", *run.raise_final_action(decision.action)]
+                if output:
+                    run.output = output
+                    fields.append("output")
+                report_write.store(run=run, report=report, sources=new_sources, decision=decision_row,
+                                   evaluations=evaluation_rows, run_fields=fields)
+                written = True
+            if written:
+                judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_row.pk)
+                return run, decision
+    raise AssertionError("a report written under the run's lock always applies")
 
 
 def run_record_span(*, tenant: Tenant, run_id, kind: str, name: str, input: Any = None, output: Any = None,
