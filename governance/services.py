@@ -66,10 +66,6 @@ def _citable_sources(run: Run, specs, citations, reported: Sequence[dict] = (),
     return [*accumulated.run_sources(run=run, ids=ids), *(s for s in reported if s.get("id") in ids), *retrieved]
 
 
-# The run's columns a report reads or writes; the rest (input, result, output) are not loaded.
-_REPORT_RUN_FIELDS = ("id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count")
-
-
 def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[float] = (),
                          citations: Sequence = (), unsupported_claims: Sequence[str] = (),
                          output_confidence: float | None = None, output: str | None = None,
@@ -99,10 +95,16 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
     # one statement that only applies if no other report came in between (governance/
     # report_write.py); if one did, the call is decided again under the run's row lock, which
     # orders concurrent reports (their seq) and keeps a report out of a run that is completing.
+    # Elsewhere that locked try is the only one. Only the run's columns a report needs are read.
     one_statement = report_write.in_one_statement()
     for locked in ((False, True) if one_statement else (True,)):
         with transaction.atomic() if locked else nullcontext():
-            run = run_for(tenant, run_id, for_update=locked, only=_REPORT_RUN_FIELDS)
+            if locked:
+                run = run_for(tenant, run_id, for_update=True, only=report_write.RUN_FIELDS)
+            else:
+                run = report_write.read_run(tenant_id=tenant.pk, run_id=run_id)
+                if run is None:
+                    continue  # the locked read answers 404
             if run.ended_at is not None:
                 raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
             seen_reports = run.report_count

@@ -210,19 +210,25 @@ def test_the_one_statement_write_stores_what_the_orm_stores(governed, monkeypatc
 def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(
         governed, monkeypatch):
     tenant = governed
-    read = services.run_for
+    read, lock = report_write.read_run, services.run_for
     events = []
 
-    def read_then_get_overtaken(tenant_, run_id, **kwargs):
-        run = read(tenant_, run_id, **kwargs)
-        events.append("locked" if kwargs.get("for_update") else "read")
+    def read_then_get_overtaken(**kwargs):
+        run = read(**kwargs)
+        events.append("read")
         if events == ["read"]:  # another call reports the source we cite after our read, before our write
-            services.run_record_grounding(tenant=tenant, run_id=run_id, grounding_scores=[0.9],
+            services.run_record_grounding(tenant=tenant, run_id=kwargs["run_id"], grounding_scores=[0.9],
                                           sources=[{"id": "fed", "text": "Rates rose in March."}],
                                           unsupported_claims=["one"])
         return run
 
-    monkeypatch.setattr(services, "run_for", read_then_get_overtaken)
+    def counted_lock(*args, **kwargs):
+        if kwargs.get("for_update"):
+            events.append("locked")
+        return lock(*args, **kwargs)
+
+    monkeypatch.setattr(report_write, "read_run", read_then_get_overtaken)
+    monkeypatch.setattr(services, "run_for", counted_lock)
     run_id = _start(tenant)
     with scope(tenant=tenant):
         run, decision = services.run_record_grounding(tenant=tenant, run_id=run_id, grounding_scores=[0.95],
