@@ -5,7 +5,7 @@ import json
 
 from django_scopes import scopes_disabled
 
-from governance.models import Decision, Evaluation, GroundingReport, Run, Span
+from governance.models import Decision, Evaluation, GroundingReport, Run, RunSource, Span
 from policies.models import Policy, PolicyVersion
 from tenants.models import ApiKey, AuditEvent, Membership, Tenant, TenantSecret
 
@@ -30,8 +30,8 @@ LENIENT = {
     "action_on_violation": "warn",
 }
 
-WRITABLE_MODELS = (Tenant, ApiKey, Membership, TenantSecret, Policy, PolicyVersion, Run, GroundingReport, Span,
-                   Decision, Evaluation, AuditEvent)
+WRITABLE_MODELS = (Tenant, ApiKey, Membership, TenantSecret, Policy, PolicyVersion, Run, GroundingReport, RunSource,
+                   Span, Decision, Evaluation, AuditEvent)
 
 
 def row_counts() -> dict[str, int]:
