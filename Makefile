@@ -12,7 +12,14 @@ PYTHON_BOOT ?= $(shell for p in python3.13 python3.12 $(HOME)/.pyenv/versions/3.
 	if "$$p" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then \
 	echo "$$p"; break; fi; done)
 
-.PHONY: run test venv assets chromium migrate demo bench clean worker
+# The local demo runs with DEBUG on: with DEBUG off the settings refuse the public development keys.
+DEMO_ENV ?= DEBUG=1
+# What `check --deploy` sees: production-like settings with throwaway keys.
+DEPLOY_CHECK_ENV := DEBUG=0 ALLOWED_HOSTS=groundrule.example.com \
+	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
+	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
+.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
@@ -50,10 +57,10 @@ chromium:
 
 migrate: venv
 	@mkdir -p var
-	$(PY) manage.py migrate --noinput -v 0
+	$(DEMO_ENV) $(PY) manage.py migrate --noinput -v 0
 
 demo: migrate assets
-	$(PY) manage.py seed_demo
+	$(DEMO_ENV) $(PY) manage.py seed_demo
 
 run: demo
 	@echo ""
@@ -61,13 +68,26 @@ run: demo
 	@echo "  Sign in as admin@demo.local / groundrule-demo"
 	@echo "  API docs: http://$(HOST):$(PORT)/api/v1/docs/"
 	@echo ""
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
 worker: venv
-	$(VENV)/bin/celery -A governance worker -l info --concurrency 2
+	$(DEMO_ENV) $(VENV)/bin/celery -A config worker -l info --concurrency 2
 
-test: venv assets chromium
-	$(PY) -m pytest $(PYTEST_ARGS)
+# Guard rails: lint and format, the layers, types, migrations in step with models, deployment settings.
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/mypy
+	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemigrations --check --dry-run -v 1
+	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
+
+# Parallel on every core (pytest-xdist); screenshot-only browser runs are `make screenshots`.
+test: venv assets chromium lint
+	$(PY) -m pytest -n auto -m "not screenshots" $(PYTEST_ARGS)
+
+screenshots: venv assets chromium
+	SCREENSHOTS=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS)
 
 bench: venv
 	$(PY) bench/engine.py

@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from policies.categories import get_category  # noqa: E402
-from policies.engine import (  # noqa: E402
+from policies.categories import get_category
+from policies.engine import (
     PolicySpec,
     RunState,
-    _new_evaluation,  # noqa: E402  (the engine's own Evaluation builder)
+    _new_evaluation,
     combine,
     evaluate_phase,
 )
@@ -82,10 +82,7 @@ def make_policies(n: int) -> list[PolicySpec]:
 def null_engine(phase: str, policies: list[PolicySpec]):
     # Built the way the engine builds them, so the ratio measures rule work, not construction.
     evaluations = [
-        _new_evaluation(
-            p.id, p.name, p.category, p.version, phase, "allow", "ok", {}, None, "engine"
-        )
-        for p in policies
+        _new_evaluation(p.id, p.name, p.category, p.version, phase, "allow", "ok", {}, None, "engine") for p in policies
     ]
     return combine(phase, evaluations)
 
@@ -106,16 +103,13 @@ def main() -> None:
             policies = make_policies(n)
             decision = evaluate_phase(phase, policies, state)
             assert decision.action == "allow", decision.reason
-            real = best_us(lambda: evaluate_phase(phase, policies, state))
-            null = best_us(lambda: null_engine(phase, policies))
+            real = best_us(lambda phase=phase, policies=policies, state=state: evaluate_phase(phase, policies, state))
+            null = best_us(lambda phase=phase, policies=policies: null_engine(phase, policies))
             results[(phase, n)] = (real, null)
             rows.append((phase, n, real, 1e6 / real, null, real / null))
 
     print(f"Python {sys.version.split()[0]}, best of {REPEATS} repeats")
-    header = (
-        f"{'phase':<16}{'policies':>9}{'µs/decision':>14}{'decisions/s':>14}"
-        f"{'null µs':>10}{'ratio':>8}"
-    )
+    header = f"{'phase':<16}{'policies':>9}{'µs/decision':>14}{'decisions/s':>14}{'null µs':>10}{'ratio':>8}"
     print(header)
     print("-" * len(header))
     for phase, n, real, per_second, null, ratio in rows:

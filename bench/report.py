@@ -43,8 +43,9 @@ def _postgres() -> tuple[str, str]:
         server, _, name = url.split("?")[0].rpartition("/")
         if name:
             return server, name
-    return os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/"), \
-        os.environ.get("BENCH_DB", "groundrule_bench")
+    return os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/"), os.environ.get(
+        "BENCH_DB", "groundrule_bench"
+    )
 
 
 PG, DB_NAME = _postgres()
@@ -52,18 +53,31 @@ AGENT = "research-agent"
 TIME_BUDGET = 50.0  # seconds of load at most, whatever --requests says
 
 POLICIES = [
-    ("Strict Research Grounding", {
-        "require_source_grounding": True, "min_grounding_score": 0.8, "min_citations": 2,
-        "max_unsupported_claims": 0, "abstention_threshold": 0.5, "action_on_violation": "block",
-        "abstention_response": "I don't have sufficient grounded evidence to answer this accurately."},
-     ["research-agent"]),
-    ("RAG pipeline", {"min_grounding_score": 0.7, "score_relevance_floor": 0.5, "min_citations": 1,
-                      "action_on_violation": "block"}, ["research-*"]),
-    ("Lenient average", {"min_grounding_score": 0.7, "score_relevance_floor": 0.4, "score_eval_mode": "average"},
-     []),
+    (
+        "Strict Research Grounding",
+        {
+            "require_source_grounding": True,
+            "min_grounding_score": 0.8,
+            "min_citations": 2,
+            "max_unsupported_claims": 0,
+            "abstention_threshold": 0.5,
+            "action_on_violation": "block",
+            "abstention_response": "I don't have sufficient grounded evidence to answer this accurately.",
+        },
+        ["research-agent"],
+    ),
+    (
+        "RAG pipeline",
+        {"min_grounding_score": 0.7, "score_relevance_floor": 0.5, "min_citations": 1, "action_on_violation": "block"},
+        ["research-*"],
+    ),
+    ("Lenient average", {"min_grounding_score": 0.7, "score_relevance_floor": 0.4, "score_eval_mode": "average"}, []),
     ("Top three", {"min_grounding_score": 0.6, "score_eval_mode": "top_n", "score_top_n": 3}, ["*-agent"]),
-    ("Lenient RAG", {"min_grounding_score": 0.6, "min_citations": 1, "max_unsupported_claims": 3,
-                     "action_on_violation": "warn"}, ["research-agent", "qa-agent"]),
+    (
+        "Lenient RAG",
+        {"min_grounding_score": 0.6, "min_citations": 1, "max_unsupported_claims": 3, "action_on_violation": "warn"},
+        ["research-agent", "qa-agent"],
+    ),
 ]
 
 # What an agent reports after one retrieval-and-answer step; every policy passes it, so each
@@ -77,6 +91,7 @@ REPORT = {
 
 
 # --- Database and server -------------------------------------------------------------------
+
 
 def _admin(sql: str) -> None:
     import psycopg
@@ -97,16 +112,18 @@ def drop_database() -> None:
 
 def server_env(database_url: str) -> dict:
     env = dict(os.environ)
-    env.update({
-        "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DEBUG": "0",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "LOG_LEVEL": "WARNING",
-        "SECRET_KEY": "bench-secret-key-not-for-production-0123456789abcdef",
-        "PYTHONPATH": str(ROOT),
-        "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
-    })
+    env.update(
+        {
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DEBUG": "0",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "LOG_LEVEL": "WARNING",
+            "SECRET_KEY": "bench-secret-key-not-for-production-0123456789abcdef",
+            "PYTHONPATH": str(ROOT),
+            "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
+        }
+    )
     env.pop("CELERY_BROKER_URL", None)
     return env
 
@@ -150,9 +167,23 @@ def free_port() -> int:
 
 def start_server(env: dict, port: int, workers: int, threads: int) -> subprocess.Popen:
     gunicorn = str(Path(PY).with_name("gunicorn"))
-    cmd = [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-           "--worker-class", "gthread", "--threads", str(threads), "--keep-alive", "30",
-           "--log-level", "warning", "--preload"]
+    cmd = [
+        gunicorn,
+        "config.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        "--keep-alive",
+        "30",
+        "--log-level",
+        "warning",
+        "--preload",
+    ]
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -181,6 +212,7 @@ def stop_server(server: subprocess.Popen) -> None:
 
 
 # --- The load process ----------------------------------------------------------------------
+
 
 def drive(port: int, key: str, runs: list[int], kind: str, total: int, threads: int, seconds: float) -> dict:
     """Send `total` requests of one kind over `threads` keep-alive connections; latencies in ms."""
@@ -266,8 +298,11 @@ def main() -> None:
     parser.add_argument("--server-threads", type=int, default=2, help="threads per gunicorn worker")
     parser.add_argument("--rounds", type=int, default=4, help="alternating ping/report rounds")
     parser.add_argument("--runs", type=int, default=200, help="runs the report requests rotate over")
-    parser.add_argument("--db-options", default="",
-                        help="query string for the server's DATABASE_URL, e.g. 'server_side_binding=true&prepare_threshold=5'")
+    parser.add_argument(
+        "--db-options",
+        default="",
+        help="query string for the server's DATABASE_URL, e.g. 'server_side_binding=true&prepare_threshold=5'",
+    )
     args = parser.parse_args()
 
     started = time.monotonic()
@@ -280,8 +315,15 @@ def main() -> None:
             env["DATABASE_URL"] = f"{database_url}?{args.db_options}"
         port = free_port()
         server = start_server(env, port, args.workers, args.server_threads)
-        cfg = {"port": port, "key": data["key"], "runs": data["runs"], "requests": args.requests,
-               "threads": args.threads, "rounds": args.rounds, "warmup": 300}
+        cfg = {
+            "port": port,
+            "key": data["key"],
+            "runs": data["runs"],
+            "requests": args.requests,
+            "threads": args.threads,
+            "rounds": args.rounds,
+            "warmup": 300,
+        }
         load = subprocess.run([PY, __file__, "--load", json.dumps(cfg)], capture_output=True, text=True, check=True)
         results = json.loads(load.stdout)
     finally:
@@ -290,13 +332,17 @@ def main() -> None:
         drop_database()
 
     ping, report = summarise(results["ping"]), summarise(results["report"])
-    print(f"server: gunicorn gthread, {args.workers} workers x {args.server_threads} threads, DEBUG off, "
-          f"PostgreSQL; client: {args.threads} keep-alive connections in a separate process; "
-          f"{len(POLICIES)} matching grounding policies; {args.rounds} alternating rounds"
-          + (f"; database options {args.db_options}" if args.db_options else ""))
+    print(
+        f"server: gunicorn gthread, {args.workers} workers x {args.server_threads} threads, DEBUG off, "
+        f"PostgreSQL; client: {args.threads} keep-alive connections in a separate process; "
+        f"{len(POLICIES)} matching grounding policies; {args.rounds} alternating rounds"
+        + (f"; database options {args.db_options}" if args.db_options else "")
+    )
     for name, s in (("GET  /api/v1/ping/", ping), ("POST /api/v1/runs/{id}/grounding/", report)):
-        print(f"{name:<36} {s['requests']:>6} requests  {s['rps']:8.1f} req/s  p50 {s['p50']:6.2f} ms  "
-              f"p99 {s['p99']:6.2f} ms  errors {s['errors']}")
+        print(
+            f"{name:<36} {s['requests']:>6} requests  {s['rps']:8.1f} req/s  p50 {s['p50']:6.2f} ms  "
+            f"p99 {s['p99']:6.2f} ms  errors {s['errors']}"
+        )
     print(f"total wall time {time.monotonic() - started:.1f} s")
     if ping["errors"] or report["errors"]:
         print("WARNING: some requests failed; the figures are not comparable", file=sys.stderr)

@@ -29,12 +29,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import report as bench  # noqa: E402  (bench/report.py: database, gunicorn and set-up helpers)
+import report as bench  # bench/report.py: database, gunicorn and set-up helpers
 
-RESOLVING = ("Citations must resolve", {"citations_must_resolve": True, "min_citations": 0,
-                                        "action_on_violation": "warn"}, [])
-FILLER = ("Central banks raised rates through the year while inflation eased; analysts expected the "
-          "tightening cycle to end once core prices settled near the target. ")
+RESOLVING = (
+    "Citations must resolve",
+    {"citations_must_resolve": True, "min_citations": 0, "action_on_violation": "warn"},
+    [],
+)
+FILLER = (
+    "Central banks raised rates through the year while inflation eased; analysts expected the "
+    "tightening cycle to end once core prices settled near the target. "
+)
 
 
 def source_text(n: int, k: int) -> str:
@@ -45,8 +50,14 @@ def source_text(n: int, k: int) -> str:
 def report_body(n: int) -> dict:
     sources = [{"id": f"r{n}-s{k}", "text": source_text(n, k), "score": 0.9} for k in range(3)]
     citations = [{"source_id": f"r{n}-s0", "quote": f"the committee met on day {n}"}, f"r{n}-s1", "r1-s2"]
-    return {"grounding_scores": [0.92, 0.87, 0.81], "citations": citations, "unsupported_claims": [],
-            "output_confidence": 0.88, "output": f"Answer after step {n}.", "sources": sources}
+    return {
+        "grounding_scores": [0.92, 0.87, 0.81],
+        "citations": citations,
+        "unsupported_claims": [],
+        "output_confidence": 0.88,
+        "output": f"Answer after step {n}.",
+        "sources": sources,
+    }
 
 
 def timed(conn: http.client.HTTPConnection, path: str, body: dict, key: str) -> float:
@@ -79,8 +90,9 @@ def main() -> None:
         port = bench.free_port()
         server = bench.start_server(env, port, workers=1, threads=1)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        latencies = [timed(conn, f"/api/v1/runs/{run_id}/grounding/", report_body(n), key)
-                     for n in range(1, args.reports + 1)]
+        latencies = [
+            timed(conn, f"/api/v1/runs/{run_id}/grounding/", report_body(n), key) for n in range(1, args.reports + 1)
+        ]
         complete_ms = timed(conn, f"/api/v1/runs/{run_id}/complete/", {"output": "Final answer."}, key)
         conn.close()
     finally:
@@ -92,10 +104,14 @@ def main() -> None:
 
     w = args.window
     first, last = statistics.median(latencies[:w]), statistics.median(latencies[-w:])
-    print(f"database: {'PostgreSQL' if postgres else 'SQLite'}; gunicorn, 1 worker, DEBUG off; one run, "
-          f"{args.reports} reports of 3 x 1 KB sources and 3 citations each, {len(bench.POLICIES)} policies")
-    print(f"median report latency, reports 1-{w}: {first:.2f} ms; reports {args.reports - w + 1}-{args.reports}: "
-          f"{last:.2f} ms")
+    print(
+        f"database: {'PostgreSQL' if postgres else 'SQLite'}; gunicorn, 1 worker, DEBUG off; one run, "
+        f"{args.reports} reports of 3 x 1 KB sources and 3 citations each, {len(bench.POLICIES)} policies"
+    )
+    print(
+        f"median report latency, reports 1-{w}: {first:.2f} ms; reports {args.reports - w + 1}-{args.reports}: "
+        f"{last:.2f} ms"
+    )
     print(f"complete: {complete_ms:.1f} ms")
     print(f"ratio={last / first:.2f}")
 

@@ -40,8 +40,11 @@ REPEATS = 10
 
 
 def load_pairs() -> list[tuple[str, str]]:
-    rows = [json.loads(line) for line in (ROOT / "tests" / "data" / "verifier_pairs.jsonl").read_text().splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (ROOT / "tests" / "data" / "verifier_pairs.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     pairs = []
     for row in rows:
         for source in row["sources"]:
@@ -58,7 +61,7 @@ def best_ms_per_pair(fn, pairs: list[tuple[str, str]], batch: int) -> float:
     for _ in range(REPEATS):
         t0 = time.perf_counter()
         for i in range(0, len(work), batch):
-            fn(work[i:i + batch])
+            fn(work[i : i + batch])
         best = min(best, (time.perf_counter() - t0) * 1000 / len(work))
     return best
 
@@ -84,6 +87,7 @@ def main() -> None:
     def model(emb):
         def run(batch):
             emb.encode([t for pair in batch for t in pair])  # the production path: tokenise + one run
+
         return run
 
     rows = []
@@ -92,8 +96,9 @@ def main() -> None:
     for threads in (1, 2):
         for b in (1, 8):
             results[(threads, b)] = best_ms_per_pair(model(embedders[threads]), pairs, b)
-            rows.append((f"model, {threads} thread{'s' if threads > 1 else ''}, batch {b}", results[(threads, b)],
-                         tok_ms[b]))
+            rows.append(
+                (f"model, {threads} thread{'s' if threads > 1 else ''}, batch {b}", results[(threads, b)], tok_ms[b])
+            )
 
     config = VerifierConfig(threads=1)
 
@@ -103,21 +108,27 @@ def main() -> None:
 
     e2e = best_ms_per_pair(end_to_end, pairs, 8)
 
-    print(f"local verifier benchmark: all-MiniLM-L6-v2 int8 (onnxruntime), {len(pairs)} realistic pairs, "
-          f"avg {words:.0f} words / {tokens:.0f} tokens per pair, best of {REPEATS}")
+    print(
+        f"local verifier benchmark: all-MiniLM-L6-v2 int8 (onnxruntime), {len(pairs)} realistic pairs, "
+        f"avg {words:.0f} words / {tokens:.0f} tokens per pair, best of {REPEATS}"
+    )
     print(f"model load: {load_ms[1]:.0f} ms (1 thread), {load_ms[2]:.0f} ms (2 threads)")
     print()
     print(f"{'configuration':<28} {'ms/pair':>8} {'tokenise':>9} {'model share':>12}")
     for name, ms, tok in rows:
         print(f"{name:<28} {ms:>8.2f} {tok:>9.3f} {max(0.0, (ms - tok) / ms) * 100:>11.0f}%")
     print(f"{'tokenisation only, batch 8':<28} {tok_ms[8]:>8.3f}")
-    print(f"{'check_grounding, per claim':<28} {e2e:>8.2f}   (end to end: 8 claims x 8 source sentences per call; "
-          f"{e2e / 8:.2f} ms per claim-sentence pair)")
+    print(
+        f"{'check_grounding, per claim':<28} {e2e:>8.2f}   (end to end: 8 claims x 8 source sentences per call; "
+        f"{e2e / 8:.2f} ms per claim-sentence pair)"
+    )
     print()
     b8 = results[(1, 8)]
     verdict = "yes" if b8 < TARGET_MS else "NO"
-    print(f"batch-8 per pair under the {TARGET_MS:.0f} ms target (1 thread): {verdict} ({b8:.2f} ms); "
-          f"2 threads: {results[(2, 8)]:.2f} ms")
+    print(
+        f"batch-8 per pair under the {TARGET_MS:.0f} ms target (1 thread): {verdict} ({b8:.2f} ms); "
+        f"2 threads: {results[(2, 8)]:.2f} ms"
+    )
     print(f"ratio={results[(1, 1)] / results[(1, 8)]:.2f}")
 
 

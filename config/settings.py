@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -13,14 +14,27 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 DEBUG = env_bool("DEBUG", False)
-# A fixed development key keeps `make run` zero-configuration; production must set SECRET_KEY.
-SECRET_KEY = os.environ.get("SECRET_KEY") or "groundrule-insecure-development-key-change-me"
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+# A fixed development key keeps `make run` (which sets DEBUG) zero-configuration. Production must set its
+# own SECRET_KEY and GOVERNANCE_SECRETS_KEY: refused below, since the secrets key would otherwise be
+# derived from a key that is published in this repository.
+DEVELOPMENT_SECRET_KEY = "groundrule-insecure-development-key-change-me"
+SECRET_KEY = os.environ.get("SECRET_KEY") or DEVELOPMENT_SECRET_KEY
+ALLOWED_HOSTS = [
+    h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()
+]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 # Encrypts tenant secrets at rest. Falls back to a key derived from SECRET_KEY so a demo works,
 # but a deployment should set its own and keep it out of the database backups.
 GOVERNANCE_SECRETS_KEY = os.environ.get("GOVERNANCE_SECRETS_KEY", "")
+
+if not DEBUG:
+    _missing = [name for name in ("SECRET_KEY", "GOVERNANCE_SECRETS_KEY") if not os.environ.get(name, "").strip()]
+    if _missing or SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+        raise ImproperlyConfigured(
+            f"DEBUG is off, so set {' and '.join(_missing) or 'SECRET_KEY'} in the environment to your own "
+            "random values (the development defaults are public). For a local demo set DEBUG=1."
+        )
 
 INSTALLED_APPS = [
     "django.contrib.auth",
@@ -130,6 +144,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # One name for allow/warn/block, whether a field is called action or final_action.
+    "ENUM_NAME_OVERRIDES": {"ActionEnum": "governance.models.Action"},
 }
 
 # Celery: with no broker configured, tasks run eagerly in-process (the embedded demo).
@@ -150,7 +166,9 @@ JUDGE_SYNC_BUDGET_SECONDS = float(os.environ.get("JUDGE_SYNC_BUDGET_SECONDS", "1
 JUDGE_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("JUDGE_BACKGROUND_TIMEOUT_SECONDS", "30"))
 # Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). An operator who
 # does not want the server to reach arbitrary hosts lists the allowed ones here.
-JUDGE_BASE_URL_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "").split(",") if h.strip()]
+JUDGE_BASE_URL_ALLOWED_HOSTS = [
+    h.strip() for h in os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "").split(",") if h.strip()
+]
 VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
 

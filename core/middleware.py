@@ -51,6 +51,7 @@ class BodySizeLimitMiddleware:
         if not length and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads a WSGI body only up to Content-Length, so a chunked body arrived empty and
             # the call "succeeded" with nothing in it (a grounding report without its scores).
-            return JsonResponse({"detail": "Send the body with a Content-Length; chunked bodies are not supported."},
-                                status=411)
+            return JsonResponse(
+                {"detail": "Send the body with a Content-Length; chunked bodies are not supported."}, status=411
+            )
         return self.get_response(request)

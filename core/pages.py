@@ -10,8 +10,7 @@ def wants_fragment(request) -> bool:
     return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
 
 
-def render_page(request, template: str, context: dict, *, fragment: str | None,
-                status: int = 200) -> TemplateResponse:
+def render_page(request, template: str, context: dict, *, fragment: str | None, status: int = 200) -> TemplateResponse:
     """The full page, or only its `{% partialdef fragment %}` for an htmx swap (same view, same template)."""
     name = f"{template}#{fragment}" if fragment and wants_fragment(request) else template
     response = TemplateResponse(request, name, context, status=status)

@@ -30,4 +30,3 @@ PHASES: tuple[str, ...] = tuple(p.value for p in Phase)
 
 # block > warn > allow: how decisions combine and a run's final action only ever rises.
 SEVERITY: dict[str, int] = {a.value: rank for rank, a in enumerate(Action)}
-

@@ -39,8 +39,11 @@ def accumulate(reports: Iterable[tuple[list, list, float | None]]) -> Accumulate
 
 def run_accumulated(*, run: Run) -> Accumulated:
     """What the run's reports add up to: one query, the reports' small columns only."""
-    rows = (GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk).order_by("seq")
-            .values_list("citations", "unsupported_claims", "output_confidence"))
+    rows = (
+        GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
+        .order_by("seq")
+        .values_list("citations", "unsupported_claims", "output_confidence")
+    )
     return accumulate(rows)
 
 
@@ -75,6 +78,9 @@ def run_sources(*, run: Run, ids: set[str] | None = None) -> list[dict]:
 def reported_sources(*, run: Run) -> list[dict]:
     """Every report's sources in report order, as reported (a source given twice is here twice):
     what the run's judges read at after_workflow. Two queries."""
-    reports = (GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk).order_by("seq")
-               .only("id", "tenant_id", "run_id", "seq", "source_refs"))
+    reports = (
+        GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
+        .order_by("seq")
+        .only("id", "tenant_id", "run_id", "seq", "source_refs")
+    )
     return [source for report in attach_sources(reports) for source in report.sources]

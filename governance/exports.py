@@ -94,28 +94,71 @@ def export_response(*, tenant, queryset, columns, row, fmt: str, basename: str) 
     return response
 
 
-EVALUATION_COLUMNS = ["id", "created_at", "run_id", "agent_name", "policy_id", "policy_name", "policy_version",
-                      "category", "phase", "action", "reason", "metadata", "source", "review_state",
-                      "reviewed_at", "review_comment"]
+EVALUATION_COLUMNS = [
+    "id",
+    "created_at",
+    "run_id",
+    "agent_name",
+    "policy_id",
+    "policy_name",
+    "policy_version",
+    "category",
+    "phase",
+    "action",
+    "reason",
+    "metadata",
+    "source",
+    "review_state",
+    "reviewed_at",
+    "review_comment",
+]
 
 
 def evaluation_row(e) -> dict:
     return {
-        "id": e.id, "created_at": e.created_at, "run_id": e.run_id, "agent_name": e.agent_name,
-        "policy_id": e.policy_ref, "policy_name": e.policy_name, "policy_version": e.policy_version,
-        "category": e.category, "phase": e.phase, "action": e.action, "reason": e.reason,
-        "metadata": e.metadata, "source": e.source, "review_state": e.review_state,
-        "reviewed_at": e.reviewed_at, "review_comment": e.review_comment,
+        "id": e.id,
+        "created_at": e.created_at,
+        "run_id": e.run_id,
+        "agent_name": e.agent_name,
+        "policy_id": e.policy_ref,
+        "policy_name": e.policy_name,
+        "policy_version": e.policy_version,
+        "category": e.category,
+        "phase": e.phase,
+        "action": e.action,
+        "reason": e.reason,
+        "metadata": e.metadata,
+        "source": e.source,
+        "review_state": e.review_state,
+        "reviewed_at": e.reviewed_at,
+        "review_comment": e.review_comment,
     }
 
 
-AUDIT_COLUMNS = ["id", "created_at", "action", "actor", "request_id", "object_type", "object_id", "object_repr",
-                 "before", "after"]
+AUDIT_COLUMNS = [
+    "id",
+    "created_at",
+    "action",
+    "actor",
+    "request_id",
+    "object_type",
+    "object_id",
+    "object_repr",
+    "before",
+    "after",
+]
 
 
 def audit_row(a) -> dict:
     return {
-        "id": a.id, "created_at": a.created_at, "action": a.action, "actor": a.actor_label,
-        "request_id": a.request_id, "object_type": a.object_type, "object_id": a.object_id,
-        "object_repr": a.object_repr, "before": a.before, "after": a.after,
+        "id": a.id,
+        "created_at": a.created_at,
+        "action": a.action,
+        "actor": a.actor_label,
+        "request_id": a.request_id,
+        "object_type": a.object_type,
+        "object_id": a.object_id,
+        "object_repr": a.object_repr,
+        "before": a.before,
+        "after": a.after,
     }

@@ -49,8 +49,9 @@ class EvaluationFilter(_Base):
 
 
 class ViolationFilter(EvaluationFilter):
-    action = filters.ChoiceFilter(choices=[(Action.WARN, "warn"), (Action.BLOCK, "block")], label="Action",
-                                  method="filter_action")
+    action = filters.ChoiceFilter(
+        choices=[(Action.WARN, "warn"), (Action.BLOCK, "block")], label="Action", method="filter_action"
+    )
 
     def filter_action(self, queryset, name, value):
         return queryset.filter(action=value)
@@ -85,4 +86,3 @@ class AuditFilter(_Base):
 
     def filter_action(self, queryset, name, value):
         return queryset.filter(action__startswith=value.strip())
-

@@ -34,8 +34,11 @@ def decision_judge(*, decision_id: int, spec: dict, kind: str) -> str:
         else:
             # after_workflow: the whole run, read from its reports.
             run = decision.run
-            evidence = Evidence(output=run.output, citations=tuple(accumulated.run_accumulated(run=run).citations),
-                                sources=tuple(accumulated.reported_sources(run=run)))
+            evidence = Evidence(
+                output=run.output,
+                citations=tuple(accumulated.run_accumulated(run=run).citations),
+                sources=tuple(accumulated.reported_sources(run=run)),
+            )
         evaluation = judge(tenant=decision.tenant, spec=policy, phase=decision.phase, kind=kind, evidence=evidence)
         decision_append_evaluations(decision_row=decision, evaluations=[evaluation])
     return evaluation.action

@@ -36,8 +36,11 @@ def inline_evaluations(*, tenant, specs, phase: str, evidence: Evidence) -> list
 
 def _enqueue(decision_id: int, spec: dict, kind: str) -> None:
     try:
-        judge_decision.apply_async(kwargs={"decision_id": decision_id, "spec": spec, "kind": kind}, retry=True,
-                                   retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+        judge_decision.apply_async(
+            kwargs={"decision_id": decision_id, "spec": spec, "kind": kind},
+            retry=True,
+            retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
+        )
     except Exception:  # the broker is down: the decision stands, the judgement is lost, say so
         logger.exception("could not queue %s judgement for decision %s", kind, decision_id)
 
@@ -48,4 +51,3 @@ def queue_background(*, specs, phase: str, decision_id: int) -> None:
             if not runs_inline(spec, phase, kind):
                 spec_data = asdict(spec)
                 transaction.on_commit(lambda s=spec_data, k=kind: _enqueue(decision_id, s, k))
-

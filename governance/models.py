@@ -141,11 +141,15 @@ def attach_sources(reports) -> list[GroundingReport]:
         if hashes:
             # The plain manager: the reports were read under the tenant's scope already.
             rows = RunSource._base_manager.filter(run_id=run_id, content_hash__in=hashes)
-            texts.update(((run_id, r.source_id, r.content_hash), r.text)
-                         for r in rows.only("run_id", "source_id", "content_hash", "text"))
+            texts.update(
+                ((run_id, r.source_id, r.content_hash), r.text)
+                for r in rows.only("run_id", "source_id", "content_hash", "text")
+            )
     for report in reports:
-        report._sources = [source_from_ref(ref, texts.get((report.run_id, ref["id"], ref[SOURCE_HASH]), ""))
-                           for ref in report.source_refs]
+        report._sources = [
+            source_from_ref(ref, texts.get((report.run_id, ref["id"], ref[SOURCE_HASH]), ""))
+            for ref in report.source_refs
+        ]
     return reports
 
 
@@ -192,7 +196,9 @@ class Decision(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="decisions")
-    report = models.ForeignKey(GroundingReport, null=True, blank=True, on_delete=models.CASCADE, related_name="decisions")
+    report = models.ForeignKey(
+        GroundingReport, null=True, blank=True, on_delete=models.CASCADE, related_name="decisions"
+    )
     phase = models.CharField(max_length=20, choices=Phase.choices)
     action = models.CharField(max_length=8, choices=Action.choices)
     reason = models.TextField(blank=True, default="")
@@ -220,7 +226,9 @@ class Evaluation(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
     decision = models.ForeignKey(Decision, null=True, blank=True, on_delete=models.CASCADE, related_name="evaluations")
     # Denormalised so an evaluation keeps saying what it said after its policy is edited or deleted.
-    policy = models.ForeignKey("policies.Policy", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations")
+    policy = models.ForeignKey(
+        "policies.Policy", null=True, blank=True, on_delete=models.SET_NULL, related_name="evaluations"
+    )
     policy_ref = models.BigIntegerField(null=True, blank=True)
     policy_name = models.CharField(max_length=200)
     policy_version = models.PositiveIntegerField(default=1)
@@ -233,7 +241,9 @@ class Evaluation(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.ENGINE)
     created_at = models.DateTimeField(default=timezone.now)
     review_state = models.CharField(max_length=16, choices=ReviewState.choices, default=ReviewState.PENDING)
-    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_comment = models.TextField(blank=True, default="")
 

@@ -38,8 +38,15 @@ def in_one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
-def store(*, run: Run, report: GroundingReport, sources: list[RunSource], decision: Decision,
-          evaluations: list[Evaluation], run_fields: list[str]) -> None:
+def store(
+    *,
+    run: Run,
+    report: GroundingReport,
+    sources: list[RunSource],
+    decision: Decision,
+    evaluations: list[Evaluation],
+    run_fields: list[str],
+) -> None:
     """Save the report's rows through the ORM; the caller holds the run's row lock."""
     if sources:
         RunSource.objects.bulk_create(sources, ignore_conflicts=True)
@@ -73,15 +80,18 @@ def _insert(model: type[Model], param: str, sources: str, tail: str = "") -> str
     values = [*(f"r.{qn(f.column)}" for f in own), *_FROM_CTE[model].values()]
     record = ", ".join(f"{qn(f.column)} {f.db_type(connection)}" for f in own)
     # WITH ORDINALITY and ORDER BY keep the rows' ids in the order given (the engine's order).
-    return (f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)} "
-            f"FROM {sources}, ROWS FROM (jsonb_to_recordset(%({param})s::jsonb) AS ({record})) "
-            f"WITH ORDINALITY AS r({', '.join(qn(f.column) for f in own)}, n) ORDER BY r.n {tail}")
+    return (
+        f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)} "
+        f"FROM {sources}, ROWS FROM (jsonb_to_recordset(%({param})s::jsonb) AS ({record})) "
+        f"WITH ORDINALITY AS r({', '.join(qn(f.column) for f in own)}, n) ORDER BY r.n {tail}"
+    )
 
 
 @lru_cache(maxsize=1)
 def _statement() -> str:
     qn = connection.ops.quote_name
-    return " ".join(f"""
+    return " ".join(
+        f"""
         WITH run AS (
             UPDATE {qn(Run._meta.db_table)} AS r SET
                 report_count = r.report_count + 1,
@@ -103,7 +113,8 @@ def _statement() -> str:
             {_insert(Evaluation, "evaluations", "run, decision")}
         )
         SELECT run.report_count, run.status, run.final_action, report.id, decision.id FROM run, report, decision
-    """.split())
+    """.split()
+    )
 
 
 def _prepared_cursor():
@@ -168,19 +179,34 @@ def _as_json(objs: list[Model]) -> str:
     return json.dumps([{f.column: value(f, obj) for f in fields} for obj in objs])
 
 
-def store_in_one_statement(*, run: Run, seen_reports: int, report: GroundingReport, sources: list[RunSource],
-                           decision: Decision, evaluations: list[Evaluation]) -> bool:
+def store_in_one_statement(
+    *,
+    run: Run,
+    seen_reports: int,
+    report: GroundingReport,
+    sources: list[RunSource],
+    decision: Decision,
+    evaluations: list[Evaluation],
+) -> bool:
     """Write the report's rows in one statement if the run is still as read; False if it changed
     (nothing was written). On success the run, report and decision carry what was written."""
     params = {
         # Integers as int8 whatever their size: psycopg would pick int2/int4/int8 by value, and each
         # combination of types is a statement prepared anew.
-        "run_id": Int8(run.pk), "tenant_id": Int8(run.tenant_id), "seen_reports": Int8(seen_reports),
-        "output": report.output, "ranks": json.dumps(SEVERITY), "rank": Int8(SEVERITY[decision.action]),
+        "run_id": Int8(run.pk),
+        "tenant_id": Int8(run.tenant_id),
+        "seen_reports": Int8(seen_reports),
+        "output": report.output,
+        "ranks": json.dumps(SEVERITY),
+        "rank": Int8(SEVERITY[decision.action]),
         "action": decision.action,
-        "blocks": decision.action == "block", "running": Run.Status.RUNNING.value,
-        "blocked": Run.Status.BLOCKED.value, "sources": _as_json(sources), "report": _as_json([report]),
-        "decision": _as_json([decision]), "evaluations": _as_json(evaluations),
+        "blocks": decision.action == "block",
+        "running": Run.Status.RUNNING.value,
+        "blocked": Run.Status.BLOCKED.value,
+        "sources": _as_json(sources),
+        "report": _as_json([report]),
+        "decision": _as_json([decision]),
+        "evaluations": _as_json(evaluations),
     }
     with _prepared_cursor() as cursor:
         cursor.execute(_statement(), params)

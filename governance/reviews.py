@@ -34,8 +34,11 @@ def evaluation_review(*, evaluation: Evaluation, state: str, comment: str = "", 
 
     with transaction.atomic():
         # Locked and re-read, so two reviewers at once each audit the state the other left.
-        locked = (Evaluation.objects.select_for_update(of=("self",)).select_related("tenant", "reviewed_by")
-                  .get(pk=evaluation.pk, tenant_id=evaluation.tenant_id))
+        locked = (
+            Evaluation.objects.select_for_update(of=("self",))
+            .select_related("tenant", "reviewed_by")
+            .get(pk=evaluation.pk, tenant_id=evaluation.tenant_id)
+        )
         if not locked.is_violation:
             raise ValidationError("Only warn and block evaluations can be reviewed.")
         before = _review_snapshot(locked)
@@ -43,14 +46,23 @@ def evaluation_review(*, evaluation: Evaluation, state: str, comment: str = "", 
         locked.review_comment = comment
         locked.reviewed_by = actor.user
         locked.reviewed_at = timezone.now()
-        locked.full_clean(exclude=[f.name for f in Evaluation._meta.fields
-                                   if f.name not in ("review_state", "review_comment")])
+        locked.full_clean(
+            exclude=[f.name for f in Evaluation._meta.fields if f.name not in ("review_state", "review_comment")]
+        )
         locked.save(update_fields=["review_state", "review_comment", "reviewed_by", "reviewed_at"])
         audit_record(
-            tenant=locked.tenant, action=f"governance.violation.{state}", actor=actor,
-            object_type="governance.evaluation", object_id=locked.pk,
+            tenant=locked.tenant,
+            action=f"governance.violation.{state}",
+            actor=actor,
+            object_type="governance.evaluation",
+            object_id=locked.pk,
             before=before,
-            after={**_review_snapshot(locked), "run_id": locked.run_id, "policy_name": locked.policy_name,
-                   "action": locked.action, "phase": locked.phase},
+            after={
+                **_review_snapshot(locked),
+                "run_id": locked.run_id,
+                "policy_name": locked.policy_name,
+                "action": locked.action,
+                "phase": locked.phase,
+            },
         )
     return locked

@@ -22,13 +22,20 @@ from .models import SOURCE_HASH, Decision, Evaluation, GroundingReport, Run, Run
 def decision_row(*, run: Run, decision: EngineDecision, report: GroundingReport | None = None) -> Decision:
     """The row of one phase decision (its evaluations are `evaluation_rows`)."""
     return Decision(
-        tenant_id=run.tenant_id, run_id=run.pk, report=report, phase=decision.phase, action=decision.action,
-        reason=decision.reason, abstention_response=decision.abstention_response, created_at=timezone.now(),
+        tenant_id=run.tenant_id,
+        run_id=run.pk,
+        report=report,
+        phase=decision.phase,
+        action=decision.action,
+        reason=decision.reason,
+        abstention_response=decision.abstention_response,
+        created_at=timezone.now(),
     )
 
 
-def evaluation_rows(*, run: Run, decision: Decision, evaluations: Sequence[EngineEvaluation],
-                    created_at: datetime | None = None) -> list[Evaluation]:
+def evaluation_rows(
+    *, run: Run, decision: Decision, evaluations: Sequence[EngineEvaluation], created_at: datetime | None = None
+) -> list[Evaluation]:
     """The rows of engine (or judge) evaluations under a stored decision, in the engine's order.
 
     The policy is kept by id twice: `policy` (a foreign key, nulled if the policy is deleted) and
@@ -38,10 +45,21 @@ def evaluation_rows(*, run: Run, decision: Decision, evaluations: Sequence[Engin
     created_at = created_at or timezone.now()
     return [
         Evaluation(
-            tenant_id=run.tenant_id, run_id=run.pk, decision=decision, policy_id=e.policy_id,
-            policy_ref=e.policy_id, policy_name=e.policy_name, policy_version=e.policy_version,
-            category=e.category, agent_name=run.agent_name, phase=e.phase, action=e.action, reason=e.reason,
-            metadata=e.metadata, source=e.source, created_at=created_at,
+            tenant_id=run.tenant_id,
+            run_id=run.pk,
+            decision=decision,
+            policy_id=e.policy_id,
+            policy_ref=e.policy_id,
+            policy_name=e.policy_name,
+            policy_version=e.policy_version,
+            category=e.category,
+            agent_name=run.agent_name,
+            phase=e.phase,
+            action=e.action,
+            reason=e.reason,
+            metadata=e.metadata,
+            source=e.source,
+            created_at=created_at,
         )
         for e in evaluations
     ]
@@ -61,21 +79,36 @@ def source_rows(*, run: Run, sources: Iterable[dict]) -> tuple[list[dict], list[
     for source in sources:
         ident, text = str(source.get("id", "")), source.get("text") or ""
         digest = content_hash(text)
-        refs.append({"id": ident, SOURCE_HASH: digest,
-                     **{k: v for k, v in source.items() if k not in ("id", "text")}})
+        refs.append({"id": ident, SOURCE_HASH: digest, **{k: v for k, v in source.items() if k not in ("id", "text")}})
         if (ident, digest) not in seen:
             seen.add((ident, digest))
-            new.append(RunSource(tenant_id=run.tenant_id, run_id=run.pk, source_id=ident, content_hash=digest,
-                                 text=text))
+            new.append(
+                RunSource(tenant_id=run.tenant_id, run_id=run.pk, source_id=ident, content_hash=digest, text=text)
+            )
     return refs, new
 
 
-def report_row(*, run: Run, seq: int, grounding_scores: Sequence[float], citations: Sequence,
-               unsupported_claims: Sequence[str], output_confidence: float | None, output: str | None,
-               source_refs: list[dict]) -> GroundingReport:
+def report_row(
+    *,
+    run: Run,
+    seq: int,
+    grounding_scores: Sequence[float],
+    citations: Sequence,
+    unsupported_claims: Sequence[str],
+    output_confidence: float | None,
+    output: str | None,
+    source_refs: list[dict],
+) -> GroundingReport:
     """The row of one grounding report, as the agent sent it (sources as references)."""
     return GroundingReport(
-        tenant_id=run.tenant_id, run_id=run.pk, seq=seq, grounding_scores=list(grounding_scores),
-        citations=list(citations), unsupported_claims=list(unsupported_claims),
-        output_confidence=output_confidence, output=output or "", source_refs=source_refs, created_at=timezone.now(),
+        tenant_id=run.tenant_id,
+        run_id=run.pk,
+        seq=seq,
+        grounding_scores=list(grounding_scores),
+        citations=list(citations),
+        unsupported_claims=list(unsupported_claims),
+        output_confidence=output_confidence,
+        output=output or "",
+        source_refs=source_refs,
+        created_at=timezone.now(),
     )

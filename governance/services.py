@@ -36,25 +36,40 @@ def decision_record(*, run: Run, decision: EngineDecision, report: GroundingRepo
     row.save(force_insert=True)
     if decision.evaluations:
         Evaluation.objects.bulk_create(
-            rows.evaluation_rows(run=run, decision=row, evaluations=decision.evaluations, created_at=row.created_at))
+            rows.evaluation_rows(run=run, decision=row, evaluations=decision.evaluations, created_at=row.created_at)
+        )
     return row
 
 
-def run_start(*, tenant: Tenant, api_key: ApiKey | None = None, agent_name: str, workflow_name: str = "",
-              input: Any = None, metadata: dict | None = None) -> tuple[Run, EngineDecision]:
+def run_start(
+    *,
+    tenant: Tenant,
+    api_key: ApiKey | None = None,
+    agent_name: str,
+    workflow_name: str = "",
+    input: Any = None,
+    metadata: dict | None = None,
+) -> tuple[Run, EngineDecision]:
     specs = _specs(tenant, agent_name)
     decision = evaluate_phase("before_workflow", specs, RunState())
     with transaction.atomic():
-        run = Run(tenant=tenant, api_key=api_key, agent_name=agent_name, workflow_name=workflow_name or "",
-                  input=input, metadata=metadata or {})
+        run = Run(
+            tenant=tenant,
+            api_key=api_key,
+            agent_name=agent_name,
+            workflow_name=workflow_name or "",
+            input=input,
+            metadata=metadata or {},
+        )
         run.raise_final_action(decision.action)
         run.save()
         decision_record(run=run, decision=decision)
     return run, decision
 
 
-def _citable_sources(run: Run, specs, citations, reported: Sequence[dict] = (),
-                     retrieved: list[dict] | None = None) -> list[dict]:
+def _citable_sources(
+    run: Run, specs, citations, reported: Sequence[dict] = (), retrieved: list[dict] | None = None
+) -> list[dict]:
     """The sources a citation check on ``citations`` may need: those the run stored with the cited
     ids, then ``reported`` (a report's own, not stored yet), then the run's retrieval results.
     Nothing is read when no check needs a source."""
@@ -66,10 +81,17 @@ def _citable_sources(run: Run, specs, citations, reported: Sequence[dict] = (),
     return [*accumulated.run_sources(run=run, ids=ids), *(s for s in reported if s.get("id") in ids), *retrieved]
 
 
-def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[float] = (),
-                         citations: Sequence = (), unsupported_claims: Sequence[str] = (),
-                         output_confidence: float | None = None, output: str | None = None,
-                         sources: Sequence[dict] = ()) -> tuple[Run, EngineDecision]:
+def run_record_grounding(
+    *,
+    tenant: Tenant,
+    run_id,
+    grounding_scores: Sequence[float] = (),
+    citations: Sequence = (),
+    unsupported_claims: Sequence[str] = (),
+    output_confidence: float | None = None,
+    output: str | None = None,
+    sources: Sequence[dict] = (),
+) -> tuple[Run, EngineDecision]:
     """Record one grounding report and decide mid_execution on it.
 
     mid_execution judges this report's scores and citations; its citations resolve against every
@@ -88,8 +110,9 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
         # Judges the agent must wait for run before the transaction: no row lock during a provider call.
         agent_name = run_for(tenant, run_id).agent_name
         evidence = Evidence(output=output or "", citations=tuple(citations), sources=tuple(sources))
-        judged = judging.inline_evaluations(tenant=tenant, specs=applicable_policies(all_specs, agent_name),
-                                            phase="mid_execution", evidence=evidence)
+        judged = judging.inline_evaluations(
+            tenant=tenant, specs=applicable_policies(all_specs, agent_name), phase="mid_execution", evidence=evidence
+        )
 
     # Read the run, decide, write. On PostgreSQL the first try reads without a lock and writes in
     # one statement that only applies if no other report came in between (governance/
@@ -97,7 +120,7 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
     # orders concurrent reports (their seq) and keeps a report out of a run that is completing.
     # Elsewhere that locked try is the only one. Only the run's columns a report needs are read.
     one_statement = report_write.in_one_statement()
-    for locked in ((False, True) if one_statement else (True,)):
+    for locked in (False, True) if one_statement else (True,):
         with transaction.atomic() if locked else nullcontext():
             if locked:
                 run = run_for(tenant, run_id, for_update=True, only=report_write.RUN_FIELDS)
@@ -109,33 +132,57 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
                 raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
             seen_reports = run.report_count
             refs, new_sources = rows.source_rows(run=run, sources=sources)
-            report = rows.report_row(run=run, seq=seen_reports + 1, grounding_scores=grounding_scores,
-                                     citations=citations, unsupported_claims=unsupported_claims,
-                                     output_confidence=output_confidence, output=output, source_refs=refs)
+            report = rows.report_row(
+                run=run,
+                seq=seen_reports + 1,
+                grounding_scores=grounding_scores,
+                citations=citations,
+                unsupported_claims=unsupported_claims,
+                output_confidence=output_confidence,
+                output=output,
+                source_refs=refs,
+            )
 
             specs = applicable_policies(all_specs, run.agent_name)
-            state = RunState(grounding_scores=tuple(grounding_scores), citations=tuple(citations),
-                             unsupported_claims=tuple(unsupported_claims), output_confidence=output_confidence,
-                             output=output, sources=tuple(_citable_sources(run, specs, citations, sources, retrieved)))
+            state = RunState(
+                grounding_scores=tuple(grounding_scores),
+                citations=tuple(citations),
+                unsupported_claims=tuple(unsupported_claims),
+                output_confidence=output_confidence,
+                output=output,
+                sources=tuple(_citable_sources(run, specs, citations, sources, retrieved)),
+            )
             decision = evaluate_phase("mid_execution", specs, state)
             if judged:
                 decision = combine("mid_execution", (*decision.evaluations, *judged))
 
             decision_row = rows.decision_row(run=run, decision=decision, report=report)
-            evaluation_rows = rows.evaluation_rows(run=run, decision=decision_row, evaluations=decision.evaluations,
-                                                   created_at=decision_row.created_at)
+            evaluation_rows = rows.evaluation_rows(
+                run=run, decision=decision_row, evaluations=decision.evaluations, created_at=decision_row.created_at
+            )
             if one_statement:
                 written = report_write.store_in_one_statement(
-                    run=run, seen_reports=seen_reports, report=report, sources=new_sources, decision=decision_row,
-                    evaluations=evaluation_rows)
+                    run=run,
+                    seen_reports=seen_reports,
+                    report=report,
+                    sources=new_sources,
+                    decision=decision_row,
+                    evaluations=evaluation_rows,
+                )
             else:
                 run.report_count = report.seq
                 fields = ["report_count", *run.raise_final_action(decision.action)]
                 if output:
                     run.output = output
                     fields.append("output")
-                report_write.store(run=run, report=report, sources=new_sources, decision=decision_row,
-                                   evaluations=evaluation_rows, run_fields=fields)
+                report_write.store(
+                    run=run,
+                    report=report,
+                    sources=new_sources,
+                    decision=decision_row,
+                    evaluations=evaluation_rows,
+                    run_fields=fields,
+                )
                 written = True
             if written:
                 judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_row.pk)
@@ -143,21 +190,39 @@ def run_record_grounding(*, tenant: Tenant, run_id, grounding_scores: Sequence[f
     raise AssertionError("a report written under the run's lock always applies")
 
 
-def run_record_span(*, tenant: Tenant, run_id, kind: str, name: str, input: Any = None, output: Any = None,
-                    started_at=None, ended_at=None, attributes: dict | None = None) -> Span:
+def run_record_span(
+    *,
+    tenant: Tenant,
+    run_id,
+    kind: str,
+    name: str,
+    input: Any = None,
+    output: Any = None,
+    started_at=None,
+    ended_at=None,
+    attributes: dict | None = None,
+) -> Span:
 
     run = run_for(tenant, run_id)
     return Span.objects.create(
-        tenant=tenant, run=run, kind=kind, name=name, input=input, output=output,
-        started_at=started_at, ended_at=ended_at, attributes=attributes or {},
+        tenant=tenant,
+        run=run,
+        kind=kind,
+        name=name,
+        input=input,
+        output=output,
+        started_at=started_at,
+        ended_at=ended_at,
+        attributes=attributes or {},
     )
 
 
 FAILED_RUN_REASON = "Run failed; after_workflow audit skipped"
 
 
-def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | None = None,
-                 error: str | None = None) -> tuple[Run, EngineDecision]:
+def run_complete(
+    *, tenant: Tenant, run_id, result: Any = None, output: str | None = None, error: str | None = None
+) -> tuple[Run, EngineDecision]:
 
     with transaction.atomic():
         run = run_for(tenant, run_id, for_update=True)
@@ -171,22 +236,35 @@ def run_complete(*, tenant: Tenant, run_id, result: Any = None, output: str | No
         specs = _specs(tenant, run.agent_name)
         if error:
             # A crashed agent produced no answer to audit; violations here would only be noise.
-            decision = EngineDecision(action="allow", phase="after_workflow", reason=FAILED_RUN_REASON,
-                                      evaluations=(), abstention_response=None)
+            decision = EngineDecision(
+                action="allow",
+                phase="after_workflow",
+                reason=FAILED_RUN_REASON,
+                evaluations=(),
+                abstention_response=None,
+            )
             state = None
         else:
             # The whole run, read from its reports: every citation and unsupported claim, the
             # latest output_confidence; sources only for the ids a citation check needs.
             reported = accumulated.run_accumulated(run=run)
-            state = RunState(citations=tuple(reported.citations), unsupported_claims=tuple(reported.unsupported_claims),
-                             output_confidence=reported.output_confidence, output=run.output or None,
-                             sources=tuple(_citable_sources(run, specs, reported.citations)))
+            state = RunState(
+                citations=tuple(reported.citations),
+                unsupported_claims=tuple(reported.unsupported_claims),
+                output_confidence=reported.output_confidence,
+                output=run.output or None,
+                sources=tuple(_citable_sources(run, specs, reported.citations)),
+            )
             decision = evaluate_phase("after_workflow", specs, state)
             if judging.needs_inline(specs, "after_workflow"):
-                evidence = Evidence(output=run.output, citations=tuple(reported.citations),
-                                    sources=tuple(accumulated.reported_sources(run=run)))
-                judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow",
-                                                    evidence=evidence)
+                evidence = Evidence(
+                    output=run.output,
+                    citations=tuple(reported.citations),
+                    sources=tuple(accumulated.reported_sources(run=run)),
+                )
+                judged = judging.inline_evaluations(
+                    tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence
+                )
                 decision = combine("after_workflow", (*decision.evaluations, *judged))
         run.raise_final_action(decision.action)
         if error:

@@ -71,8 +71,15 @@ def runs_inline(spec: PolicySpec, phase: str, kind: str) -> bool:
 
 def _evaluation(spec: PolicySpec, phase: str, action: str, reason: str, metadata: dict, source: str) -> Evaluation:
     return Evaluation(
-        policy_id=spec.id, policy_name=spec.name, category=spec.category, policy_version=spec.version,
-        phase=phase, action=action, reason=reason, metadata=metadata, source=source,
+        policy_id=spec.id,
+        policy_name=spec.name,
+        category=spec.category,
+        policy_version=spec.version,
+        phase=phase,
+        action=action,
+        reason=reason,
+        metadata=metadata,
+        source=source,
         abstention_response=(spec.rules.get("abstention_response") or None) if action == "block" else None,
     )
 
@@ -102,12 +109,24 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
 
     def skipped(reason: str, meta: dict) -> Evaluation:
         logger.warning("LLM judge skipped for policy %s: %s", spec.id, reason)
-        return _evaluation(spec, phase, "allow", f"LLM judge skipped: {reason}",
-                           {"judge": meta, "warnings": [f"LLM judge skipped: {reason}"]}, LLM)
+        return _evaluation(
+            spec,
+            phase,
+            "allow",
+            f"LLM judge skipped: {reason}",
+            {"judge": meta, "warnings": [f"LLM judge skipped: {reason}"]},
+            LLM,
+        )
 
     if not evidence.output.strip():
-        return _evaluation(spec, phase, "allow", "LLM judge skipped: no output to judge",
-                           {"judge": {"status": "no_output", "model": model}}, LLM)
+        return _evaluation(
+            spec,
+            phase,
+            "allow",
+            "LLM judge skipped: no output to judge",
+            {"judge": {"status": "no_output", "model": model}},
+            LLM,
+        )
     api_key = secret_value(tenant=tenant, name=llm.SECRET_FOR_PROVIDER[provider])
     if not api_key:
         name = llm.SECRET_FOR_PROVIDER[provider]
@@ -118,15 +137,28 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
         return skipped(str(exc), {"status": "error", "model": model, "provider": provider})
 
     criteria = rules.get("llm_grounding_criteria") or ""
-    key = llm.request_cache_key(model=model, output=evidence.output, citations=list(evidence.citations),
-                                sources=list(evidence.sources), criteria=criteria)
+    key = llm.request_cache_key(
+        model=model,
+        output=evidence.output,
+        citations=list(evidence.citations),
+        sources=list(evidence.sources),
+        criteria=criteria,
+    )
     cached = Judgement.objects.filter(tenant=tenant, key=key).first()
     if cached is not None:
         meta = {**cached.result, "cached": True}
     else:
-        result = llm.judge(model=model, output=evidence.output, citations=list(evidence.citations),
-                           sources=list(evidence.sources), criteria=criteria, api_key=api_key,
-                           base_url=base_url, timeout=timeout, max_retries=1)
+        result = llm.judge(
+            model=model,
+            output=evidence.output,
+            citations=list(evidence.citations),
+            sources=list(evidence.sources),
+            criteria=criteria,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=1,
+        )
         meta = {**result.to_metadata(), "cached": False}
         if result.status in (llm.STATUS_OK, llm.STATUS_UNPARSEABLE):
             try:
@@ -141,11 +173,22 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
         return skipped("provider error", meta)
     score = _fmt(score)
     if score < threshold:
-        return _evaluation(spec, phase, rules["action_on_violation"],
-                           f"LLM judge score ({score}) below threshold ({threshold})",
-                           {"judge": meta, "score": score, "threshold": threshold}, LLM)
-    return _evaluation(spec, phase, "allow", f"LLM judge score ({score}) meets threshold ({threshold})",
-                       {"judge": meta, "score": score, "threshold": threshold}, LLM)
+        return _evaluation(
+            spec,
+            phase,
+            rules["action_on_violation"],
+            f"LLM judge score ({score}) below threshold ({threshold})",
+            {"judge": meta, "score": score, "threshold": threshold},
+            LLM,
+        )
+    return _evaluation(
+        spec,
+        phase,
+        "allow",
+        f"LLM judge score ({score}) meets threshold ({threshold})",
+        {"judge": meta, "score": score, "threshold": threshold},
+        LLM,
+    )
 
 
 def verifier_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence) -> Evaluation:
@@ -162,8 +205,9 @@ def consistency_evaluation(*, spec: PolicySpec, phase: str, evidence: Evidence) 
     return _evaluation(spec, phase, action, reason, metadata, VERIFIER)
 
 
-def judge(*, tenant: Tenant, spec: PolicySpec, phase: str, kind: str, evidence: Evidence,
-          deadline: float | None = None) -> Evaluation:
+def judge(
+    *, tenant: Tenant, spec: PolicySpec, phase: str, kind: str, evidence: Evidence, deadline: float | None = None
+) -> Evaluation:
     """One judgement. With a deadline (inline), the LLM gets what is left of the budget."""
     if deadline is not None:
         timeout = max(0.5, deadline - time.monotonic())

@@ -31,8 +31,13 @@ def _sources(evidence) -> list[dict]:
     out = []
     for i, source in enumerate(evidence.sources):
         if isinstance(source, dict) and (source.get("text") or "").strip():
-            out.append({"id": str(source.get("id") or f"source-{i}"), "text": source["text"],
-                        **({"score": source["score"]} if source.get("score") is not None else {})})
+            out.append(
+                {
+                    "id": str(source.get("id") or f"source-{i}"),
+                    "text": source["text"],
+                    **({"score": source["score"]} if source.get("score") is not None else {}),
+                }
+            )
         elif isinstance(source, str) and source.strip():
             out.append({"id": f"source-{i}", "text": source})
     return out
@@ -46,8 +51,7 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
     """(action, reason, metadata) for one policy's verifier rules on what the agent reported."""
     sources = _sources(evidence)
     if not sources:
-        return ("allow", "Verifier skipped: no sources to verify against",
-                {"reason_codes": [GROUNDING_NO_SOURCES]})
+        return ("allow", "Verifier skipped: no sources to verify against", {"reason_codes": [GROUNDING_NO_SOURCES]})
     try:
         result = check_grounding(evidence.output or "", sources, config_for(rules))
     except Exception as exc:  # the model failed to load or run: never break the run
@@ -110,8 +114,12 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     first_a, first_b, first_why = pairs[0]
     count = f" ({len(pairs)} pairs)" if len(pairs) > 1 else ""
     reason = f'Contradictory claims in output{count}: "{_quote(first_a)}" vs "{_quote(first_b)}" ({first_why})'
-    metadata = {**base, "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS], "warnings": [reason],
-                "reason_codes": [OUTPUT_SELF_CONTRADICTION]}
+    metadata = {
+        **base,
+        "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS],
+        "warnings": [reason],
+        "reason_codes": [OUTPUT_SELF_CONTRADICTION],
+    }
     if len(pairs) > MAX_LISTED_CONTRADICTIONS:
         metadata["contradictions_total"] = len(pairs)
     return rules.get("action_on_violation", "warn"), reason, metadata

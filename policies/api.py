@@ -1,109 +1,177 @@
-"""The policy API: thin views over policies.services; validation lives in the service."""
+"""The policy API: thin views over policies.services.
 
-from drf_spectacular.utils import extend_schema
+The input serializer is the contract (types, unknown fields, each category's rules, all problems
+at once); the service checks again, because the dashboard writes through it too.
+"""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.contract import represented, represented_list, validated
+from core.api.fields import StrictBooleanField, StrictCharField, StrictSerializer
 from core.api.pagination import IdCursorPagination
-from core.errors import InvalidInput
 from policies.access import policy_for
 from tenants.audit import Actor
 
 from . import services
+from .categories import CATEGORIES, RuleValidationError, get_category
 from .models import Policy
+from .scope import MAX_AGENT_NAME_LENGTH, MAX_AGENTS
 
-FIELDS = ("name", "description", "category", "rules", "scope", "enabled")
-REQUIRED_ON_CREATE = ("name", "category")
+CATEGORY_NAMES = sorted(CATEGORIES)
 
 
-def policy_out(policy: Policy) -> dict:
-    return {
-        "id": policy.pk,
-        "name": policy.name,
-        "description": policy.description,
-        "category": policy.category,
-        "rules": policy.rules,
-        "effective_rules": policy.effective_rules,
-        "scope": {"agents": policy.agents},
-        "enabled": policy.enabled,
-        "version": policy.version,
-        "created_at": serializers.DateTimeField().to_representation(policy.created_at),
-        "updated_at": serializers.DateTimeField().to_representation(policy.updated_at),
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {},
+        "nullable": True,
+        "description": 'The category\'s rules; README "Grounding policies" lists them. An unknown '
+        "rule, or a value of the wrong type or range, is a 400 naming the rule.",
     }
+)
+class RulesField(serializers.Field):
+    """Only the shape here: what the rules may hold depends on the category (checked by PolicyIn)."""
+
+    default_error_messages = {"not_object": "Must be a JSON object."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            self.fail("not_object")
+        return data
+
+    def to_representation(self, value):
+        return value
 
 
-def _body(request, *, require: tuple[str, ...]) -> dict:
-    data = request.data
-    if not isinstance(data, dict):
-        raise InvalidInput({"non_field_errors": ["Expected a JSON object."]})
-    errors = {key: ["Unknown field."] for key in data if key not in FIELDS and key not in ("id", "version")}
-    errors.update({key: ["This field is required."] for key in require if key not in data})
-    if errors:
-        raise InvalidInput(errors)
-    return {key: data[key] for key in FIELDS if key in data}
+@extend_schema_field({"description": "Ignored: accepted so that a policy read from the API can be sent back."})
+class IgnoredField(serializers.Field):
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
 
 
-class PolicyIn(serializers.Serializer):
-    """For the schema only: the service validates (see policies.services)."""
+class ScopeIn(StrictSerializer):
+    # Not trimmed: a name is matched as written (the service refuses blank ones).
+    agents = serializers.ListField(
+        child=StrictCharField(max_length=MAX_AGENT_NAME_LENGTH, trim_whitespace=False),
+        max_length=MAX_AGENTS,
+        required=False,
+        help_text="Agent names or glob patterns (`support-*`); empty: every agent.",
+    )
 
-    name = serializers.CharField()
-    description = serializers.CharField(required=False)
-    category = serializers.CharField()
-    rules = serializers.DictField(required=False)
-    scope = serializers.DictField(required=False)
-    enabled = serializers.BooleanField(required=False)
+
+class PolicyIn(StrictSerializer):
+    name = StrictCharField(max_length=200)
+    description = StrictCharField(
+        max_length=5000, required=False, allow_blank=True, allow_null=True, trim_whitespace=False
+    )
+    category = serializers.ChoiceField(
+        choices=CATEGORY_NAMES,
+        error_messages={"invalid_choice": f"Unknown category '{{input}}'. Available: {', '.join(CATEGORY_NAMES)}."},
+    )
+    rules = RulesField(required=False, allow_null=True)
+    scope = ScopeIn(required=False, allow_null=True)
+    enabled = StrictBooleanField(required=False)
+    id = IgnoredField(required=False)
+    version = IgnoredField(required=False)
+
+    def to_internal_value(self, data):
+        """Field errors and rule errors together, so one answer lists every problem."""
+        errors: dict = {}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors, value = dict(exc.detail), None
+        rules, category = (data.get("rules"), data.get("category")) if isinstance(data, dict) else (None, None)
+        known_category = isinstance(category, str) and category in CATEGORIES
+        if "rules" not in errors and isinstance(rules, dict) and known_category:
+            try:
+                get_category(category).clean_rules(rules)
+            except RuleValidationError as exc:
+                errors["rules"] = exc.errors
+        if errors:
+            raise serializers.ValidationError(errors)
+        value.pop("id", None)
+        value.pop("version", None)
+        return value
 
 
-class PolicyOut(PolicyIn):
+class ScopeOut(serializers.Serializer):
+    agents = serializers.ListField(child=serializers.CharField(trim_whitespace=False))
+
+
+class PolicyOut(serializers.Serializer):
     id = serializers.IntegerField()
-    effective_rules = serializers.DictField()
+    name = serializers.CharField()
+    description = serializers.CharField(trim_whitespace=False)
+    category = serializers.ChoiceField(choices=CATEGORY_NAMES)
+    rules = serializers.DictField(help_text="The rules as the admin set them.")
+    effective_rules = serializers.DictField(help_text="Every rule of the category: the set ones and the defaults.")
+    scope = ScopeOut(source="*")
+    enabled = serializers.BooleanField()
     version = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
 
+class PolicyListQuery(serializers.Serializer):
+    category = serializers.CharField(required=False)
+    enabled = serializers.ChoiceField(choices=["true", "false"], required=False)
+
+
+LIST_PARAMETERS = [
+    OpenApiParameter("category", str, description="Only policies of this category."),
+    OpenApiParameter("enabled", str, enum=["true", "false"], description="Only enabled (or disabled) policies."),
+]
+
+
 class PolicyListView(TenantAPIView):
-    @extend_schema(responses=PolicyOut(many=True))
+    pagination_class = IdCursorPagination
+
+    @extend_schema(parameters=LIST_PARAMETERS, responses=PolicyOut(many=True))
     def get(self, request):
+        query = validated(PolicyListQuery, request.query_params.dict())
         qs = Policy.objects.filter(tenant=self.tenant)
-        category = request.query_params.get("category")
-        if category:
-            qs = qs.filter(category=category)
-        enabled = request.query_params.get("enabled")
-        if enabled in ("true", "false"):
-            qs = qs.filter(enabled=enabled == "true")
-        paginator = IdCursorPagination()
+        if query.get("category"):
+            qs = qs.filter(category=query["category"])
+        if "enabled" in query:
+            qs = qs.filter(enabled=query["enabled"] == "true")
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response([policy_out(p) for p in page])
+        return paginator.get_paginated_response(represented_list(PolicyOut, page))
 
     @extend_schema(request=PolicyIn, responses={201: PolicyOut})
     def post(self, request):
-        data = _body(request, require=REQUIRED_ON_CREATE)
+        data = validated(PolicyIn, request.data)
         policy = services.policy_create(tenant=self.tenant, actor=Actor.from_request(request), **data)
-        return Response(policy_out(policy), status=status.HTTP_201_CREATED)
+        return Response(represented(PolicyOut, policy), status=status.HTTP_201_CREATED)
 
 
 class PolicyDetailView(TenantAPIView):
     @extend_schema(responses=PolicyOut)
     def get(self, request, pk: int):
-        return Response(policy_out(policy_for(self.tenant, pk)))
+        return Response(represented(PolicyOut, policy_for(self.tenant, pk)))
 
     @extend_schema(request=PolicyIn, responses=PolicyOut)
     def put(self, request, pk: int):
         policy = policy_for(self.tenant, pk)
-        data = _body(request, require=REQUIRED_ON_CREATE)
+        data = validated(PolicyIn, request.data)
         # PUT replaces: what the body leaves out goes back to its default.
         full = {"description": "", "rules": {}, "scope": {}, "enabled": True, **data}
         policy = services.policy_update(policy=policy, actor=Actor.from_request(request), **full)
-        return Response(policy_out(policy))
+        return Response(represented(PolicyOut, policy))
 
     @extend_schema(request=PolicyIn, responses=PolicyOut)
     def patch(self, request, pk: int):
         policy = policy_for(self.tenant, pk)
-        data = _body(request, require=())
+        data = validated(PolicyIn, request.data, partial=True)
         policy = services.policy_update(policy=policy, actor=Actor.from_request(request), **data)
-        return Response(policy_out(policy))
+        return Response(represented(PolicyOut, policy))
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):

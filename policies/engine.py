@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.vocabulary import ACTIONS, PHASES, SEVERITY
+
 from .categories import get_category
 from .categories.base import (
-    ACTIONS,
-    PHASES,
-    SEVERITY,
     Check,
     Outcome,
     RunState,
@@ -98,7 +97,7 @@ class Decision:
     abstention_response: str | None = None
 
     def to_dict(self) -> dict:
-        data = {"action": self.action, "phase": self.phase, "reason": self.reason}
+        data: dict[str, object] = {"action": self.action, "phase": self.phase, "reason": self.reason}
         if self.abstention_response is not None:
             data["abstention_response"] = self.abstention_response
         data["evaluations"] = [evaluation.to_dict() for evaluation in self.evaluations]
@@ -114,7 +113,7 @@ def evaluate_phase(phase: str, policies: Sequence[PolicySpec], state: RunState) 
     """Run every policy (already filtered for the agent, in policy order) and combine."""
     if phase not in _PHASE_SET:
         raise ValueError(f"Unknown phase: {phase!r}")
-    evaluations = []
+    evaluations: list[Evaluation] = []
     append = evaluations.append
     checks: dict[str, Check | None] = {}
     for policy in policies:

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from core.text import text_problem
+
 from .categories.base import RuleValidationError
 from .engine import PolicySpec
 
@@ -32,9 +34,7 @@ def clean_scope(raw: Any) -> dict:
     if not isinstance(agents, list):
         raise RuleValidationError({"scope.agents": ["Must be a list of agent names."]})
     if len(agents) > MAX_AGENTS:
-        raise RuleValidationError(
-            {"scope.agents": [f"Must list at most {MAX_AGENTS} agent names."]}
-        )
+        raise RuleValidationError({"scope.agents": [f"Must list at most {MAX_AGENTS} agent names."]})
     problems = []
     for index, agent in enumerate(agents):
         problem = _agent_problem(agent)
@@ -48,13 +48,7 @@ def clean_scope(raw: Any) -> dict:
 def _agent_problem(agent: Any) -> str | None:
     if type(agent) is not str or not agent.strip() or len(agent) > MAX_AGENT_NAME_LENGTH:
         return _AGENT_MESSAGE
-    if "\x00" in agent:
-        return "Must not contain null characters."
-    try:
-        agent.encode("utf-8")
-    except UnicodeEncodeError:
-        return "Must be valid Unicode text."
-    return None
+    return text_problem(agent)
 
 
 @lru_cache(maxsize=4096)

@@ -24,8 +24,12 @@ def policy_specs_for(tenant: Tenant) -> tuple[PolicySpec, ...]:
         return hit[1]
     specs = tuple(
         PolicySpec(
-            id=p.pk, name=p.name, category=p.category, version=p.version,
-            rules=p.effective_rules, agents=tuple(p.agents),
+            id=p.pk,
+            name=p.name,
+            category=p.category,
+            version=p.version,
+            rules=p.effective_rules,
+            agents=tuple(p.agents),
         )
         for p in Policy.objects.filter(tenant=tenant, enabled=True).order_by("id")
     )

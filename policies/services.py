@@ -7,6 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.errors import InvalidInput
+from core.text import text_problem
 from tenants.audit import Actor, audit_record
 from tenants.models import Tenant
 
@@ -17,17 +18,6 @@ from .scope import clean_scope
 _UNSET: Any = object()
 
 
-def _text_problem(value: str) -> str | None:
-    # PostgreSQL refuses both (text must be UTF-8 without NUL): a 500 if they got that far.
-    if "\x00" in value:
-        return "Must not contain null characters."
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "Must be valid Unicode text."
-    return None
-
-
 def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled, exclude_pk=None) -> dict:
     errors: dict = {}
     cleaned: dict = {}
@@ -35,8 +25,8 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
         errors["name"] = ["Must be a string."]
     elif not name or not name.strip():
         errors["name"] = ["This field is required."]
-    elif _text_problem(name):
-        errors["name"] = [_text_problem(name)]
+    elif text_problem(name):
+        errors["name"] = [text_problem(name)]
     elif len(name.strip()) > 200:
         errors["name"] = ["At most 200 characters."]
     else:
@@ -50,8 +40,8 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
         description = ""
     if not isinstance(description, str) or len(description) > 5000:
         errors["description"] = ["Must be a string of at most 5000 characters."]
-    elif _text_problem(description):
-        errors["description"] = [_text_problem(description)]
+    elif text_problem(description):
+        errors["description"] = [text_problem(description)]
     else:
         cleaned["description"] = description
     if not isinstance(enabled, bool):
@@ -83,11 +73,20 @@ def _clean(*, tenant: Tenant, name, description, category, rules, scope, enabled
     return cleaned
 
 
-def policy_validate(*, tenant: Tenant, exclude_pk=None, name, category, rules=None, scope=None, enabled=True,
-                    description="") -> dict:
+def policy_validate(
+    *, tenant: Tenant, exclude_pk=None, name, category, rules=None, scope=None, enabled=True, description=""
+) -> dict:
     """Validate a policy without saving it (the dashboard's live validation); raises InvalidInput."""
-    return _clean(tenant=tenant, exclude_pk=exclude_pk, name=name, description=description, category=category,
-                  rules=rules, scope=scope, enabled=enabled)
+    return _clean(
+        tenant=tenant,
+        exclude_pk=exclude_pk,
+        name=name,
+        description=description,
+        category=category,
+        rules=rules,
+        scope=scope,
+        enabled=enabled,
+    )
 
 
 def _bump_generation(tenant: Tenant) -> None:
@@ -96,20 +95,28 @@ def _bump_generation(tenant: Tenant) -> None:
 
 def _snapshot(policy: Policy, change: str, actor: Actor) -> None:
     PolicyVersion.objects.create(
-        tenant=policy.tenant, policy=policy if change != PolicyVersion.Change.DELETED else None,
-        policy_ref=policy.pk, version=policy.version, change=change, snapshot=policy.snapshot(),
-        actor=actor.user, actor_label=actor.label[:200],
+        tenant=policy.tenant,
+        policy=policy if change != PolicyVersion.Change.DELETED else None,
+        policy_ref=policy.pk,
+        version=policy.version,
+        change=change,
+        snapshot=policy.snapshot(),
+        actor=actor.user,
+        actor_label=actor.label[:200],
     )
 
 
 @transaction.atomic
-def policy_create(*, tenant: Tenant, actor: Actor, name, category, rules=None, scope=None,
-                  enabled=True, description="") -> Policy:
-    data = _clean(tenant=tenant, name=name, description=description, category=category, rules=rules,
-                  scope=scope, enabled=enabled)
+def policy_create(
+    *, tenant: Tenant, actor: Actor, name, category, rules=None, scope=None, enabled=True, description=""
+) -> Policy:
+    data = _clean(
+        tenant=tenant, name=name, description=description, category=category, rules=rules, scope=scope, enabled=enabled
+    )
     now = timezone.now()
-    policy = Policy.objects.create(tenant=tenant, version=1, created_at=now, updated_at=now,
-                                   created_by=actor.user, updated_by=actor.user, **data)
+    policy = Policy.objects.create(
+        tenant=tenant, version=1, created_at=now, updated_at=now, created_by=actor.user, updated_by=actor.user, **data
+    )
     _snapshot(policy, PolicyVersion.Change.CREATED, actor)
     audit_record(tenant=tenant, action="policies.policy.created", actor=actor, obj=policy, after=policy.snapshot())
     _bump_generation(tenant)
@@ -117,18 +124,31 @@ def policy_create(*, tenant: Tenant, actor: Actor, name, category, rules=None, s
 
 
 @transaction.atomic
-def policy_update(*, policy: Policy, actor: Actor, name=_UNSET, category=_UNSET, rules=_UNSET, scope=_UNSET,
-                  enabled=_UNSET, description=_UNSET) -> Policy:
+def policy_update(
+    *,
+    policy: Policy,
+    actor: Actor,
+    name=_UNSET,
+    category=_UNSET,
+    rules=_UNSET,
+    scope=_UNSET,
+    enabled=_UNSET,
+    description=_UNSET,
+) -> Policy:
     """Partial update: only the arguments given change. A category change resets nothing implicitly:
     the given (or existing) rules must be valid for the new category."""
     policy = Policy.objects.select_for_update().get(pk=policy.pk)
     before = policy.snapshot()
     pick = lambda value, current: current if value is _UNSET else value  # noqa: E731
     data = _clean(
-        tenant=policy.tenant, exclude_pk=policy.pk,
-        name=pick(name, policy.name), description=pick(description, policy.description),
-        category=pick(category, policy.category), rules=pick(rules, policy.rules),
-        scope=pick(scope, policy.scope), enabled=pick(enabled, policy.enabled),
+        tenant=policy.tenant,
+        exclude_pk=policy.pk,
+        name=pick(name, policy.name),
+        description=pick(description, policy.description),
+        category=pick(category, policy.category),
+        rules=pick(rules, policy.rules),
+        scope=pick(scope, policy.scope),
+        enabled=pick(enabled, policy.enabled),
     )
     changed = {k for k, v in data.items() if getattr(policy, k) != v}
     if not changed:
@@ -144,8 +164,14 @@ def policy_update(*, policy: Policy, actor: Actor, name=_UNSET, category=_UNSET,
     else:
         change = PolicyVersion.Change.UPDATED
     _snapshot(policy, change, actor)
-    audit_record(tenant=policy.tenant, action=f"policies.policy.{change}", actor=actor, obj=policy,
-                 before=before, after=policy.snapshot())
+    audit_record(
+        tenant=policy.tenant,
+        action=f"policies.policy.{change}",
+        actor=actor,
+        obj=policy,
+        before=before,
+        after=policy.snapshot(),
+    )
     _bump_generation(policy.tenant)
     return policy
 

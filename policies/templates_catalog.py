@@ -20,13 +20,18 @@ class PolicyTemplate:
     @property
     def action(self) -> str:
         """The strongest action the template sets: the policy's own, or the verifier's."""
-        actions = [self.rules.get(key) for key in ("action_on_violation", "contradiction_action", "unverifiable_action")]
+        actions = [
+            self.rules.get(key) for key in ("action_on_violation", "contradiction_action", "unverifiable_action")
+        ]
         return "block" if "block" in actions else "warn"
 
     def rule_items(self) -> list[tuple[str, str]]:
         """The thresholds as JSON values, for the template cards (the action has its own badge)."""
-        return [(key, json.dumps(value)) for key, value in self.rules.items()
-                if key not in ("action_on_violation", "abstention_response")]
+        return [
+            (key, json.dumps(value))
+            for key, value in self.rules.items()
+            if key not in ("action_on_violation", "abstention_response")
+        ]
 
 
 TEMPLATES: tuple[PolicyTemplate, ...] = (

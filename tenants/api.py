@@ -5,6 +5,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.contract import represented, represented_list, validated
 from core.api.fields import StrictCharField, StrictSerializer
 from tenants.audit import Actor
 
@@ -17,6 +18,13 @@ class SecretOut(serializers.ModelSerializer):
     class Meta:
         model = TenantSecret
         fields = ["name", "hint", "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class SecretListOut(serializers.Serializer):
+    """Every secret of the tenant, by name: a short list, so not paginated."""
+
+    results = SecretOut(many=True)
 
 
 class SecretIn(StrictSerializer):
@@ -24,22 +32,23 @@ class SecretIn(StrictSerializer):
 
 
 class SecretListView(TenantAPIView):
-    @extend_schema(responses=SecretOut(many=True))
+    @extend_schema(responses=SecretListOut)
     def get(self, request):
         secrets = TenantSecret.objects.filter(tenant=self.tenant).order_by("name")
-        return Response({"results": SecretOut(secrets, many=True).data})
+        return Response({"results": represented_list(SecretOut, secrets)})
 
 
 class SecretDetailView(TenantAPIView):
-    @extend_schema(request=SecretIn, responses=SecretOut)
+    @extend_schema(request=SecretIn, responses={200: SecretOut, 201: SecretOut})
     def put(self, request, name: str):
-        serializer = SecretIn(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated(SecretIn, request.data)
         services.validate_secret_name(name)
         existed = TenantSecret.objects.filter(tenant=self.tenant, name=name).exists()
-        secret = services.secret_set(tenant=self.tenant, name=name, value=serializer.validated_data["value"],
-                                     actor=Actor.from_request(request))
-        return Response(SecretOut(secret).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        secret = services.secret_set(
+            tenant=self.tenant, name=name, value=data["value"], actor=Actor.from_request(request)
+        )
+        answer = status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        return Response(represented(SecretOut, secret), status=answer)
 
     @extend_schema(responses={204: None})
     def delete(self, request, name: str):

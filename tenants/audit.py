@@ -46,7 +46,10 @@ class Actor:
 
 def mask_secrets(data: Any) -> Any:
     if isinstance(data, dict):
-        return {k: (SECRET_MASK if k.lower() in _SECRET_FIELDS and v not in (None, "") else mask_secrets(v)) for k, v in data.items()}
+        return {
+            k: (SECRET_MASK if k.lower() in _SECRET_FIELDS and v not in (None, "") else mask_secrets(v))
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [mask_secrets(v) for v in data]
     return data

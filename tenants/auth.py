@@ -43,13 +43,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         try:
             raw = header[1].decode("ascii")
         except UnicodeDecodeError:
-            raise exceptions.AuthenticationFailed("Invalid API key.")
-        key = (
-            ApiKey.objects.with_scopes_disabled()
-            .select_related("tenant")
-            .filter(key_hash=hash_api_key(raw))
-            .first()
-        )
+            raise exceptions.AuthenticationFailed("Invalid API key.") from None
+        key = ApiKey.objects.with_scopes_disabled().select_related("tenant").filter(key_hash=hash_api_key(raw)).first()
         if key is None or key.revoked_at is not None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         now = timezone.now()

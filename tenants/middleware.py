@@ -21,7 +21,10 @@ class TenantScopeMiddleware:
         if request.path.startswith("/api/") or not request.user.is_authenticated:
             return self.get_response(request)
         memberships = list(
-            Membership.objects.with_scopes_disabled().filter(user=request.user).select_related("tenant").order_by("tenant__name")
+            Membership.objects.with_scopes_disabled()
+            .filter(user=request.user)
+            .select_related("tenant")
+            .order_by("tenant__name")
         )
         request.memberships = memberships
         if not memberships:

@@ -122,7 +122,9 @@ class AuditEvent(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     action = models.CharField(max_length=100, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     actor_label = models.CharField(max_length=200, blank=True, default="")
     request_id = models.CharField(max_length=64, blank=True, default="")
     object_type = models.CharField(max_length=64, blank=True, default="")

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core.text import text_problem
 from tenants.audit import Actor, audit_record
 
 from . import crypto
@@ -21,8 +22,13 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor) -> Tenant:
     tenant = Tenant(slug=slug, name=name or slug)
     tenant.full_clean()
     tenant.save()
-    audit_record(tenant=tenant, action="tenants.tenant.created", actor=actor, obj=tenant,
-                 after={"slug": tenant.slug, "name": tenant.name})
+    audit_record(
+        tenant=tenant,
+        action="tenants.tenant.created",
+        actor=actor,
+        obj=tenant,
+        after={"slug": tenant.slug, "name": tenant.name},
+    )
     return tenant
 
 
@@ -45,8 +51,15 @@ def membership_set(*, tenant: Tenant, user, role: str, actor: Actor) -> Membersh
     else:
         membership = Membership.objects.create(tenant=tenant, user=user, role=role)
         action = "tenants.membership.created"
-    audit_record(tenant=tenant, action=action, actor=actor, object_type="tenants.membership",
-                 object_id=membership.pk, before=before, after={"user": user.get_username(), "role": role})
+    audit_record(
+        tenant=tenant,
+        action=action,
+        actor=actor,
+        object_type="tenants.membership",
+        object_id=membership.pk,
+        before=before,
+        after={"user": user.get_username(), "role": role},
+    )
     return membership
 
 
@@ -58,8 +71,14 @@ def membership_remove(*, membership: Membership, actor: Actor) -> None:
     before = {"user": membership.user.get_username(), "role": membership.role}
     pk = membership.pk
     membership.delete()
-    audit_record(tenant=tenant, action="tenants.membership.deleted", actor=actor,
-                 object_type="tenants.membership", object_id=pk, before=before)
+    audit_record(
+        tenant=tenant,
+        action="tenants.membership.deleted",
+        actor=actor,
+        object_type="tenants.membership",
+        object_id=pk,
+        before=before,
+    )
 
 
 def user_create_admin(*, tenant: Tenant, email: str, password: str, actor: Actor):
@@ -84,8 +103,13 @@ def api_key_create(*, tenant: Tenant, name: str, actor: Actor) -> tuple[ApiKey, 
     key = ApiKey.objects.create(
         tenant=tenant, name=name, prefix=raw[:10], key_hash=hash_api_key(raw), created_by=actor.user
     )
-    audit_record(tenant=tenant, action="tenants.api_key.created", actor=actor, obj=key,
-                 after={"name": key.name, "prefix": key.prefix})
+    audit_record(
+        tenant=tenant,
+        action="tenants.api_key.created",
+        actor=actor,
+        obj=key,
+        after={"name": key.name, "prefix": key.prefix},
+    )
     return key, raw
 
 
@@ -94,15 +118,25 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        audit_record(tenant=key.tenant, action="tenants.api_key.revoked", actor=actor, obj=key,
-                     before={"name": key.name, "prefix": key.prefix, "revoked": False},
-                     after={"name": key.name, "prefix": key.prefix, "revoked": True})
+        audit_record(
+            tenant=key.tenant,
+            action="tenants.api_key.revoked",
+            actor=actor,
+            obj=key,
+            before={"name": key.name, "prefix": key.prefix, "revoked": False},
+            after={"name": key.name, "prefix": key.prefix, "revoked": True},
+        )
     return key
 
 
 def validate_secret_name(name: str) -> None:
     if not SECRET_NAME_RE.match(name or ""):
-        raise ValidationError({"name": "Use an environment-variable style name: A-Z, 0-9 and _, starting with a letter, at most 64 characters."})
+        raise ValidationError(
+            {
+                "name": "Use an environment-variable style name: A-Z, 0-9 and _, "
+                "starting with a letter, at most 64 characters."
+            }
+        )
 
 
 @transaction.atomic
@@ -112,8 +146,8 @@ def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Tenant
         raise ValidationError({"value": "Must be a non-empty string."})
     if len(value.encode()) > MAX_SECRET_BYTES:
         raise ValidationError({"value": f"At most {MAX_SECRET_BYTES} bytes."})
-    if "\x00" in value:
-        raise ValidationError({"value": "Must not contain NUL characters."})
+    if text_problem(value):
+        raise ValidationError({"value": text_problem(value)})
     now = timezone.now()
     secret = TenantSecret.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, name=name).first()
     existed = secret is not None
@@ -124,8 +158,12 @@ def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Tenant
     secret.updated_at = now
     secret.save()
     audit_record(
-        tenant=tenant, action="tenants.secret.updated" if existed else "tenants.secret.created", actor=actor,
-        object_type="tenants.tenantsecret", object_id=secret.pk, before={"name": name, "value": "set"} if existed else None,
+        tenant=tenant,
+        action="tenants.secret.updated" if existed else "tenants.secret.created",
+        actor=actor,
+        object_type="tenants.tenantsecret",
+        object_id=secret.pk,
+        before={"name": name, "value": "set"} if existed else None,
         after={"name": name, "value": "set", "hint": secret.hint},
     )
     return secret
@@ -135,8 +173,14 @@ def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Tenant
 def secret_delete(*, secret: TenantSecret, actor: Actor) -> None:
     tenant, name, pk = secret.tenant, secret.name, secret.pk
     secret.delete()
-    audit_record(tenant=tenant, action="tenants.secret.deleted", actor=actor,
-                 object_type="tenants.tenantsecret", object_id=pk, before={"name": name, "value": "set"})
+    audit_record(
+        tenant=tenant,
+        action="tenants.secret.deleted",
+        actor=actor,
+        object_type="tenants.tenantsecret",
+        object_id=pk,
+        before={"name": name, "value": "set"},
+    )
 
 
 def secret_value(*, tenant: Tenant, name: str) -> str | None:

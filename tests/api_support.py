@@ -30,8 +30,21 @@ LENIENT = {
     "action_on_violation": "warn",
 }
 
-WRITABLE_MODELS = (Tenant, ApiKey, Membership, TenantSecret, Policy, PolicyVersion, Run, GroundingReport, RunSource,
-                   Span, Decision, Evaluation, AuditEvent)
+WRITABLE_MODELS = (
+    Tenant,
+    ApiKey,
+    Membership,
+    TenantSecret,
+    Policy,
+    PolicyVersion,
+    Run,
+    GroundingReport,
+    RunSource,
+    Span,
+    Decision,
+    Evaluation,
+    AuditEvent,
+)
 
 
 def row_counts() -> dict[str, int]:
@@ -62,10 +75,17 @@ def complete(client, run_id: int, **body):
     return post_json(client, f"/api/v1/runs/{run_id}/complete/", body)
 
 
-def create_policy(client, name: str = "Strict Research Grounding", rules: dict | None = None,
-                  agents: list[str] | None = None, **extra) -> dict:
-    body = {"name": name, "category": "grounding", "rules": STRICT if rules is None else rules,
-            "scope": {"agents": ["research-agent"] if agents is None else agents}, "enabled": True, **extra}
+def create_policy(
+    client, name: str = "Strict Research Grounding", rules: dict | None = None, agents: list[str] | None = None, **extra
+) -> dict:
+    body = {
+        "name": name,
+        "category": "grounding",
+        "rules": STRICT if rules is None else rules,
+        "scope": {"agents": ["research-agent"] if agents is None else agents},
+        "enabled": True,
+        **extra,
+    }
     response = post_json(client, "/api/v1/policies/", body)
     assert response.status_code == 201, response.content
     return response.json()

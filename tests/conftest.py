@@ -34,8 +34,9 @@ def _fresh_policy_cache():
 
 
 def _user(username: str):
-    return get_user_model().objects.create_user(username=username, email=f"{username}@example.com",
-                                                password="correct-horse-battery")
+    return get_user_model().objects.create_user(
+        username=username, email=f"{username}@example.com", password="correct-horse-battery"
+    )
 
 
 @pytest.fixture
@@ -106,8 +107,13 @@ def make_policy(acme):
         tenant = tenant or acme
         with scope(tenant=tenant):
             return policy_services.policy_create(
-                tenant=tenant, actor=SYSTEM, name=name, category=category, rules=rules or {},
-                scope={"agents": list(agents)}, enabled=enabled,
+                tenant=tenant,
+                actor=SYSTEM,
+                name=name,
+                category=category,
+                rules=rules or {},
+                scope={"agents": list(agents)},
+                enabled=enabled,
             )
 
     return make

@@ -187,9 +187,23 @@ def _error_body(provider: str, status: int, message: str | None = None, *, prese
             )
         else:
             default = "Invalid API Key"
-        return {"error": {"message": message or default, "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
+        return {
+            "error": {
+                "message": message or default,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_api_key",
+            }
+        }
     if status == 429:
-        return {"error": {"message": message or "Rate limit reached for requests", "type": "requests", "param": None, "code": "rate_limit_exceeded"}}
+        return {
+            "error": {
+                "message": message or "Rate limit reached for requests",
+                "type": "requests",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            }
+        }
     if status >= 500:
         return {
             "error": {
@@ -199,7 +213,9 @@ def _error_body(provider: str, status: int, message: str | None = None, *, prese
                 "code": None,
             }
         }
-    return {"error": {"message": message or "Invalid request", "type": "invalid_request_error", "param": None, "code": None}}
+    return {
+        "error": {"message": message or "Invalid request", "type": "invalid_request_error", "param": None, "code": None}
+    }
 
 
 def _chat_completion(provider: str, model: str, text: str, usage: tuple[int, int]) -> dict:
@@ -247,7 +263,7 @@ def _estimate_tokens(text: str) -> int:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' connection pools expect
-    server: "_HTTPServer"
+    server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         return
@@ -281,11 +297,11 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
             self.close_connection = True  # the client gave up (e.g. timed out)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._read_body()
         self._send(404, {"error": {"message": f"Unknown path {self.path}", "type": "invalid_request_error"}})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         fake: FakeLLMServer = self.server.fake
         raw = self._read_body()
         path = self.path.split("?", 1)[0]
@@ -311,7 +327,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
-    fake: "FakeLLMServer"
+    fake: FakeLLMServer
 
 
 class FakeLLMServer:
@@ -338,7 +354,7 @@ class FakeLLMServer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> "FakeLLMServer":
+    def start(self) -> FakeLLMServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
@@ -359,7 +375,7 @@ class FakeLLMServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -390,7 +406,9 @@ class FakeLLMServer:
         return self.url
 
     def base_url_for(self, provider: str) -> str:
-        return {"openai": self.openai_base_url, "anthropic": self.anthropic_base_url, "groq": self.groq_base_url}[provider]
+        return {"openai": self.openai_base_url, "anthropic": self.anthropic_base_url, "groq": self.groq_base_url}[
+            provider
+        ]
 
     def key_for(self, provider: str) -> str:
         return self.keys[provider]
@@ -494,7 +512,9 @@ class FakeLLMServer:
 
     def _respond(self, provider: str, headers: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         with self._lock:
-            apply_delay, self._delay_times = self._take(self._delay_times) if self._delay else (False, self._delay_times)
+            apply_delay, self._delay_times = (
+                self._take(self._delay_times) if self._delay else (False, self._delay_times)
+            )
             delay = self._delay
             error = None
             if self._error is not None:
@@ -520,7 +540,11 @@ class FakeLLMServer:
         if error is not None:
             status, custom_body, extra_headers = error
             payload = custom_body if custom_body is not None else _error_body(provider, status)
-            return status, payload, {**(retry_headers if status in (408, 409, 429) or status >= 500 else {}), **extra_headers}
+            return (
+                status,
+                payload,
+                {**(retry_headers if status in (408, 409, 429) or status >= 500 else {}), **extra_headers},
+            )
 
         problem = self._validate(provider, headers, body)
         if problem:

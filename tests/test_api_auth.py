@@ -78,17 +78,20 @@ def test_a_revoked_key_is_a_401(acme, acme_key, method, path):
     _assert_refused(client, method, path)
 
 
-@pytest.mark.parametrize("authorization", [
-    "Bearer",
-    "Bearer ",
-    "Bearer one two",
-    "bearer gr_not-a-real-key",
-    "Token gr_not-a-real-key",
-    "Basic YWxpY2U6cGFzc3dvcmQ=",
-    "gr_not-a-real-key",
-    "Bearer gr_ü-nicode",
-    "Bearer \x7f",
-])
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        "Bearer",
+        "Bearer ",
+        "Bearer one two",
+        "bearer gr_not-a-real-key",
+        "Token gr_not-a-real-key",
+        "Basic YWxpY2U6cGFzc3dvcmQ=",
+        "gr_not-a-real-key",
+        "Bearer gr_ü-nicode",
+        "Bearer \x7f",
+    ],
+)
 def test_malformed_authorization_headers_are_a_401(acme, authorization):
     response = _client(authorization).get("/api/v1/policies/")
 
@@ -158,6 +161,7 @@ def test_runs_remember_the_key_that_started_them(api, acme_key):
 
 # --- Endpoints without a key ---------------------------------------------------------------
 
+
 def test_healthz_reports_the_database_without_a_key(db):
     response = APIClient().get("/healthz")
 
@@ -176,9 +180,19 @@ def test_the_openapi_schema_is_public_and_openapi_3(db):
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     assert schema["info"]["title"] == "Groundrule API"
-    for path in ("/api/v1/policies/", "/api/v1/policies/{id}/", "/api/v1/runs/", "/api/v1/runs/{id}/grounding/",
-                 "/api/v1/runs/{id}/spans/", "/api/v1/runs/{id}/complete/", "/api/v1/evaluations/",
-                 "/api/v1/evaluations/export", "/api/v1/audit-log/", "/api/v1/secrets/", "/api/v1/secrets/{name}/"):
+    for path in (
+        "/api/v1/policies/",
+        "/api/v1/policies/{id}/",
+        "/api/v1/runs/",
+        "/api/v1/runs/{id}/grounding/",
+        "/api/v1/runs/{id}/spans/",
+        "/api/v1/runs/{id}/complete/",
+        "/api/v1/evaluations/",
+        "/api/v1/evaluations/export",
+        "/api/v1/audit-log/",
+        "/api/v1/secrets/",
+        "/api/v1/secrets/{name}/",
+    ):
         assert path in schema["paths"], path
 
 

@@ -1,5 +1,6 @@
 """Bad input: a 400 naming the field (413 for an oversized body), nothing written, never a 500."""
 
+import base64
 import json
 
 import pytest
@@ -32,8 +33,14 @@ def names(body, *path) -> bool:
 
 
 def valid_policy(**changes) -> dict:
-    return {"name": "Strict Research Grounding", "category": "grounding", "rules": dict(STRICT),
-            "scope": {"agents": ["research-agent"]}, "enabled": True, **changes}
+    return {
+        "name": "Strict Research Grounding",
+        "category": "grounding",
+        "rules": dict(STRICT),
+        "scope": {"agents": ["research-agent"]},
+        "enabled": True,
+        **changes,
+    }
 
 
 def with_rule(rule: str, value) -> dict:
@@ -148,14 +155,17 @@ def test_infinity_via_1e999_is_not_a_score(api):
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("change, path", [
-    ('"name": "Strict \\ud800"', ("name",)),
-    ('"description": "\\udc00", "name": "x"', ("description",)),
-    ('"name": "x", "rules": {"\\ud800": 1}', ("rules", "\ud800")),
-    ('"name": "x", "rules": {"abstention_response": "\\ud800"}', ("rules", "abstention_response")),
-    ('"name": "x", "scope": {"agents": ["\\ud800"]}', ("scope",)),
-    ('"name": "x", "\\ud800": 1', ("\ud800",)),
-])
+@pytest.mark.parametrize(
+    "change, path",
+    [
+        ('"name": "Strict \\ud800"', ("name",)),
+        ('"description": "\\udc00", "name": "x"', ("description",)),
+        ('"name": "x", "rules": {"\\ud800": 1}', ("rules", "\ud800")),
+        ('"name": "x", "rules": {"abstention_response": "\\ud800"}', ("rules", "abstention_response")),
+        ('"name": "x", "scope": {"agents": ["\\ud800"]}', ("scope",)),
+        ('"name": "x", "\\ud800": 1', ("\ud800",)),
+    ],
+)
 def test_lone_surrogates_are_refused_naming_the_field(api, change, path):
     before = row_counts()
     raw = '{"category": "grounding", ' + change + "}"
@@ -178,14 +188,17 @@ def test_nan_literals_are_malformed_json(api, literal):
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("case, change, path", [
-    ("unknown rule key", {"rules": {"min_score": 0.5}}, ("rules", "min_score")),
-    ("out of range", {"rules": {"min_grounding_score": 7}}, ("rules", "min_grounding_score")),
-    ("unknown category", {"category": "quality"}, ("category",)),
-    ("scope not a list", {"scope": {"agents": "x"}}, ("scope",)),
-    ("unknown field", {"priority": 1}, ("priority",)),
-    ("blank name", {"name": ""}, ("name",)),
-])
+@pytest.mark.parametrize(
+    "case, change, path",
+    [
+        ("unknown rule key", {"rules": {"min_score": 0.5}}, ("rules", "min_score")),
+        ("out of range", {"rules": {"min_grounding_score": 7}}, ("rules", "min_grounding_score")),
+        ("unknown category", {"category": "quality"}, ("category",)),
+        ("scope not a list", {"scope": {"agents": "x"}}, ("scope",)),
+        ("unknown field", {"priority": 1}, ("priority",)),
+        ("blank name", {"name": ""}, ("name",)),
+    ],
+)
 @pytest.mark.parametrize("method", ["put", "patch"])
 def test_bad_update_leaves_the_policy_untouched(api, method, case, change, path):
     created = create_policy(api)
@@ -202,7 +215,15 @@ def test_bad_update_leaves_the_policy_untouched(api, method, case, change, path)
 
 # --- Bodies that are not JSON objects -------------------------------------------------------
 
-ENDPOINTS = ["/api/v1/policies/", "/api/v1/runs/", "runs/{id}/grounding/", "runs/{id}/spans/", "runs/{id}/complete/"]
+ENDPOINTS = [
+    "/api/v1/policies/",
+    "/api/v1/runs/",
+    "runs/{id}/grounding/",
+    "runs/{id}/spans/",
+    "runs/{id}/complete/",
+    "/api/v1/grounding/check/",
+    "/api/v1/grounding/decide/",
+]
 
 
 def _path(template: str, run_id: int) -> str:
@@ -210,8 +231,11 @@ def _path(template: str, run_id: int) -> str:
 
 
 @pytest.mark.parametrize("template", ENDPOINTS)
-@pytest.mark.parametrize("raw", ['{"agent_name": ', "{'agent_name': 'x'}", "not json", "\xff\xfe", '{"a": 1}}'],
-                         ids=["truncated", "single quotes", "bare words", "bad bytes", "trailing brace"])
+@pytest.mark.parametrize(
+    "raw",
+    ['{"agent_name": ', "{'agent_name': 'x'}", "not json", "\xff\xfe", '{"a": 1}}'],
+    ids=["truncated", "single quotes", "bare words", "bad bytes", "trailing brace"],
+)
 def test_malformed_json_is_a_400(api, template, raw):
     run_id = start_run(api)
     before = row_counts()
@@ -237,8 +261,10 @@ def test_a_body_that_is_not_an_object_is_a_400(api, template, raw):
 
 
 @pytest.mark.parametrize("template", ENDPOINTS)
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-                                          "application/xml"])
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"],
+)
 def test_wrong_content_type_is_refused(api, template, content_type):
     run_id = start_run(api)
     before = row_counts()
@@ -268,18 +294,25 @@ def test_a_chunked_body_without_a_length_is_refused_not_read_as_empty(api):
     run_id = start_run(api)
     before = row_counts()
 
-    response = api.generic("POST", f"/api/v1/runs/{run_id}/grounding/", "", content_type="application/json",
-                           HTTP_TRANSFER_ENCODING="chunked")
+    response = api.generic(
+        "POST",
+        f"/api/v1/runs/{run_id}/grounding/",
+        "",
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING="chunked",
+    )
 
     assert response.status_code == 411
     assert "Content-Length" in response.json()["detail"]
     assert row_counts() == before
 
 
-def test_a_body_nested_a_hundred_thousand_deep_is_a_400(api):
+@pytest.mark.parametrize("template", ENDPOINTS)
+def test_a_body_nested_a_hundred_thousand_deep_is_a_400(api, template):
+    run_id = start_run(api)
     before = row_counts()
 
-    response = post_raw(api, "/api/v1/runs/", "[" * 100_000 + "]" * 100_000)
+    response = post_raw(api, _path(template, run_id), "[" * 100_000 + "]" * 100_000)
 
     assert response.status_code == 400
     assert row_counts() == before
@@ -326,12 +359,15 @@ def test_bad_run_start_is_refused(api, case, body, field):
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("raw, field", [
-    ('{"agent_name": "a\\ud800b"}', "agent_name"),
-    ('{"agent_name": "a", "metadata": {"x": 1e999}}', "metadata"),
-    ('{"agent_name": "a", "input": {"q": "\\udfff"}}', "input"),
-    ('{"agent_name": "a", "metadata": {"\\ud83d": 1}}', "metadata"),
-])
+@pytest.mark.parametrize(
+    "raw, field",
+    [
+        ('{"agent_name": "a\\ud800b"}', "agent_name"),
+        ('{"agent_name": "a", "metadata": {"x": 1e999}}', "metadata"),
+        ('{"agent_name": "a", "input": {"q": "\\udfff"}}', "input"),
+        ('{"agent_name": "a", "metadata": {"\\ud83d": 1}}', "metadata"),
+    ],
+)
 def test_json_the_database_cannot_store_is_a_400(api, raw, field):
     before = row_counts()
 
@@ -381,15 +417,18 @@ def test_bad_grounding_report_is_refused(api, case, body, field):
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("raw, field", [
-    ('{"grounding_scores": [1e999]}', "grounding_scores"),
-    ('{"grounding_scores": [-1e999]}', "grounding_scores"),
-    ('{"grounding_scores": [1' + "0" * 400 + "]}", "grounding_scores"),
-    ('{"output_confidence": 1e999}', "output_confidence"),
-    ('{"output_confidence": 1' + "0" * 400 + "}", "output_confidence"),
-    ('{"citations": ["\\ud800"]}', "citations"),
-    ('{"output": "\\u0000"}', "output"),
-])
+@pytest.mark.parametrize(
+    "raw, field",
+    [
+        ('{"grounding_scores": [1e999]}', "grounding_scores"),
+        ('{"grounding_scores": [-1e999]}', "grounding_scores"),
+        ('{"grounding_scores": [1' + "0" * 400 + "]}", "grounding_scores"),
+        ('{"output_confidence": 1e999}', "output_confidence"),
+        ('{"output_confidence": 1' + "0" * 400 + "}", "output_confidence"),
+        ('{"citations": ["\\ud800"]}', "citations"),
+        ('{"output": "\\u0000"}', "output"),
+    ],
+)
 def test_grounding_values_the_engine_or_database_cannot_take_are_a_400(api, raw, field):
     run_id = start_run(api)
     before = row_counts()
@@ -401,17 +440,22 @@ def test_grounding_values_the_engine_or_database_cannot_take_are_a_400(api, raw,
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"kind": "database", "name": "x"}, "kind"),
-    ({"name": "x"}, "kind"),
-    ({"kind": "tool"}, "name"),
-    ({"kind": "tool", "name": "x", "started_at": "yesterday"}, "started_at"),
-    ({"kind": "tool", "name": "x", "started_at": "2026-01-01T10:00:00Z", "ended_at": "2026-01-01T09:00:00Z"},
-     "ended_at"),
-    ({"kind": "tool", "name": "x", "attributes": [1]}, "attributes"),
-    ({"kind": "tool", "name": "x", "output": {"t": "\x00"}}, "output"),
-    ({"kind": "tool", "name": "x", "duration": 3}, "duration"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"kind": "database", "name": "x"}, "kind"),
+        ({"name": "x"}, "kind"),
+        ({"kind": "tool"}, "name"),
+        ({"kind": "tool", "name": "x", "started_at": "yesterday"}, "started_at"),
+        (
+            {"kind": "tool", "name": "x", "started_at": "2026-01-01T10:00:00Z", "ended_at": "2026-01-01T09:00:00Z"},
+            "ended_at",
+        ),
+        ({"kind": "tool", "name": "x", "attributes": [1]}, "attributes"),
+        ({"kind": "tool", "name": "x", "output": {"t": "\x00"}}, "output"),
+        ({"kind": "tool", "name": "x", "duration": 3}, "duration"),
+    ],
+)
 def test_bad_span_is_refused(api, body, field):
     run_id = start_run(api)
     before = row_counts()
@@ -423,12 +467,15 @@ def test_bad_span_is_refused(api, body, field):
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"error": 5}, "error"),
-    ({"output": {"a": 1}}, "output"),
-    ({"result": {"a": "\x00"}}, "result"),
-    ({"status": "done"}, "status"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"error": 5}, "error"),
+        ({"output": {"a": 1}}, "output"),
+        ({"result": {"a": "\x00"}}, "result"),
+        ({"status": "done"}, "status"),
+    ],
+)
 def test_bad_completion_is_refused_and_the_run_stays_open(api, body, field):
     run_id = start_run(api)
     before = row_counts()
@@ -443,7 +490,10 @@ def test_bad_completion_is_refused_and_the_run_stays_open(api, body, field):
 
 # --- Odd but valid text --------------------------------------------------------------------
 
-@pytest.mark.parametrize("agent_name", ["研究-агент-🤖", "ünïcödé agent", "agent with spaces", "a" * 200, "'; DROP TABLE--"])
+
+@pytest.mark.parametrize(
+    "agent_name", ["研究-агент-🤖", "ünïcödé agent", "agent with spaces", "a" * 200, "'; DROP TABLE--"]
+)
 def test_unusual_but_valid_agent_names_round_trip(api, agent_name):
     create_policy(api, agents=[agent_name])
     run_id = start_run(api, agent_name=agent_name)
@@ -465,10 +515,17 @@ def test_emoji_in_policy_names_and_rules_round_trip(api):
 
 # --- Ids in the path -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("ident", ["-1", "0", "abc", "1.5", "99999999999999999999999", "9223372036854775808", "%00"])
-@pytest.mark.parametrize("suffix, method, body", [
-    ("", "get", {}), ("grounding/", "post", {"grounding_scores": [0.9]}),
-    ("spans/", "post", {"kind": "tool", "name": "search"}), ("complete/", "post", {})])
+@pytest.mark.parametrize(
+    "suffix, method, body",
+    [
+        ("", "get", {}),
+        ("grounding/", "post", {"grounding_scores": [0.9]}),
+        ("spans/", "post", {"kind": "tool", "name": "search"}),
+        ("complete/", "post", {}),
+    ],
+)
 def test_odd_run_ids_are_not_found(api, ident, suffix, method, body):
     start_run(api)
     before = row_counts()
@@ -489,19 +546,23 @@ def test_odd_policy_ids_are_not_found(api, ident, method):
 
 # --- Query strings -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("query, field", [
-    ("action=explode", "action"),
-    ("phase=during", "phase"),
-    ("since=yesterday", "since"),
-    ("until=2026-13-45", "until"),
-    ("run=abc", "run"),
-    ("run=-4", "run"),
-    ("run=99999999999999999999999", "run"),
-    ("review_state=maybe", "review_state"),
-    ("cursor=not-a-cursor", "cursor"),
-    ("cursor=cD1hYmM%3D", "cursor"),  # base64 of "p=abc": a position that is not an id
-    ("agent=a%00b", "agent"),
-])
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("action=explode", "action"),
+        ("phase=during", "phase"),
+        ("since=yesterday", "since"),
+        ("until=2026-13-45", "until"),
+        ("run=abc", "run"),
+        ("run=-4", "run"),
+        ("run=99999999999999999999999", "run"),
+        ("review_state=maybe", "review_state"),
+        ("cursor=not-a-cursor", "cursor"),
+        ("cursor=cD1hYmM%3D", "cursor"),  # base64 of "p=abc": a position that is not an id
+        ("agent=a%00b", "agent"),
+    ],
+)
 def test_bad_evaluation_filters_are_a_400(api, query, field):
     response = api.get(f"/api/v1/evaluations/?{query}")
 
@@ -509,8 +570,9 @@ def test_bad_evaluation_filters_are_a_400(api, query, field):
     assert names(response.json(), field), response.json()
 
 
-@pytest.mark.parametrize("path", ["/api/v1/runs/?status=exploded", "/api/v1/runs/?since=soon",
-                                  "/api/v1/audit-log/?since=never"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/runs/?status=exploded", "/api/v1/runs/?since=soon", "/api/v1/audit-log/?since=never"]
+)
 def test_bad_list_filters_are_a_400(api, path):
     assert api.get(path).status_code == 400
 
@@ -526,22 +588,36 @@ def test_odd_policy_filters_match_nothing(api, value):
 # --- Fuzzing -------------------------------------------------------------------------------
 
 any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
-json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(10**500), max_value=10**500)
-                | st.floats(allow_nan=True, allow_infinity=True) | any_text)
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(any_text, inner, max_size=4), max_leaves=12)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**500), max_value=10**500)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | any_text
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(any_text, inner, max_size=4),
+    max_leaves=12,
+)
 GROUNDING_KEYS = ["grounding_scores", "citations", "unsupported_claims", "output_confidence", "output", "sources"]
 grounding_payloads = (
     st.dictionaries(st.sampled_from(GROUNDING_KEYS) | any_text, json_values, max_size=7)
-    | st.fixed_dictionaries({}, optional={
-        "grounding_scores": st.lists(st.floats(allow_nan=False) | json_values, max_size=5),
-        "citations": st.lists(any_text | json_values, max_size=5),
-        "unsupported_claims": st.lists(any_text, max_size=3) | json_values,
-        "output_confidence": st.floats() | json_values,
-        "output": any_text | json_values,
-        "sources": st.lists(st.fixed_dictionaries({"id": any_text}, optional={"text": any_text, "score": st.floats()})
-                            | json_values, max_size=3),
-    })
+    | st.fixed_dictionaries(
+        {},
+        optional={
+            "grounding_scores": st.lists(st.floats(allow_nan=False) | json_values, max_size=5),
+            "citations": st.lists(any_text | json_values, max_size=5),
+            "unsupported_claims": st.lists(any_text, max_size=3) | json_values,
+            "output_confidence": st.floats() | json_values,
+            "output": any_text | json_values,
+            "sources": st.lists(
+                st.fixed_dictionaries({"id": any_text}, optional={"text": any_text, "score": st.floats()})
+                | json_values,
+                max_size=3,
+            ),
+        },
+    )
     | json_values
 )
 
@@ -551,8 +627,9 @@ def _encode(value) -> bytes:
     return json.dumps(value, allow_nan=True).encode()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(payload=grounding_payloads)
 def test_no_grounding_payload_causes_a_server_error(api, acme, payload):
     with scopes_disabled():
@@ -567,12 +644,17 @@ def test_no_grounding_payload_causes_a_server_error(api, acme, payload):
     assert isinstance(response.json(), dict)
 
 
-run_payloads = st.dictionaries(st.sampled_from(["agent_name", "workflow_name", "input", "metadata"]) | any_text,
-                               json_values, max_size=5) | json_values
+run_payloads = (
+    st.dictionaries(
+        st.sampled_from(["agent_name", "workflow_name", "input", "metadata"]) | any_text, json_values, max_size=5
+    )
+    | json_values
+)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(payload=run_payloads)
 def test_no_run_start_payload_causes_a_server_error(api, payload):
     response = post_raw(api, "/api/v1/runs/", _encode(payload))
@@ -580,11 +662,15 @@ def test_no_run_start_payload_causes_a_server_error(api, payload):
     assert response.status_code in (201, 400), (payload, response.content)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
-@given(rules=st.dictionaries(st.sampled_from(list(STRICT) + ["score_top_n", "score_eval_mode"]) | any_text,
-                             json_values, max_size=4),
-       scope=json_values)
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    rules=st.dictionaries(
+        st.sampled_from(list(STRICT) + ["score_top_n", "score_eval_mode"]) | any_text, json_values, max_size=4
+    ),
+    scope=json_values,
+)
 def test_no_policy_payload_causes_a_server_error(api, rules, scope):
     body = {"name": "Fuzzed", "category": "grounding", "rules": rules, "scope": scope}
 
@@ -596,11 +682,211 @@ def test_no_policy_payload_causes_a_server_error(api, rules, scope):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(params=st.dictionaries(st.sampled_from(["action", "phase", "agent", "policy", "since", "until", "run",
-                                               "cursor", "page_size", "review_state", "source"]),
-                              st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=25),
-                              max_size=4))
+@given(
+    params=st.dictionaries(
+        st.sampled_from(
+            [
+                "action",
+                "phase",
+                "agent",
+                "policy",
+                "since",
+                "until",
+                "run",
+                "cursor",
+                "page_size",
+                "review_state",
+                "source",
+            ]
+        ),
+        st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=25),
+        max_size=4,
+    )
+)
 def test_no_evaluation_filter_causes_a_server_error(api, params):
     response = api.get("/api/v1/evaluations/", params)
 
     assert response.status_code in (200, 400), (params, response.content)
+
+
+# --- Hostile bodies on every endpoint that takes one ---------------------------------------
+
+# (method, path template, a minimal valid body): every endpoint with a JSON body.
+BODY_ENDPOINTS = [
+    ("post", "/api/v1/policies/", {"name": "P", "category": "grounding"}),
+    ("put", "/api/v1/policies/{policy}/", {"name": "P", "category": "grounding"}),
+    ("patch", "/api/v1/policies/{policy}/", {"description": "d"}),
+    ("post", "/api/v1/runs/", {"agent_name": "research-agent"}),
+    ("post", "/api/v1/runs/{run}/grounding/", {"grounding_scores": [0.9]}),
+    ("post", "/api/v1/runs/{run}/spans/", {"kind": "tool", "name": "search"}),
+    ("post", "/api/v1/runs/{run}/complete/", {"output": "done"}),
+    ("post", "/api/v1/grounding/check/", {"text": "x", "sources": []}),
+    ("post", "/api/v1/grounding/decide/", {"agent_name": "research-agent"}),
+    ("put", "/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-1"}),
+]
+BODY_IDS = [f"{method} {path}" for method, path, _ in BODY_ENDPOINTS]
+
+
+def _send(client, method: str, template: str, raw, content_type: str = "application/json"):
+    run_id = start_run(client)
+    policy_id = create_policy(client, name=f"Target {run_id}")["id"]
+    path = template.format(run=run_id, policy=policy_id)
+    before = row_counts()
+    response = client.generic(method.upper(), path, raw, content_type=content_type)
+    return response, before
+
+
+@pytest.mark.parametrize("method, template, body", BODY_ENDPOINTS, ids=BODY_IDS)
+def test_a_ten_megabyte_body_is_a_413_before_it_is_read(api, method, template, body):
+    raw = json.dumps({**body, "padding": "x" * (10 * 1024 * 1024)})
+
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 413
+    assert "too large" in response.json()["detail"]
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("method, template, body", BODY_ENDPOINTS, ids=BODY_IDS)
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"name": "\xff\xfe"}', b"\xc3\x28", b'{"a": "\xed\xa0\x80"}'],
+    ids=["latin-1 bytes", "broken two-byte sequence", "encoded surrogate"],
+)
+def test_invalid_utf8_is_a_400(api, method, template, body, raw):
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 400, response.content
+    assert "detail" in response.json()
+    assert row_counts() == before
+
+
+@pytest.mark.parametrize("method, template, body", BODY_ENDPOINTS, ids=BODY_IDS)
+def test_an_unknown_field_is_a_400_naming_it_on_every_endpoint(api, method, template, body):
+    response, before = _send(api, method, template, json.dumps({**body, "surprise": 1}))
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"surprise": ["Unknown field."]}
+    assert row_counts() == before
+
+
+# (method, path template, raw body, the field the error must name)
+NON_FINITE = [
+    ("post", "/api/v1/runs/{run}/grounding/", '{"grounding_scores": [NaN]}', None),
+    ("post", "/api/v1/runs/{run}/grounding/", '{"output_confidence": Infinity}', None),
+    ("post", "/api/v1/runs/{run}/grounding/", '{"grounding_scores": [1e309]}', "grounding_scores"),
+    ("post", "/api/v1/runs/{run}/grounding/", '{"sources": [{"id": "a", "score": 1e309}]}', "sources"),
+    ("post", "/api/v1/runs/{run}/complete/", '{"result": {"x": 1e309}}', "result"),
+    ("post", "/api/v1/runs/{run}/spans/", '{"kind": "tool", "name": "t", "output": [-1e309]}', "output"),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": [], "entailment_threshold": NaN}', None),
+    (
+        "post",
+        "/api/v1/grounding/check/",
+        '{"text": "x", "sources": [], "entailment_threshold": 1e309}',
+        "entailment_threshold",
+    ),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": [{"text": "y", "score": 1e309}]}', "sources"),
+    (
+        "post",
+        "/api/v1/grounding/decide/",
+        '{"agent_name": "a", "prepared_documents": [{"n": 1e309}]}',
+        "prepared_documents",
+    ),
+    ("patch", "/api/v1/policies/{policy}/", '{"rules": {"min_grounding_score": 1e309}}', "rules"),
+    ("patch", "/api/v1/policies/{policy}/", '{"rules": {"min_grounding_score": NaN}}', None),
+]
+
+
+@pytest.mark.parametrize("method, template, raw, field", NON_FINITE, ids=[c[2] for c in NON_FINITE])
+def test_nan_and_overflowing_numbers_are_a_400(api, method, template, raw, field):
+    # NaN and Infinity are not JSON (a parse error, `detail`); 1e309 is JSON that overflows a
+    # double to infinity, refused by the field that received it.
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 400, response.content
+    assert names(response.json(), field or "detail"), response.json()
+    assert row_counts() == before
+
+
+# (method, path template, raw body with a NUL escape, the field the error must name)
+NUL_BODIES = [
+    ("post", "/api/v1/runs/{run}/spans/", '{"kind": "tool", "name": "a\\u0000b"}', "name"),
+    ("post", "/api/v1/runs/{run}/complete/", '{"output": "\\u0000"}', "output"),
+    ("post", "/api/v1/runs/{run}/complete/", '{"error": "boom\\u0000"}', "error"),
+    ("post", "/api/v1/grounding/check/", '{"text": "a\\u0000", "sources": []}', "text"),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": ["a\\u0000"]}', "sources"),
+    ("post", "/api/v1/grounding/check/", '{"text": "x", "sources": [{"id": "\\u0000", "text": "y"}]}', "sources"),
+    ("post", "/api/v1/grounding/decide/", '{"agent_name": "a\\u0000"}', "agent_name"),
+    ("post", "/api/v1/grounding/decide/", '{"agent_name": "a", "retrieved_text": "\\u0000"}', "retrieved_text"),
+    ("put", "/api/v1/secrets/OPENAI_API_KEY/", '{"value": "sk-\\u0000"}', "value"),
+    ("patch", "/api/v1/policies/{policy}/", '{"scope": {"agents": ["a\\u0000"]}}', "scope"),
+]
+
+
+@pytest.mark.parametrize("method, template, raw, field", NUL_BODIES, ids=[c[2] for c in NUL_BODIES])
+def test_nul_characters_are_a_400_naming_the_field(api, method, template, raw, field):
+    response, before = _send(api, method, template, raw)
+
+    assert response.status_code == 400, response.content
+    assert names(response.json(), field), response.json()
+    assert row_counts() == before
+
+
+# --- Pages of every list -------------------------------------------------------------------
+
+LISTS = ["/api/v1/runs/", "/api/v1/evaluations/", "/api/v1/audit-log/", "/api/v1/policies/"]
+
+
+def _cursor(query: str) -> str:
+    return base64.b64encode(query.encode()).decode()
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize("page_size", ["1000000000", "501", "0", "-1", "abc", "1e3", "9" * 30, "²"])
+def test_a_page_size_outside_one_to_five_hundred_is_a_400(api, path, page_size):
+    create_policy(api)
+    start_run(api)
+
+    response = api.get(path, {"page_size": page_size})
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"page_size": ["Must be a whole number from 1 to 500."]}
+
+
+@pytest.mark.parametrize("path", LISTS)
+def test_the_largest_page_size_is_honoured(api, path):
+    assert api.get(path, {"page_size": "500"}).status_code == 200
+
+
+@pytest.mark.parametrize("path", LISTS)
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        _cursor("o=-5&p=3"),
+        _cursor("o=-1"),
+        _cursor("r=1&p=-3"),
+        _cursor("p=3.5"),
+        _cursor("p=" + "9" * 30),
+        "-1",
+        "%%%",
+        "\u00e9",
+    ],
+    ids=[
+        "negative offset",
+        "negative offset alone",
+        "negative position",
+        "fractional position",
+        "huge position",
+        "minus one",
+        "percent signs",
+        "not base64",
+    ],
+)
+def test_a_negative_or_garbage_cursor_is_a_400(api, path, cursor):
+    create_policy(api)
+    start_run(api)
+
+    response = api.get(path, {"cursor": cursor})
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"cursor": ["Invalid cursor."]}

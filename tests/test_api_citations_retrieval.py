@@ -26,14 +26,23 @@ FED_TEXT = "In March 2023 the Federal Reserve raised its benchmark rate by 25 ba
 IMF_TEXT = "The IMF expects global growth of 3.0% in 2023."
 
 PROVENANCE = {
-    "intent": {"mode": "resolved", "text_queries": ["fed rate decision 2023", "imf growth forecast"],
-               "filters": {}, "scope": "focused"},
+    "intent": {
+        "mode": "resolved",
+        "text_queries": ["fed rate decision 2023", "imf growth forecast"],
+        "filters": {},
+        "scope": "focused",
+    },
     "results_by_source": {
         "knowledge_base": [
-            {"source_id": "fed-2023", "source_type": "vector_kb", "relevance": 0.92, "text": FED_TEXT,
-             "text_preview": "In March 2023 the Federal...", "metadata": {"heading_path": "Rates > 2023"}},
-            {"source_id": "imf-9", "source_type": "vector_kb", "relevance": 0.35, "text": IMF_TEXT,
-             "metadata": {}},
+            {
+                "source_id": "fed-2023",
+                "source_type": "vector_kb",
+                "relevance": 0.92,
+                "text": FED_TEXT,
+                "text_preview": "In March 2023 the Federal...",
+                "metadata": {"heading_path": "Rates > 2023"},
+            },
+            {"source_id": "imf-9", "source_type": "vector_kb", "relevance": 0.35, "text": IMF_TEXT, "metadata": {}},
         ],
     },
     "total_results": 8,
@@ -41,8 +50,14 @@ PROVENANCE = {
     "retrieval_time_ms": 45.2,
     "intent_resolution_time_ms": 120.5,
 }
-CONTRACT = {"citation_quotes": "required", "citations_must_resolve": True, "max_citations": 3,
-            "min_citations": 1, "min_grounding_score": None, "action_on_violation": "block"}
+CONTRACT = {
+    "citation_quotes": "required",
+    "citations_must_resolve": True,
+    "max_citations": 3,
+    "min_citations": 1,
+    "min_grounding_score": None,
+    "action_on_violation": "block",
+}
 
 
 def span(client, run_id, **body):
@@ -57,11 +72,15 @@ def retrieve(client, run_id, provenance=PROVENANCE):
 
 # --- citations as objects -----------------------------------------------------------------------
 
+
 def test_citations_may_mix_strings_and_objects_and_are_stored_as_sent(api):
     create_policy(api, rules={"min_citations": 1, "min_grounding_score": None})
     run_id = start_run(api)
-    citations = ["Federal Reserve Report", {"source_id": "fed-2023"},
-                 {"source_id": "fed-2023", "quote": "raised its benchmark rate"}]
+    citations = [
+        "Federal Reserve Report",
+        {"source_id": "fed-2023"},
+        {"source_id": "fed-2023", "quote": "raised its benchmark rate"},
+    ]
 
     response = ground(api, run_id, citations=citations, sources=[{"id": "fed-2023", "text": FED_TEXT}])
 
@@ -102,6 +121,7 @@ def test_a_bad_citation_is_a_400_naming_it(api, case, citations, where):
 
 # --- the contract through a run ---------------------------------------------------------------------
 
+
 def test_honest_citations_against_retrieved_results_pass(api):
     create_policy(api, rules=CONTRACT)
     run_id = start_run(api)
@@ -119,13 +139,21 @@ def test_a_fabricated_quote_blocks_at_mid_execution_with_the_source_text(api):
     run_id = start_run(api)
     retrieve(api, run_id)
 
-    decision = ground(api, run_id, citations=[{"source_id": "fed-2023", "quote": "raised rates by 50 basis points"}],
-                      grounding_scores=[0.9]).json()["decision"]
+    decision = ground(
+        api,
+        run_id,
+        citations=[{"source_id": "fed-2023", "quote": "raised rates by 50 basis points"}],
+        grounding_scores=[0.9],
+    ).json()["decision"]
 
     assert (decision["action"], decision["reason"]) == ("block", 'Citation "fed-2023" quote not found in source')
     failure = decision["evaluations"][0]["metadata"]["citation_failures"][0]
-    assert failure == {"citation": {"source_id": "fed-2023", "quote": "raised rates by 50 basis points"},
-                       "problem": "quote_not_found", "source_id": "fed-2023", "source_text": FED_TEXT}
+    assert failure == {
+        "citation": {"source_id": "fed-2023", "quote": "raised rates by 50 basis points"},
+        "problem": "quote_not_found",
+        "source_id": "fed-2023",
+        "source_text": FED_TEXT,
+    }
 
 
 def test_a_citation_to_something_never_retrieved_is_flagged_at_completion(api):
@@ -138,15 +166,16 @@ def test_a_citation_to_something_never_retrieved_is_flagged_at_completion(api):
     decision = complete(api, run_id).json()["decision"]
 
     assert decision["action"] == "warn"
-    assert decision["reason"] == ('Citation "Some Blog" has no quote (quotes required); '
-                                  'Citation "Some Blog" does not resolve to a retrieved source')
-    stored = api.get(f"/api/v1/evaluations/?phase=after_workflow").json()["results"][0]
+    assert decision["reason"] == (
+        'Citation "Some Blog" has no quote (quotes required); '
+        'Citation "Some Blog" does not resolve to a retrieved source'
+    )
+    stored = api.get("/api/v1/evaluations/?phase=after_workflow").json()["results"][0]
     assert [f["problem"] for f in stored["metadata"]["citation_failures"]] == ["missing_quote", "unresolved"]
 
 
 def test_mid_execution_judges_only_that_report_and_completion_all_of_them(api):
-    create_policy(api, rules={**CONTRACT, "citation_quotes": "off", "max_citations": 2,
-                              "action_on_violation": "warn"})
+    create_policy(api, rules={**CONTRACT, "citation_quotes": "off", "max_citations": 2, "action_on_violation": "warn"})
     run_id = start_run(api)
     retrieve(api, run_id)
 
@@ -162,8 +191,12 @@ def test_sources_reported_with_text_resolve_without_any_retrieval(api):
     create_policy(api, rules=CONTRACT)
     run_id = start_run(api)
 
-    decision = ground(api, run_id, citations=[{"source_id": "imf-9", "quote": "growth of 3.0%"}],
-                      sources=[{"id": "imf-9", "text": IMF_TEXT}]).json()["decision"]
+    decision = ground(
+        api,
+        run_id,
+        citations=[{"source_id": "imf-9", "quote": "growth of 3.0%"}],
+        sources=[{"id": "imf-9", "text": IMF_TEXT}],
+    ).json()["decision"]
 
     assert decision["action"] == "allow"
 
@@ -190,6 +223,7 @@ def test_retrieval_spans_of_another_run_do_not_resolve_citations(api):
 
 
 # --- sources referencing retrieved results by id ----------------------------------------------------
+
 
 def test_a_source_named_by_id_takes_its_text_from_the_retrieval(api):
     create_policy(api, rules={"min_grounding_score": None})
@@ -224,14 +258,19 @@ def test_the_verifier_reads_the_resolved_text(api):
     run_id = start_run(api)
     retrieve(api, run_id)
 
-    decision = ground(api, run_id, output="The Federal Reserve raised its benchmark rate by 50 basis points "
-                                          "in March 2023.", sources=[{"id": "fed-2023"}]).json()["decision"]
+    decision = ground(
+        api,
+        run_id,
+        output="The Federal Reserve raised its benchmark rate by 50 basis points in March 2023.",
+        sources=[{"id": "fed-2023"}],
+    ).json()["decision"]
 
     verifier = [e for e in decision["evaluations"] if e.get("source") == "verifier"][0]
     assert "contradicts" in verifier["reason"], verifier
 
 
 # --- provenance on retrieval spans --------------------------------------------------------------------
+
 
 def test_a_retrieval_span_stores_its_provenance_as_sent(api):
     run_id = start_run(api)
@@ -246,8 +285,14 @@ def test_a_retrieval_span_stores_its_provenance_as_sent(api):
 def test_the_minimal_record_and_the_flat_results_list_are_accepted(api):
     run_id = start_run(api)
     minimal = {"intent": {"text_queries": ["q"]}, "results_by_source": {}}
-    flat = {**minimal, "results": [{"source_id": "c1", "relevance": 1, "text": "x", "source_name": "kb"}],
-            "total_results": 0, "deduplicated_to": 0, "retrieval_time_ms": 0, "intent_resolution_time_ms": None}
+    flat = {
+        **minimal,
+        "results": [{"source_id": "c1", "relevance": 1, "text": "x", "source_name": "kb"}],
+        "total_results": 0,
+        "deduplicated_to": 0,
+        "retrieval_time_ms": 0,
+        "intent_resolution_time_ms": None,
+    }
 
     assert span(api, run_id, attributes={"provenance": minimal}).status_code == 201
     assert span(api, run_id, attributes={"provenance": flat}).status_code == 201
@@ -283,21 +328,38 @@ BAD_PROVENANCE = [
     ("unknown intent key", with_change(("intent", "query"), "x"), ("intent", "query")),
     ("results a list", with_change(("results_by_source",), [{"source_id": "a"}]), ("results_by_source",)),
     ("no results", with_change(("results_by_source",), KeyError), ("results_by_source",)),
-    ("a source's results an object", with_change(("results_by_source", "knowledge_base"), {}),
-     ("results_by_source", "knowledge_base")),
-    ("relevance above 1", with_change((*RESULT, "relevance"), 1.2), ("results_by_source", "knowledge_base", "0",
-                                                                      "relevance")),
-    ("relevance a string", with_change((*RESULT, "relevance"), "0.9"), ("results_by_source", "knowledge_base",
-                                                                         "0", "relevance")),
-    ("no relevance", with_change((*RESULT, "relevance"), KeyError), ("results_by_source", "knowledge_base", "0",
-                                                                      "relevance")),
-    ("no source_id", with_change((*RESULT, "source_id"), KeyError), ("results_by_source", "knowledge_base", "0",
-                                                                      "source_id")),
+    (
+        "a source's results an object",
+        with_change(("results_by_source", "knowledge_base"), {}),
+        ("results_by_source", "knowledge_base"),
+    ),
+    (
+        "relevance above 1",
+        with_change((*RESULT, "relevance"), 1.2),
+        ("results_by_source", "knowledge_base", "0", "relevance"),
+    ),
+    (
+        "relevance a string",
+        with_change((*RESULT, "relevance"), "0.9"),
+        ("results_by_source", "knowledge_base", "0", "relevance"),
+    ),
+    (
+        "no relevance",
+        with_change((*RESULT, "relevance"), KeyError),
+        ("results_by_source", "knowledge_base", "0", "relevance"),
+    ),
+    (
+        "no source_id",
+        with_change((*RESULT, "source_id"), KeyError),
+        ("results_by_source", "knowledge_base", "0", "source_id"),
+    ),
     ("text a number", with_change((*RESULT, "text"), 5), ("results_by_source", "knowledge_base", "0", "text")),
-    ("metadata a string", with_change((*RESULT, "metadata"), "h"), ("results_by_source", "knowledge_base", "0",
-                                                                     "metadata")),
-    ("unknown result key", with_change((*RESULT, "score"), 0.9), ("results_by_source", "knowledge_base", "0",
-                                                                  "score")),
+    (
+        "metadata a string",
+        with_change((*RESULT, "metadata"), "h"),
+        ("results_by_source", "knowledge_base", "0", "metadata"),
+    ),
+    ("unknown result key", with_change((*RESULT, "score"), 0.9), ("results_by_source", "knowledge_base", "0", "score")),
     ("total a float", with_change(("total_results",), 8.0), ("total_results",)),
     ("total a bool", with_change(("total_results",), True), ("total_results",)),
     ("total negative", with_change(("total_results",), -1), ("total_results",)),
@@ -326,8 +388,11 @@ def test_a_bad_provenance_record_is_a_400_naming_the_field(api, case, provenance
 def test_provenance_on_a_span_that_is_not_a_retrieval_is_refused(api):
     run_id = start_run(api)
 
-    response = post_json(api, f"/api/v1/runs/{run_id}/spans/",
-                         {"kind": "tool", "name": "search", "attributes": {"provenance": PROVENANCE}})
+    response = post_json(
+        api,
+        f"/api/v1/runs/{run_id}/spans/",
+        {"kind": "tool", "name": "search", "attributes": {"provenance": PROVENANCE}},
+    )
 
     assert response.status_code == 400
     assert response.json() == {"attributes": {"provenance": ["Only a retrieval span carries a provenance record."]}}
@@ -339,6 +404,7 @@ def test_a_retrieval_span_without_provenance_is_still_fine(api):
 
 
 # --- cost -------------------------------------------------------------------------------------------
+
 
 def test_reports_without_citation_rules_or_references_read_no_spans(api, django_assert_max_num_queries):
     create_policy(api)
@@ -353,28 +419,61 @@ def test_reports_without_citation_rules_or_references_read_no_spans(api, django_
 
 # --- fuzzing: no record, however odd, is a server error --------------------------------------------
 
+
 def send(client, path, body):
     # ensure_ascii turns lone surrogates into \ud800 escapes, which the server's parser accepts.
     return post_raw(client, path, json.dumps(body).encode())
 
+
 any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
-json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(10**30), max_value=10**30)
-                | st.floats(allow_nan=False, allow_infinity=False) | any_text)
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(any_text, inner, max_size=3), max_leaves=10)
-results = st.lists(st.fixed_dictionaries({}, optional={
-    "source_id": any_text | json_values, "relevance": st.floats(-1, 2) | json_values,
-    "text": any_text | json_values, "metadata": json_values, "source_type": any_text}), max_size=3)
-provenances = json_values | st.fixed_dictionaries({}, optional={
-    "intent": st.fixed_dictionaries({}, optional={"text_queries": st.lists(any_text, max_size=3) | json_values,
-                                                  "scope": json_values, "filters": json_values}) | json_values,
-    "results_by_source": st.dictionaries(any_text, results | json_values, max_size=2) | json_values,
-    "results": results | json_values,
-    "total_results": json_values, "deduplicated_to": json_values,
-    "retrieval_time_ms": json_values, "intent_resolution_time_ms": json_values,
-})
-fuzz = settings(max_examples=100, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | any_text
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3),
+    max_leaves=10,
+)
+results = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "source_id": any_text | json_values,
+            "relevance": st.floats(-1, 2) | json_values,
+            "text": any_text | json_values,
+            "metadata": json_values,
+            "source_type": any_text,
+        },
+    ),
+    max_size=3,
+)
+provenances = json_values | st.fixed_dictionaries(
+    {},
+    optional={
+        "intent": st.fixed_dictionaries(
+            {},
+            optional={
+                "text_queries": st.lists(any_text, max_size=3) | json_values,
+                "scope": json_values,
+                "filters": json_values,
+            },
+        )
+        | json_values,
+        "results_by_source": st.dictionaries(any_text, results | json_values, max_size=2) | json_values,
+        "results": results | json_values,
+        "total_results": json_values,
+        "deduplicated_to": json_values,
+        "retrieval_time_ms": json_values,
+        "intent_resolution_time_ms": json_values,
+    },
+)
+fuzz = settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 @fuzz
@@ -382,16 +481,23 @@ fuzz = settings(max_examples=100, deadline=None,
 def test_no_provenance_record_causes_a_server_error(api, provenance, kind):
     run_id = start_run(api)
 
-    response = send(api, f"/api/v1/runs/{run_id}/spans/",
-                    {"kind": kind, "name": "search", "attributes": {"provenance": provenance}})
+    response = send(
+        api, f"/api/v1/runs/{run_id}/spans/", {"kind": kind, "name": "search", "attributes": {"provenance": provenance}}
+    )
 
     assert response.status_code in (201, 400), (provenance, response.content)
 
 
 @fuzz
-@given(citations=st.lists(any_text | json_values | st.fixed_dictionaries(
-    {"source_id": any_text | json_values}, optional={"quote": any_text | json_values}), max_size=4),
-    sources=st.lists(st.fixed_dictionaries({"id": any_text}, optional={"text": any_text}), max_size=3))
+@given(
+    citations=st.lists(
+        any_text
+        | json_values
+        | st.fixed_dictionaries({"source_id": any_text | json_values}, optional={"quote": any_text | json_values}),
+        max_size=4,
+    ),
+    sources=st.lists(st.fixed_dictionaries({"id": any_text}, optional={"text": any_text}), max_size=3),
+)
 def test_no_citation_causes_a_server_error(api, acme, citations, sources):
     with scopes_disabled():
         if not Policy.objects.filter(tenant=acme).exists():
@@ -405,9 +511,17 @@ def test_no_citation_causes_a_server_error(api, acme, citations, sources):
 
 
 @fuzz
-@given(body=json_values | st.fixed_dictionaries({}, optional={
-    "agent_name": any_text | json_values, "retrieved_text": any_text | json_values,
-    "prepared_documents": st.lists(json_values, max_size=3) | json_values}))
+@given(
+    body=json_values
+    | st.fixed_dictionaries(
+        {},
+        optional={
+            "agent_name": any_text | json_values,
+            "retrieved_text": any_text | json_values,
+            "prepared_documents": st.lists(json_values, max_size=3) | json_values,
+        },
+    )
+)
 def test_no_decide_body_causes_a_server_error(api, body):
     response = send(api, "/api/v1/grounding/decide/", body)
     assert response.status_code in (200, 400), (body, response.content)

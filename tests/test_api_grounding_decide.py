@@ -8,8 +8,12 @@ pytestmark = pytest.mark.django_db
 
 DECIDE = "/api/v1/grounding/decide/"
 TEXT = "The supply temperature should be between 60-80C..."
-DEFAULTS = {"context_mode": "hybrid", "canonical_when_available": "augment_chunks",
-            "include_retrieved_text": None, "max_context_chars": None}
+DEFAULTS = {
+    "context_mode": "hybrid",
+    "canonical_when_available": "augment_chunks",
+    "include_retrieved_text": None,
+    "max_context_chars": None,
+}
 
 
 def decide(client, **body):
@@ -23,7 +27,9 @@ def test_without_a_context_policy_the_seed_defaults_apply(api):
 
     assert response.status_code == 200
     assert response.json() == {
-        "retrieved_text_for_prompt": TEXT, "include_attachments": True, "include_retrieved_text": True,
+        "retrieved_text_for_prompt": TEXT,
+        "include_attachments": True,
+        "include_retrieved_text": True,
         "grounding_context": {"policy_id": None, "policy_name": None, "rules": DEFAULTS},
     }
 
@@ -34,9 +40,15 @@ def test_the_agent_policy_decides_and_is_named(api):
     body = decide(api, retrieved_text=TEXT, prepared_documents=[{"id": "sop-12"}]).json()
 
     assert (body["retrieved_text_for_prompt"], body["include_attachments"], body["include_retrieved_text"]) == (
-        "", True, False)
-    assert body["grounding_context"] == {"policy_id": policy["id"], "policy_name": "Attachments only",
-                                         "rules": {**DEFAULTS, "context_mode": "attachments_only"}}
+        "",
+        True,
+        False,
+    )
+    assert body["grounding_context"] == {
+        "policy_id": policy["id"],
+        "policy_name": "Attachments only",
+        "rules": {**DEFAULTS, "context_mode": "attachments_only"},
+    }
 
 
 def test_the_fallback_and_truncation_through_the_api(api):
@@ -93,8 +105,11 @@ def test_a_policy_change_is_seen_at_once(api):
     policy = create_policy(api, rules={"context_mode": "chunks_only"})
     assert decide(api, retrieved_text=TEXT, prepared_documents=["sop"]).json()["include_attachments"] is False
 
-    response = api.patch(f"/api/v1/policies/{policy['id']}/", {"rules": {"context_mode": "hybrid",
-                                                                         "max_context_chars": 4}}, format="json")
+    response = api.patch(
+        f"/api/v1/policies/{policy['id']}/",
+        {"rules": {"context_mode": "hybrid", "max_context_chars": 4}},
+        format="json",
+    )
     assert response.status_code == 200, response.content
 
     body = decide(api, retrieved_text=TEXT, prepared_documents=["sop"]).json()
@@ -106,7 +121,10 @@ def test_missing_inputs_mean_no_text_and_no_documents(api):
 
     body = decide(api).json()
     assert (body["retrieved_text_for_prompt"], body["include_attachments"], body["include_retrieved_text"]) == (
-        "", True, False)
+        "",
+        True,
+        False,
+    )
     assert decide(api, retrieved_text=None).status_code == 200
 
 
@@ -154,15 +172,18 @@ def test_no_key_is_a_401(acme):
 
 # --- the before_workflow decision carries the same context ------------------------------------------
 
+
 def test_starting_a_run_returns_the_agent_context_rules(api):
     create_policy(api, name="Strict", rules={"min_citations": 2})
-    policy = create_policy(api, name="Context", rules={"canonical_when_available": "prefer_attachments",
-                                                       "max_context_chars": 2000})
+    policy = create_policy(
+        api, name="Context", rules={"canonical_when_available": "prefer_attachments", "max_context_chars": 2000}
+    )
 
     decision = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent"}).json()["decision"]
 
     assert decision["grounding_context"] == {
-        "policy_id": policy["id"], "policy_name": "Context",
+        "policy_id": policy["id"],
+        "policy_name": "Context",
         "rules": {**DEFAULTS, "canonical_when_available": "prefer_attachments", "max_context_chars": 2000},
     }
     # additive: the rest of the decision keeps its shape

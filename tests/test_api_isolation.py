@@ -32,17 +32,20 @@ def acme_world(api):
     return {"policy": policy["id"], "run": run_id}
 
 
-@pytest.mark.parametrize("method, path, body", [
-    ("get", "/api/v1/policies/{policy}/", None),
-    ("put", "/api/v1/policies/{policy}/", {"name": "Taken over", "category": "grounding"}),
-    ("patch", "/api/v1/policies/{policy}/", {"enabled": False}),
-    ("delete", "/api/v1/policies/{policy}/", None),
-    ("get", "/api/v1/runs/{run}/", None),
-    ("post", "/api/v1/runs/{run}/grounding/", {"grounding_scores": [0.9], "citations": ["forged"]}),
-    ("post", "/api/v1/runs/{run}/spans/", {"kind": "tool", "name": "forged"}),
-    ("post", "/api/v1/runs/{run}/complete/", {"output": "forged"}),
-    ("delete", "/api/v1/secrets/OPENAI_API_KEY/", None),
-])
+@pytest.mark.parametrize(
+    "method, path, body",
+    [
+        ("get", "/api/v1/policies/{policy}/", None),
+        ("put", "/api/v1/policies/{policy}/", {"name": "Taken over", "category": "grounding"}),
+        ("patch", "/api/v1/policies/{policy}/", {"enabled": False}),
+        ("delete", "/api/v1/policies/{policy}/", None),
+        ("get", "/api/v1/runs/{run}/", None),
+        ("post", "/api/v1/runs/{run}/grounding/", {"grounding_scores": [0.9], "citations": ["forged"]}),
+        ("post", "/api/v1/runs/{run}/spans/", {"kind": "tool", "name": "forged"}),
+        ("post", "/api/v1/runs/{run}/complete/", {"output": "forged"}),
+        ("delete", "/api/v1/secrets/OPENAI_API_KEY/", None),
+    ],
+)
 def test_another_tenants_object_is_not_found_and_untouched(api, other_api, acme_world, method, path, body):
     before = row_counts()
     own_view = api.get(path.format(**acme_world)).content if method != "delete" or "policies" in path else None
@@ -70,8 +73,9 @@ def test_another_tenants_run_stays_open_after_the_outsider_tries_to_complete_it(
     assert complete(api, acme_world["run"]).status_code == 200
 
 
-@pytest.mark.parametrize("path", ["/api/v1/policies/", "/api/v1/runs/", "/api/v1/evaluations/",
-                                  "/api/v1/audit-log/", "/api/v1/secrets/"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/policies/", "/api/v1/runs/", "/api/v1/evaluations/", "/api/v1/audit-log/", "/api/v1/secrets/"]
+)
 def test_lists_never_include_the_other_tenants_rows(api, other_api, acme_world, path):
     create_policy(other_api, name="Globex policy", agents=[])
     globex_run = start_run(other_api, agent_name="globex-agent")
@@ -89,8 +93,15 @@ def test_lists_never_include_the_other_tenants_rows(api, other_api, acme_world, 
         assert marker not in globex_text
 
 
-@pytest.mark.parametrize("path", ["/api/v1/evaluations/export?format=csv", "/api/v1/evaluations/export?format=jsonl",
-                                  "/api/v1/audit-log/export?format=csv", "/api/v1/audit-log/export?format=jsonl"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/evaluations/export?format=csv",
+        "/api/v1/evaluations/export?format=jsonl",
+        "/api/v1/audit-log/export?format=csv",
+        "/api/v1/audit-log/export?format=jsonl",
+    ],
+)
 def test_exports_never_include_the_other_tenants_rows(api, other_api, acme_world, path):
     globex_run = start_run(other_api, agent_name="globex-agent")
     ground(other_api, globex_run, grounding_scores=[0.2])
@@ -111,8 +122,11 @@ def test_evaluation_export_rows_belong_to_the_key_tenant(api, other_api, acme_wo
     globex_run = start_run(other_api, agent_name="globex-agent")
     ground(other_api, globex_run, grounding_scores=[0.2])
 
-    rows = list(csv.DictReader(io.StringIO(b"".join(api.get("/api/v1/evaluations/export?format=csv")
-                                                     .streaming_content).decode())))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(b"".join(api.get("/api/v1/evaluations/export?format=csv").streaming_content).decode())
+        )
+    )
 
     assert rows and {r["run_id"] for r in rows} == {str(acme_world["run"])}
 
@@ -122,8 +136,12 @@ def test_policies_of_one_tenant_never_decide_for_another(api, other_api, acme_wo
 
     decision = ground(other_api, run_id, grounding_scores=[0.01]).json()["decision"]
 
-    assert decision == {"action": "allow", "phase": "mid_execution", "reason": "No applicable policies",
-                        "evaluations": []}
+    assert decision == {
+        "action": "allow",
+        "phase": "mid_execution",
+        "reason": "No applicable policies",
+        "evaluations": [],
+    }
 
 
 def test_the_same_secret_name_in_two_tenants_is_two_secrets(api, other_api, acme_world):

@@ -16,8 +16,19 @@ from tenants.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
-POLICY_KEYS = {"id", "name", "description", "category", "rules", "effective_rules", "scope", "enabled", "version",
-               "created_at", "updated_at"}
+POLICY_KEYS = {
+    "id",
+    "name",
+    "description",
+    "category",
+    "rules",
+    "effective_rules",
+    "scope",
+    "enabled",
+    "version",
+    "created_at",
+    "updated_at",
+}
 DEFAULTS = {spec.name: spec.default for spec in GROUNDING_RULES}
 
 
@@ -31,10 +42,17 @@ def _when(value: str) -> datetime:
 
 
 def test_admin_creates_the_seed_strict_policy(api):
-    response = post_json(api, "/api/v1/policies/", {
-        "name": "Strict Research Grounding", "category": "grounding", "rules": STRICT,
-        "scope": {"agents": ["research-agent"]}, "enabled": True,
-    })
+    response = post_json(
+        api,
+        "/api/v1/policies/",
+        {
+            "name": "Strict Research Grounding",
+            "category": "grounding",
+            "rules": STRICT,
+            "scope": {"agents": ["research-agent"]},
+            "enabled": True,
+        },
+    )
 
     assert response.status_code == 201
     body = response.json()
@@ -115,8 +133,11 @@ def test_list_filters_by_enabled(api):
 def test_put_replaces_the_whole_policy(api):
     created = create_policy(api, rules=STRICT, agents=["research-*"], description="old")
 
-    response = api.put(f"/api/v1/policies/{created['id']}/", {"name": "Renamed", "category": "grounding",
-                                                               "rules": {"min_citations": 3}}, format="json")
+    response = api.put(
+        f"/api/v1/policies/{created['id']}/",
+        {"name": "Renamed", "category": "grounding", "rules": {"min_citations": 3}},
+        format="json",
+    )
 
     assert response.status_code == 200
     body = response.json()
@@ -194,8 +215,9 @@ def test_patch_that_changes_nothing_keeps_the_version(api):
 def test_id_and_version_in_the_body_are_ignored(api):
     created = create_policy(api)
 
-    body = api.patch(f"/api/v1/policies/{created['id']}/",
-                     {"id": 999, "version": 42, "description": "x"}, format="json").json()
+    body = api.patch(
+        f"/api/v1/policies/{created['id']}/", {"id": 999, "version": 42, "description": "x"}, format="json"
+    ).json()
 
     assert body["id"] == created["id"]
     assert body["version"] == 2
@@ -223,7 +245,8 @@ def test_evaluations_outlive_their_deleted_policy(api):
     with scopes_disabled():
         rows = list(Evaluation.objects.filter(run_id=run_id, phase="mid_execution"))
     assert [(e.policy_ref, e.policy_name, e.action) for e in rows] == [
-        (created["id"], "Strict Research Grounding", "block")]
+        (created["id"], "Strict Research Grounding", "block")
+    ]
     listed = api.get(f"/api/v1/evaluations/?run={run_id}&phase=mid_execution").json()["results"]
     assert [e["policy_id"] for e in listed] == [created["id"]]
 
@@ -259,14 +282,17 @@ def test_a_deleted_policy_decides_nothing(api):
     assert (decision["action"], decision["evaluations"]) == ("allow", [])
 
 
-@pytest.mark.parametrize("agents, agent_name, applies", [
-    (["research-agent"], "research-agent", True),
-    (["research-agent"], "billing-agent", False),
-    (["research-*"], "research-agent-eu", True),
-    (["research-*"], "billing-agent", False),
-    ([], "anything", True),
-    (["agent[1]"], "agent[1]", True),
-])
+@pytest.mark.parametrize(
+    "agents, agent_name, applies",
+    [
+        (["research-agent"], "research-agent", True),
+        (["research-agent"], "billing-agent", False),
+        (["research-*"], "research-agent-eu", True),
+        (["research-*"], "billing-agent", False),
+        ([], "anything", True),
+        (["agent[1]"], "agent[1]", True),
+    ],
+)
 def test_scope_decides_which_agents_a_policy_governs(api, agents, agent_name, applies):
     create_policy(api, rules=STRICT, agents=agents)
     run_id = start_run(api, agent_name=agent_name)

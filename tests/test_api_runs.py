@@ -37,30 +37,60 @@ def _evaluations(run_id: int, **filters) -> list[Evaluation]:
 
 # --- Start ---------------------------------------------------------------------------------
 
+
 def test_starting_a_run_answers_with_its_id_status_and_decision(api):
     policy = create_policy(api, rules=STRICT)
 
-    response = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent", "workflow_name": "answer",
-                                                "input": {"question": "What is the policy rate?"},
-                                                "metadata": {"team": "research"}})
+    response = post_json(
+        api,
+        "/api/v1/runs/",
+        {
+            "agent_name": "research-agent",
+            "workflow_name": "answer",
+            "input": {"question": "What is the policy rate?"},
+            "metadata": {"team": "research"},
+        },
+    )
 
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"id", "status", "decision"}
+    # `run_id`, as reporting and completing answer; `id` is its deprecated alias for one release.
+    assert set(body) == {"run_id", "id", "status", "decision"}
+    assert body["id"] == body["run_id"]
     assert body["status"] == "running"
     assert body["decision"] == {
-        "action": "allow", "phase": "before_workflow", "reason": "Grounding rules stored",
-        "evaluations": [{"policy_id": policy["id"], "policy_name": "Strict Research Grounding",
-                         "category": "grounding", "phase": "before_workflow", "action": "allow",
-                         "reason": "Grounding rules stored", "metadata": {"rules": policy["effective_rules"]}}],
+        "action": "allow",
+        "phase": "before_workflow",
+        "reason": "Grounding rules stored",
+        "evaluations": [
+            {
+                "policy_id": policy["id"],
+                "policy_name": "Strict Research Grounding",
+                "category": "grounding",
+                "phase": "before_workflow",
+                "action": "allow",
+                "reason": "Grounding rules stored",
+                "metadata": {"rules": policy["effective_rules"]},
+            }
+        ],
         # Seed 000: the context rules ride along; this policy leaves them at their defaults.
-        "grounding_context": {"policy_id": None, "policy_name": None,
-                              "rules": {"context_mode": "hybrid", "canonical_when_available": "augment_chunks",
-                                        "include_retrieved_text": None, "max_context_chars": None}},
+        "grounding_context": {
+            "policy_id": None,
+            "policy_name": None,
+            "rules": {
+                "context_mode": "hybrid",
+                "canonical_when_available": "augment_chunks",
+                "include_retrieved_text": None,
+                "max_context_chars": None,
+            },
+        },
     }
     detail = api.get(f"/api/v1/runs/{body['id']}/").json()
     assert (detail["workflow_name"], detail["input"], detail["metadata"]) == (
-        "answer", {"question": "What is the policy rate?"}, {"team": "research"})
+        "answer",
+        {"question": "What is the policy rate?"},
+        {"team": "research"},
+    )
 
 
 def test_a_run_no_policy_governs_is_allowed(api):
@@ -68,14 +98,26 @@ def test_a_run_no_policy_governs_is_allowed(api):
 
     body = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent"}).json()
 
-    assert body["decision"] == {"action": "allow", "phase": "before_workflow", "reason": "No applicable policies",
-                                "evaluations": [], "grounding_context": {
-                                    "policy_id": None, "policy_name": None,
-                                    "rules": {"context_mode": "hybrid", "canonical_when_available": "augment_chunks",
-                                              "include_retrieved_text": None, "max_context_chars": None}}}
+    assert body["decision"] == {
+        "action": "allow",
+        "phase": "before_workflow",
+        "reason": "No applicable policies",
+        "evaluations": [],
+        "grounding_context": {
+            "policy_id": None,
+            "policy_name": None,
+            "rules": {
+                "context_mode": "hybrid",
+                "canonical_when_available": "augment_chunks",
+                "include_retrieved_text": None,
+                "max_context_chars": None,
+            },
+        },
+    }
 
 
 # --- mid_execution -------------------------------------------------------------------------
+
 
 def test_a_low_score_blocks_with_the_seed_reason_and_metadata(api):
     policy = create_policy(api, rules=STRICT)
@@ -89,12 +131,21 @@ def test_a_low_score_blocks_with_the_seed_reason_and_metadata(api):
     assert body["run_id"] == run_id
     assert body["status"] == "blocked"
     assert body["decision"] == {
-        "action": "block", "phase": "mid_execution", "reason": "Grounding score (0.42) below threshold (0.8)",
+        "action": "block",
+        "phase": "mid_execution",
+        "reason": "Grounding score (0.42) below threshold (0.8)",
         "abstention_response": ABSTAIN,
-        "evaluations": [{"policy_id": policy["id"], "policy_name": "Strict Research Grounding",
-                         "category": "grounding", "phase": "mid_execution", "action": "block",
-                         "reason": "Grounding score (0.42) below threshold (0.8)",
-                         "metadata": {"score": 0.42, "threshold": 0.8}}],
+        "evaluations": [
+            {
+                "policy_id": policy["id"],
+                "policy_name": "Strict Research Grounding",
+                "category": "grounding",
+                "phase": "mid_execution",
+                "action": "block",
+                "reason": "Grounding score (0.42) below threshold (0.8)",
+                "metadata": {"score": 0.42, "threshold": 0.8},
+            }
+        ],
     }
 
 
@@ -153,7 +204,9 @@ def test_block_beats_warn_and_the_reason_comes_from_the_blockers(api):
     assert decision["action"] == "block"
     assert decision["reason"] == "Grounding score (0.7) below threshold (0.8)"
     assert [(e["policy_id"], e["action"]) for e in decision["evaluations"]] == [
-        (warn["id"], "warn"), (block["id"], "block")]
+        (warn["id"], "warn"),
+        (block["id"], "block"),
+    ]
 
 
 def test_two_blocking_policies_join_their_reasons_in_policy_order(api):
@@ -163,19 +216,31 @@ def test_two_blocking_policies_join_their_reasons_in_policy_order(api):
 
     decision = ground(api, run_id, grounding_scores=[0.5]).json()["decision"]
 
-    assert decision["reason"] == ("Grounding score (0.5) below threshold (0.9); "
-                                  "Grounding score (0.5) below threshold (0.8)")
+    assert decision["reason"] == (
+        "Grounding score (0.5) below threshold (0.9); Grounding score (0.5) below threshold (0.8)"
+    )
 
 
 # --- after_workflow and accumulation --------------------------------------------------------
 
+
 def test_after_workflow_counts_the_citations_of_every_call(api):
     create_policy(api, rules={**STRICT, "min_citations": 4})
     run_id = start_run(api)
-    ground(api, run_id, grounding_scores=[0.92, 0.87], citations=["Federal Reserve Report", "IMF Analysis"],
-           output_confidence=0.89)
-    ground(api, run_id, grounding_scores=[0.85, 0.91], citations=["SEC Filing 2023", "Legal Review"],
-           output_confidence=0.88)
+    ground(
+        api,
+        run_id,
+        grounding_scores=[0.92, 0.87],
+        citations=["Federal Reserve Report", "IMF Analysis"],
+        output_confidence=0.89,
+    )
+    ground(
+        api,
+        run_id,
+        grounding_scores=[0.85, 0.91],
+        citations=["SEC Filing 2023", "Legal Review"],
+        output_confidence=0.88,
+    )
 
     body = complete(api, run_id, output="Rates rose.").json()
 
@@ -196,13 +261,22 @@ def test_after_workflow_blocks_without_citations_with_both_seed_reasons(api):
 
     assert body["status"] == "blocked"
     assert body["decision"] == {
-        "action": "block", "phase": "after_workflow",
+        "action": "block",
+        "phase": "after_workflow",
         "reason": "Citations (0) below minimum (1); No source citations provided (grounding required)",
         "abstention_response": ABSTAIN,
-        "evaluations": [{**body["decision"]["evaluations"][0],
-                         "metadata": {"warnings": ["Citations (0) below minimum (1)",
-                                                   "No source citations provided (grounding required)"],
-                                      "citation_count": 0}}],
+        "evaluations": [
+            {
+                **body["decision"]["evaluations"][0],
+                "metadata": {
+                    "warnings": [
+                        "Citations (0) below minimum (1)",
+                        "No source citations provided (grounding required)",
+                    ],
+                    "citation_count": 0,
+                },
+            }
+        ],
     }
 
 
@@ -217,15 +291,25 @@ def test_unsupported_claims_accumulate_over_calls(api):
     assert decision["reason"] == "Unsupported claims (2) exceeds max (1)"
 
 
-@pytest.mark.parametrize("confidences, action", [
-    ([0.3, 0.9], "allow"),   # the latest confidence counts, not the lowest
-    ([0.9, 0.3], "block"),
-    ([0.3, None], "block"),  # a report without a confidence keeps the last one reported
-    ([None, None], "allow"),  # no confidence at all: the abstention check is skipped (seed gotcha)
-])
+@pytest.mark.parametrize(
+    "confidences, action",
+    [
+        ([0.3, 0.9], "allow"),  # the latest confidence counts, not the lowest
+        ([0.9, 0.3], "block"),
+        ([0.3, None], "block"),  # a report without a confidence keeps the last one reported
+        ([None, None], "allow"),  # no confidence at all: the abstention check is skipped (seed gotcha)
+    ],
+)
 def test_after_workflow_uses_the_latest_output_confidence(api, confidences, action):
-    create_policy(api, rules={"abstention_threshold": 0.5, "min_citations": 0, "action_on_violation": "block",
-                              "abstention_response": ABSTAIN})
+    create_policy(
+        api,
+        rules={
+            "abstention_threshold": 0.5,
+            "min_citations": 0,
+            "action_on_violation": "block",
+            "abstention_response": ABSTAIN,
+        },
+    )
     run_id = start_run(api)
     for confidence in confidences:
         body = {"citations": ["IMF Analysis"]}
@@ -245,6 +329,7 @@ def test_after_workflow_uses_the_latest_output_confidence(api, confidences, acti
 
 # --- Status ----------------------------------------------------------------------------------
 
+
 def test_a_clean_run_completes(api):
     create_policy(api, rules=STRICT)
     run_id = start_run(api)
@@ -255,7 +340,11 @@ def test_a_clean_run_completes(api):
     assert body["status"] == "completed"
     detail = api.get(f"/api/v1/runs/{run_id}/").json()
     assert (detail["status"], detail["final_action"], detail["result"], detail["output"]) == (
-        "completed", "allow", {"answer": "42"}, "42")
+        "completed",
+        "allow",
+        {"answer": "42"},
+        "42",
+    )
     assert detail["ended_at"] is not None and detail["duration_ms"] >= 0
 
 
@@ -288,8 +377,12 @@ def test_an_error_fails_the_run_and_skips_the_audit(api):
     body = complete(api, run_id, error="TimeoutError: retrieval took too long").json()
 
     assert body["status"] == "failed"
-    assert body["decision"] == {"action": "allow", "phase": "after_workflow", "reason": FAILED_RUN_REASON,
-                                "evaluations": []}
+    assert body["decision"] == {
+        "action": "allow",
+        "phase": "after_workflow",
+        "reason": FAILED_RUN_REASON,
+        "evaluations": [],
+    }
     assert api.get(f"/api/v1/runs/{run_id}/").json()["error"] == "TimeoutError: retrieval took too long"
 
 
@@ -331,6 +424,7 @@ def test_grounding_after_completion_is_a_conflict(api):
 
 # --- What is stored --------------------------------------------------------------------------
 
+
 def test_each_grounding_call_stores_a_report_a_decision_and_its_evaluations(api):
     create_policy(api, name="Strict", rules=STRICT)
     create_policy(api, name="Lenient", rules=LENIENT)
@@ -346,12 +440,18 @@ def test_each_grounding_call_stores_a_report_a_decision_and_its_evaluations(api)
     assert [(r.seq, r.grounding_scores, r.citations) for r in reports] == [(1, [0.75], ["a"]), (2, [0.95], ["b"])]
     assert reports[0].sources == [{"id": "s1", "text": "t", "score": None}]
     assert [(d.phase, d.action) for d in decisions] == [
-        ("before_workflow", "allow"), ("mid_execution", "block"), ("mid_execution", "allow")]
+        ("before_workflow", "allow"),
+        ("mid_execution", "block"),
+        ("mid_execution", "allow"),
+    ]
     assert decisions[1].report_id == reports[0].pk
     mid = _evaluations(run_id, phase="mid_execution")
     assert [(e.policy_name, e.action, e.decision_id) for e in mid] == [
-        ("Strict", "block", decisions[1].pk), ("Lenient", "allow", decisions[1].pk),
-        ("Strict", "allow", decisions[2].pk), ("Lenient", "allow", decisions[2].pk)]
+        ("Strict", "block", decisions[1].pk),
+        ("Lenient", "allow", decisions[1].pk),
+        ("Strict", "allow", decisions[2].pk),
+        ("Lenient", "allow", decisions[2].pk),
+    ]
     assert {e.agent_name for e in mid} == {"research-agent"}
 
 
@@ -372,9 +472,19 @@ def test_evaluations_record_the_policy_version_they_used(api):
 def test_run_detail_shows_reports_spans_and_evaluations_in_order(api):
     create_policy(api, rules=STRICT)
     run_id = start_run(api)
-    span = post_json(api, f"/api/v1/runs/{run_id}/spans/", {
-        "kind": "tool", "name": "source_retrieval", "input": {"q": "rates"}, "output": {"found": 3},
-        "started_at": "2026-01-01T10:00:00Z", "ended_at": "2026-01-01T10:00:01Z", "attributes": {"k": 3}})
+    span = post_json(
+        api,
+        f"/api/v1/runs/{run_id}/spans/",
+        {
+            "kind": "tool",
+            "name": "source_retrieval",
+            "input": {"q": "rates"},
+            "output": {"found": 3},
+            "started_at": "2026-01-01T10:00:00Z",
+            "ended_at": "2026-01-01T10:00:01Z",
+            "attributes": {"k": 3},
+        },
+    )
     ground(api, run_id, grounding_scores=[0.9], citations=["a", "b"])
     complete(api, run_id, output="done")
 
@@ -414,16 +524,17 @@ def test_runs_list_is_newest_first_and_filters_by_agent_and_status(api):
 
 # --- Evaluations list ------------------------------------------------------------------------
 
+
 @pytest.fixture
 def history(api):
     """Two agents, two policies, runs that allowed, warned and blocked."""
     strict = create_policy(api, name="Strict", rules=STRICT, agents=["research-*"])
     lenient = create_policy(api, name="Lenient", rules=LENIENT, agents=[])
     research = start_run(api, agent_name="research-agent")
-    ground(api, research, grounding_scores=[0.5])                  # strict blocks, lenient warns
+    ground(api, research, grounding_scores=[0.5])  # strict blocks, lenient warns
     billing = start_run(api, agent_name="billing-agent")
     ground(api, billing, grounding_scores=[0.9], citations=["x"])  # lenient allows
-    complete(api, billing)                                          # lenient allows
+    complete(api, billing)  # lenient allows
     return {"strict": strict["id"], "lenient": lenient["id"], "research": research, "billing": billing}
 
 

@@ -78,8 +78,9 @@ def test_the_value_never_appears_in_a_response_or_the_audit_log(api):
         api.delete("/api/v1/secrets/OPENAI_API_KEY/"),
         api.get("/api/v1/audit-log/?action=tenants.secret"),
     ]
-    exports = [b"".join(api.get(f"/api/v1/audit-log/export?format={fmt}").streaming_content)
-               for fmt in ("csv", "jsonl")]
+    exports = [
+        b"".join(api.get(f"/api/v1/audit-log/export?format={fmt}").streaming_content) for fmt in ("csv", "jsonl")
+    ]
 
     for content in [r.content for r in responses] + exports:
         assert PLAINTEXT.encode() not in content
@@ -125,8 +126,9 @@ def test_delete_removes_the_secret(api, acme):
     assert api.delete("/api/v1/secrets/OPENAI_API_KEY/").status_code == 404
 
 
-@pytest.mark.parametrize("name", ["lowercase", "1STARTS_WITH_DIGIT", "HAS-DASH", "HAS SPACE", "A" * 65, "ÜBER",
-                                  "_LEADING"])
+@pytest.mark.parametrize(
+    "name", ["lowercase", "1STARTS_WITH_DIGIT", "HAS-DASH", "HAS SPACE", "A" * 65, "ÜBER", "_LEADING"]
+)
 def test_bad_names_are_refused(api, name):
     before = row_counts()
 
@@ -137,9 +139,20 @@ def test_bad_names_are_refused(api, name):
     assert row_counts() == before
 
 
-@pytest.mark.parametrize("body", [{}, {"value": ""}, {"value": 42}, {"value": None}, {"value": ["x"]},
-                                  {"value": "a\x00b"}, {"value": "x" * 8193}, {"value": "é" * 4097},
-                                  {"value": "ok", "hint": "mine"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"value": ""},
+        {"value": 42},
+        {"value": None},
+        {"value": ["x"]},
+        {"value": "a\x00b"},
+        {"value": "x" * 8193},
+        {"value": "é" * 4097},
+        {"value": "ok", "hint": "mine"},
+    ],
+)
 def test_bad_values_are_refused(api, body):
     before = row_counts()
 
@@ -161,8 +174,9 @@ def test_a_bad_value_leaves_the_old_one_in_place(api, acme):
 def test_a_value_that_is_not_valid_unicode_is_refused(api):
     before = row_counts()
 
-    response = api.generic("PUT", "/api/v1/secrets/OPENAI_API_KEY/", '{"value": "\\ud800abc"}',
-                           content_type="application/json")
+    response = api.generic(
+        "PUT", "/api/v1/secrets/OPENAI_API_KEY/", '{"value": "\\ud800abc"}', content_type="application/json"
+    )
 
     assert response.status_code == 400
     assert row_counts() == before

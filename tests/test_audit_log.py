@@ -25,10 +25,18 @@ def key_label(acme_key) -> str:
 
 
 def test_policy_create_update_and_delete_are_audited_with_the_request_id(api, acme, key_label):
-    created = post_json(api, "/api/v1/policies/", {"name": "Strict", "category": "grounding", "rules": STRICT},
-                        HTTP_X_REQUEST_ID="req-create-1")
-    updated = api.patch(f"/api/v1/policies/{created.json()['id']}/", {"rules": {"min_citations": 3}},
-                        format="json", HTTP_X_REQUEST_ID="req-update-2")
+    created = post_json(
+        api,
+        "/api/v1/policies/",
+        {"name": "Strict", "category": "grounding", "rules": STRICT},
+        HTTP_X_REQUEST_ID="req-create-1",
+    )
+    updated = api.patch(
+        f"/api/v1/policies/{created.json()['id']}/",
+        {"rules": {"min_citations": 3}},
+        format="json",
+        HTTP_X_REQUEST_ID="req-update-2",
+    )
     deleted = api.delete(f"/api/v1/policies/{created.json()['id']}/", HTTP_X_REQUEST_ID="req-delete-3")
 
     assert [r["X-Request-ID"] for r in (created, updated, deleted)] == ["req-create-1", "req-update-2", "req-delete-3"]
@@ -54,7 +62,10 @@ def test_enabling_and_disabling_have_their_own_codes(api, acme):
     api.patch(f"/api/v1/policies/{created['id']}/", {"enabled": True}, format="json")
 
     assert [e.action for e in _events(acme, "policies.")] == [
-        "policies.policy.created", "policies.policy.disabled", "policies.policy.enabled"]
+        "policies.policy.created",
+        "policies.policy.disabled",
+        "policies.policy.enabled",
+    ]
 
 
 def test_a_refused_change_is_not_audited(api, acme):
@@ -68,8 +79,9 @@ def test_a_refused_change_is_not_audited(api, acme):
 
 
 def test_an_unsafe_request_id_is_replaced(api, acme):
-    response = post_json(api, "/api/v1/policies/", {"name": "x", "category": "grounding"},
-                         HTTP_X_REQUEST_ID="<script>alert(1)</script>")
+    response = post_json(
+        api, "/api/v1/policies/", {"name": "x", "category": "grounding"}, HTTP_X_REQUEST_ID="<script>alert(1)</script>"
+    )
 
     generated = response["X-Request-ID"]
     assert generated != "<script>alert(1)</script>" and len(generated) == 32
@@ -98,10 +110,18 @@ def test_api_key_create_and_revoke_are_audited_without_the_key(acme, alice):
 
 
 def test_secret_set_replace_and_delete_are_audited_masked(api, acme, key_label):
-    api.put("/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-first-value-123456"}, format="json",
-            HTTP_X_REQUEST_ID="req-secret-1")
-    api.put("/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-second-value-654321"}, format="json",
-            HTTP_X_REQUEST_ID="req-secret-2")
+    api.put(
+        "/api/v1/secrets/OPENAI_API_KEY/",
+        {"value": "sk-first-value-123456"},
+        format="json",
+        HTTP_X_REQUEST_ID="req-secret-1",
+    )
+    api.put(
+        "/api/v1/secrets/OPENAI_API_KEY/",
+        {"value": "sk-second-value-654321"},
+        format="json",
+        HTTP_X_REQUEST_ID="req-secret-2",
+    )
     api.delete("/api/v1/secrets/OPENAI_API_KEY/", HTTP_X_REQUEST_ID="req-secret-3")
 
     events = _events(acme, "tenants.secret.")
@@ -136,15 +156,26 @@ def test_the_audit_log_is_listed_newest_first(api, key_label):
     assert response.status_code == 200
     results = response.json()["results"]
     assert [r["action"] for r in results[:2]] == ["tenants.secret.created", "policies.policy.created"]
-    assert set(results[0]) == {"id", "created_at", "action", "actor", "request_id", "object_type", "object_id",
-                               "object_repr", "before", "after"}
+    assert set(results[0]) == {
+        "id",
+        "created_at",
+        "action",
+        "actor",
+        "request_id",
+        "object_type",
+        "object_id",
+        "object_repr",
+        "before",
+        "after",
+    }
     assert results[1]["object_id"] == str(created["id"]) and results[1]["actor"] == key_label
 
 
 def test_the_audit_log_filters_by_action_prefix_actor_and_request_id(api, key_label):
     create_policy(api, name="One")
-    api.put("/api/v1/secrets/GROQ_API_KEY/", {"value": "gsk-0123456789abcdef"}, format="json",
-            HTTP_X_REQUEST_ID="find-me")
+    api.put(
+        "/api/v1/secrets/GROQ_API_KEY/", {"value": "gsk-0123456789abcdef"}, format="json", HTTP_X_REQUEST_ID="find-me"
+    )
 
     policies = api.get("/api/v1/audit-log/?action=policies.").json()["results"]
     by_key = api.get("/api/v1/audit-log/", {"actor": key_label}).json()["results"]

@@ -29,6 +29,7 @@ def _audit(tenant) -> list[tuple[str, str]]:
 
 # --- create_tenant -------------------------------------------------------------------------
 
+
 def test_create_tenant(db):
     out, _ = run("create_tenant", "initech", "--name", "Initech Labs")
 
@@ -45,8 +46,9 @@ def test_create_tenant_defaults_the_name_to_the_slug(db):
 
 
 def test_create_tenant_with_an_admin_login(db):
-    out, _ = run("create_tenant", "initech", "--admin-email", "peter@initech.example",
-                 "--admin-password", "tps-reports-2026")
+    out, _ = run(
+        "create_tenant", "initech", "--admin-email", "peter@initech.example", "--admin-password", "tps-reports-2026"
+    )
 
     user = get_user_model().objects.get(username="peter@initech.example")
     assert user.check_password("tps-reports-2026")
@@ -76,6 +78,7 @@ def test_create_tenant_needs_email_and_password_together(db):
 
 
 # --- create_api_key ------------------------------------------------------------------------
+
 
 def test_create_api_key_prints_the_key_alone_on_its_last_line(acme):
     out, err = run("create_api_key", "acme", "--name", "research agents")
@@ -115,6 +118,7 @@ def test_create_api_key_for_an_unknown_tenant(db):
 
 # --- set_secret ----------------------------------------------------------------------------
 
+
 def test_set_secret_reads_the_value_from_stdin(acme, monkeypatch):
     out, _ = run("set_secret", "acme", "OPENAI_API_KEY", stdin="sk-from-stdin-0123456789\n", monkeypatch=monkeypatch)
 
@@ -146,12 +150,15 @@ def test_set_secret_shows_up_in_the_api_list_masked(acme, api, monkeypatch):
     assert b"gsk-secret" not in response.content
 
 
-@pytest.mark.parametrize("name, stdin, message", [
-    ("lowercase", "value", "name"),
-    ("OPENAI_API_KEY", "", "value"),
-    ("OPENAI_API_KEY", "\n", "value"),
-    ("OPENAI_API_KEY", "a\x00b", "value"),
-])
+@pytest.mark.parametrize(
+    "name, stdin, message",
+    [
+        ("lowercase", "value", "name"),
+        ("OPENAI_API_KEY", "", "value"),
+        ("OPENAI_API_KEY", "\n", "value"),
+        ("OPENAI_API_KEY", "a\x00b", "value"),
+    ],
+)
 def test_set_secret_refuses_bad_input(acme, monkeypatch, name, stdin, message):
     with pytest.raises(CommandError, match=message):
         run("set_secret", "acme", name, stdin=stdin, monkeypatch=monkeypatch)

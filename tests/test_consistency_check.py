@@ -9,13 +9,21 @@ from policies.engine import PolicySpec
 
 pytestmark = pytest.mark.django_db
 
-RULES = {"factual_consistency_check": True, "min_grounding_score": None, "min_citations": 0,
-         "action_on_violation": "block", "abstention_response": "Let me double-check that."}
-CONTRADICTORY = ("The Federal Reserve raised its benchmark rate by 25 basis points in March 2023. "
-                 "Inflation eased later that year. "
-                 "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023.")
-CONSISTENT = ("The Federal Reserve raised its benchmark rate by 25 basis points in March 2023. "
-              "Inflation eased later that year.")
+RULES = {
+    "factual_consistency_check": True,
+    "min_grounding_score": None,
+    "min_citations": 0,
+    "action_on_violation": "block",
+    "abstention_response": "Let me double-check that.",
+}
+CONTRADICTORY = (
+    "The Federal Reserve raised its benchmark rate by 25 basis points in March 2023. "
+    "Inflation eased later that year. "
+    "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023."
+)
+CONSISTENT = (
+    "The Federal Reserve raised its benchmark rate by 25 basis points in March 2023. Inflation eased later that year."
+)
 
 
 def consistency(decision):
@@ -35,13 +43,15 @@ def test_two_claims_of_one_answer_that_contradict_each_other_block(api):
     [pair] = evaluation["metadata"]["contradictions"]
     assert (pair["claim_a"], pair["claim_b"]) == (
         "The Federal Reserve raised its benchmark rate by 25 basis points in March 2023.",
-        "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023.")
+        "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023.",
+    )
     # the verifier's own words for the conflict (judges.verifier.find_contradictions)
     assert pair["reason"].startswith("number mismatch:") and "25" in pair["reason"] and "50" in pair["reason"]
     assert decision["reason"] == (
-        'Contradictory claims in output: '
+        "Contradictory claims in output: "
         '"The Federal Reserve raised its benchmark rate by 25 basis points in March 2023." vs '
-        f'"The Federal Reserve raised its benchmark rate by 50 basis points in March 2023." ({pair["reason"]})')
+        f'"The Federal Reserve raised its benchmark rate by 50 basis points in March 2023." ({pair["reason"]})'
+    )
     assert evaluation["metadata"]["claims_checked"] == 3
     assert evaluation["metadata"]["check"] == "consistency"
     assert evaluation["metadata"]["reason_codes"] == ["OUTPUT_SELF_CONTRADICTION"]
@@ -66,8 +76,12 @@ def test_fewer_than_two_claims_have_nothing_to_compare(api, output, claims):
     decision = complete(api, run_id, output=output).json()["decision"]
 
     assert [(e["action"], e["reason"], e["metadata"]) for e in consistency(decision)] == [
-        ("allow", "Consistency check: fewer than two claims to compare", {"check": "consistency",
-                                                                           "claims_checked": claims})]
+        (
+            "allow",
+            "Consistency check: fewer than two claims to compare",
+            {"check": "consistency", "claims_checked": claims},
+        )
+    ]
 
 
 def test_several_contradicting_pairs_are_counted_in_the_reason(api):

@@ -27,8 +27,16 @@ def policy(policy_id, name=None, version=1, **raw_rules):
 
 def evaluation(action, reason="", policy_id=1, abstention_response=None, source="engine"):
     return Evaluation(
-        policy_id, f"Policy {policy_id}", "grounding", 1, "after_workflow", action, reason, {},
-        abstention_response, source,
+        policy_id,
+        f"Policy {policy_id}",
+        "grounding",
+        1,
+        "after_workflow",
+        action,
+        reason,
+        {},
+        abstention_response,
+        source,
     )
 
 

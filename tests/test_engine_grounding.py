@@ -26,8 +26,7 @@ MEDICAL_QA = {
     "max_unsupported_claims": 0,
     "abstention_threshold": 0.7,
     "abstention_response": (
-        "I cannot provide a reliable answer based on available evidence. "
-        "Please consult a qualified professional."
+        "I cannot provide a reliable answer based on available evidence. Please consult a qualified professional."
     ),
     "action_on_violation": "block",
 }
@@ -202,9 +201,7 @@ def test_rag_pipeline_blocks_on_the_tail_score_without_its_floor():
 def test_block_when_no_score_reaches_the_relevance_floor():
     outcome = mid(RAG_PIPELINE, [0.35, 0.22])
     assert outcome.action == "block"
-    assert outcome.reason == (
-        "No grounding scores above relevance floor — all retrieved results appear irrelevant"
-    )
+    assert outcome.reason == ("No grounding scores above relevance floor — all retrieved results appear irrelevant")
     assert outcome.metadata == {"relevance_floor": 0.5, "scores": [0.35, 0.22]}
 
 
@@ -344,9 +341,7 @@ def test_min_citations_zero_accepts_no_citations():
 
 
 def test_block_when_grounding_is_required_and_no_citations_are_given():
-    outcome = after(
-        {"require_source_grounding": True, "min_citations": 0, "action_on_violation": "block"}
-    )
+    outcome = after({"require_source_grounding": True, "min_citations": 0, "action_on_violation": "block"})
     assert outcome.action == "block"
     assert outcome.reason == "No source citations provided (grounding required)"
     assert outcome.metadata == {
@@ -362,9 +357,7 @@ def test_required_grounding_is_satisfied_by_a_single_citation():
 def test_require_grounding_and_min_citations_double_fire_on_zero_citations():
     # Seed 002, Common Gotchas: both warnings, joined with "; ".
     outcome = after({"require_source_grounding": True, "min_citations": 1}, citations=())
-    assert outcome.reason == (
-        "Citations (0) below minimum (1); No source citations provided (grounding required)"
-    )
+    assert outcome.reason == ("Citations (0) below minimum (1); No source citations provided (grounding required)")
     assert outcome.metadata == {
         "warnings": [
             "Citations (0) below minimum (1)",
@@ -456,9 +449,7 @@ def test_after_workflow_violations_are_collected_in_order():
 def test_the_seed_example_reason_for_citations_and_unsupported_claims():
     rules = {"max_unsupported_claims": 0, "action_on_violation": "block"}
     outcome = after(rules, citations=(), unsupported=["a", "b"])
-    assert outcome.reason == (
-        "Citations (0) below minimum (1); Unsupported claims (2) exceeds max (0)"
-    )
+    assert outcome.reason == ("Citations (0) below minimum (1); Unsupported claims (2) exceeds max (0)")
 
 
 def test_after_workflow_counts_every_citation_it_is_given():
@@ -470,9 +461,7 @@ def test_after_workflow_counts_every_citation_it_is_given():
 
 
 def test_after_workflow_ignores_grounding_scores():
-    outcome = evaluate(
-        "after_workflow", {}, grounding_scores=(0.0, 0.1), citations=sources(1)
-    )
+    outcome = evaluate("after_workflow", {}, grounding_scores=(0.0, 0.1), citations=sources(1))
     assert outcome.action == "allow"
 
 

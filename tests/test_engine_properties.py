@@ -53,9 +53,7 @@ def rule_value(spec):
 
 
 # Any subset of the rules, each with a valid value: what an admin can submit.
-raw_rules = st.fixed_dictionaries(
-    {}, optional={spec.name: rule_value(spec) for spec in GROUNDING.rules}
-)
+raw_rules = st.fixed_dictionaries({}, optional={spec.name: rule_value(spec) for spec in GROUNDING.rules})
 effective_rules = raw_rules.map(lambda raw: GROUNDING.effective_rules(GROUNDING.clean_rules(raw)))
 
 states = st.builds(
@@ -104,9 +102,7 @@ def test_raising_a_score_never_turns_allow_into_a_violation(rules, state, data):
     assume(state.grounding_scores)
     scores = list(state.grounding_scores)
     index = data.draw(st.integers(0, len(scores) - 1))
-    raised = data.draw(
-        st.sampled_from([g for g in GRID if g >= scores[index]]) | st.floats(scores[index], 1.0)
-    )
+    raised = data.draw(st.sampled_from([g for g in GRID if g >= scores[index]]) | st.floats(scores[index], 1.0))
     floor = rules["score_relevance_floor"]
     threshold = rules["min_grounding_score"]
     # The one exception is the seed's floor semantics: a result lifted from below the floor
@@ -148,9 +144,7 @@ def test_adding_a_citation_never_adds_a_citation_violation(rules, state, citatio
 
     assert len(citation_problems(after)) <= len(citation_problems(before))
     assert NO_CITATIONS not in violations(after)
-    assert violations(after) - citation_problems(after) == (
-        violations(before) - citation_problems(before)
-    )
+    assert violations(after) - citation_problems(after) == (violations(before) - citation_problems(before))
     assert SEVERITY[after.action] <= SEVERITY[before.action]
     assert after.metadata["citation_count"] == before.metadata["citation_count"] + 1
 

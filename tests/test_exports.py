@@ -34,11 +34,20 @@ def _make_evaluations(acme, count: int) -> list[Run]:
         Evaluation.objects.bulk_create(
             [
                 Evaluation(
-                    tenant=acme, run=runs[i % 5], agent_name=runs[i % 5].agent_name,
-                    policy_ref=100 + i % 7 if i % 11 else None, policy_name=f"Policy, \"{i % 7}\"",
-                    policy_version=1 + i % 3, category="grounding", phase=PHASES[i % 3], action=ACTIONS[i % 3],
-                    reason=(f"=HYPERLINK(\"http://evil/{i}\")" if i % 97 == 0 else
-                            f"Grounding score (0.{i % 100:02d}) below threshold (0.7); línea\nnueva 🤖"),
+                    tenant=acme,
+                    run=runs[i % 5],
+                    agent_name=runs[i % 5].agent_name,
+                    policy_ref=100 + i % 7 if i % 11 else None,
+                    policy_name=f'Policy, "{i % 7}"',
+                    policy_version=1 + i % 3,
+                    category="grounding",
+                    phase=PHASES[i % 3],
+                    action=ACTIONS[i % 3],
+                    reason=(
+                        f'=HYPERLINK("http://evil/{i}")'
+                        if i % 97 == 0
+                        else f"Grounding score (0.{i % 100:02d}) below threshold (0.7); línea\nnueva 🤖"
+                    ),
                     metadata={"score": (i % 100) / 100, "warnings": [f"w{i}", "ünï"], "nested": {"i": i}},
                     created_at=base + timedelta(seconds=i, microseconds=i),
                     review_comment="" if i % 5 else f"Checked by bob, row {i}",
@@ -140,29 +149,45 @@ def test_jsonl_export_streams_every_row_exactly(api, many_evaluations):
         assert set(item) == set(exports.EVALUATION_COLUMNS)
         assert _when(item["created_at"]) == e.created_at
         assert item == {
-            "id": e.id, "created_at": item["created_at"], "run_id": e.run_id, "agent_name": e.agent_name,
-            "policy_id": e.policy_ref, "policy_name": e.policy_name, "policy_version": e.policy_version,
-            "category": e.category, "phase": e.phase, "action": e.action, "reason": e.reason,
-            "metadata": e.metadata, "source": e.source, "review_state": e.review_state,
-            "reviewed_at": None, "review_comment": e.review_comment,
+            "id": e.id,
+            "created_at": item["created_at"],
+            "run_id": e.run_id,
+            "agent_name": e.agent_name,
+            "policy_id": e.policy_ref,
+            "policy_name": e.policy_name,
+            "policy_version": e.policy_version,
+            "category": e.category,
+            "phase": e.phase,
+            "action": e.action,
+            "reason": e.reason,
+            "metadata": e.metadata,
+            "source": e.source,
+            "review_state": e.review_state,
+            "reviewed_at": None,
+            "review_comment": e.review_comment,
         }
 
 
 def test_csv_and_jsonl_agree(api, some_evaluations):
     csv_rows = list(csv.DictReader(io.StringIO(_body(api.get("/api/v1/evaluations/export?format=csv&action=block")))))
-    json_rows = [json.loads(x) for x in _body(api.get("/api/v1/evaluations/export?format=jsonl&action=block")).splitlines()]
+    json_rows = [
+        json.loads(x) for x in _body(api.get("/api/v1/evaluations/export?format=jsonl&action=block")).splitlines()
+    ]
 
     assert [r["id"] for r in csv_rows] == [str(r["id"]) for r in json_rows]
     assert [r["created_at"] for r in csv_rows] == [r["created_at"] for r in json_rows]
 
 
-@pytest.mark.parametrize("query, filters", [
-    ("action=block", {"action": "block"}),
-    ("action=warn&action=block", {"action__in": ["warn", "block"]}),
-    ("phase=after_workflow", {"phase": "after_workflow"}),
-    ("agent=agent-3", {"agent_name": "agent-3"}),
-    ("policy=103", {"policy_ref": 103}),
-])
+@pytest.mark.parametrize(
+    "query, filters",
+    [
+        ("action=block", {"action": "block"}),
+        ("action=warn&action=block", {"action__in": ["warn", "block"]}),
+        ("phase=after_workflow", {"phase": "after_workflow"}),
+        ("agent=agent-3", {"agent_name": "agent-3"}),
+        ("policy=103", {"policy_ref": 103}),
+    ],
+)
 def test_filters_apply_to_the_export(api, some_evaluations, query, filters):
     rows = list(csv.DictReader(io.StringIO(_body(api.get(f"/api/v1/evaluations/export?format=csv&{query}")))))
 
@@ -227,15 +252,25 @@ def test_exported_evaluations_from_real_runs_match_the_api_list(api):
 
 # --- The audit log -------------------------------------------------------------------------
 
+
 @pytest.fixture
 def many_audit_events(acme):
     with scope(tenant=acme):
         AuditEvent.objects.bulk_create(
-            [AuditEvent(tenant=acme, action=f"policies.policy.{('created', 'updated')[i % 2]}", actor_label="alice",
-                        request_id=f"req-{i}", object_type="policies.policy", object_id=str(i), object_repr=f"P, {i}",
-                        before=None if i % 2 == 0 else {"rules": {"min_citations": i}},
-                        after={"rules": {"min_citations": i + 1}, "name": "Ω"})
-             for i in range(5_100)],
+            [
+                AuditEvent(
+                    tenant=acme,
+                    action=f"policies.policy.{('created', 'updated')[i % 2]}",
+                    actor_label="alice",
+                    request_id=f"req-{i}",
+                    object_type="policies.policy",
+                    object_id=str(i),
+                    object_repr=f"P, {i}",
+                    before=None if i % 2 == 0 else {"rules": {"min_citations": i}},
+                    after={"rules": {"min_citations": i + 1}, "name": "Ω"},
+                )
+                for i in range(5_100)
+            ],
             batch_size=1000,
         )
 

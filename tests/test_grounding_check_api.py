@@ -7,17 +7,33 @@ from governance.models import Evaluation
 
 pytestmark = pytest.mark.django_db
 
-SOURCE = {"id": "pricing", "text": "Premium users get 1,000 requests per minute. Free users get 100 requests per minute."}
+SOURCE = {
+    "id": "pricing",
+    "text": "Premium users get 1,000 requests per minute. Free users get 100 requests per minute.",
+}
 
 
 def test_check_endpoint_returns_the_seed_shape(api):
-    response = api.post("/api/v1/grounding/check/", {
-        "text": "The API rate limit is 1000 req/min for premium users.",
-        "sources": ["Premium users get 1000 requests per minute."]}, format="json")
+    response = api.post(
+        "/api/v1/grounding/check/",
+        {
+            "text": "The API rate limit is 1000 req/min for premium users.",
+            "sources": ["Premium users get 1000 requests per minute."],
+        },
+        format="json",
+    )
     assert response.status_code == 200, response.json()
     body = response.json()
-    assert set(body) >= {"grounded", "claims", "total_claims", "supported_count", "contradicted_count",
-                         "unverifiable_count", "unverifiable_ratio", "summary"}
+    assert set(body) >= {
+        "grounded",
+        "claims",
+        "total_claims",
+        "supported_count",
+        "contradicted_count",
+        "unverifiable_count",
+        "unverifiable_ratio",
+        "summary",
+    }
     assert body["grounded"] is True
     assert body["claims"][0]["verdict"] == "supported"
     assert body["claims"][0]["best_source"]["id"] == "source-0"
@@ -25,8 +41,11 @@ def test_check_endpoint_returns_the_seed_shape(api):
 
 
 def test_check_endpoint_finds_a_number_contradiction(api):
-    body = api.post("/api/v1/grounding/check/", {
-        "text": "Premium users get 500 requests per minute.", "sources": [SOURCE]}, format="json").json()
+    body = api.post(
+        "/api/v1/grounding/check/",
+        {"text": "Premium users get 500 requests per minute.", "sources": [SOURCE]},
+        format="json",
+    ).json()
     assert body["contradicted_count"] == 1
     assert body["claims"][0]["verdict"] == "contradicted"
     assert body["claims"][0]["best_source"]["id"] == "pricing"
@@ -38,15 +57,18 @@ def test_check_endpoint_without_sources_is_a_no_op(api):
     assert body["claims"] == []
 
 
-@pytest.mark.parametrize("payload,field", [
-    ({"sources": []}, "text"),
-    ({"text": "x"}, "sources"),
-    ({"text": 5, "sources": []}, "text"),
-    ({"text": "x", "sources": [5]}, "sources"),
-    ({"text": "x", "sources": [{"id": "a", "text": "b", "score": 2}]}, "sources"),
-    ({"text": "x", "sources": [], "entailment_threshold": 1.5}, "entailment_threshold"),
-    ({"text": "x", "sources": [], "surprise": 1}, "surprise"),
-])
+@pytest.mark.parametrize(
+    "payload,field",
+    [
+        ({"sources": []}, "text"),
+        ({"text": "x"}, "sources"),
+        ({"text": 5, "sources": []}, "text"),
+        ({"text": "x", "sources": [5]}, "sources"),
+        ({"text": "x", "sources": [{"id": "a", "text": "b", "score": 2}]}, "sources"),
+        ({"text": "x", "sources": [], "entailment_threshold": 1.5}, "entailment_threshold"),
+        ({"text": "x", "sources": [], "surprise": 1}, "surprise"),
+    ],
+)
 def test_check_endpoint_rejects_bad_input_naming_the_field(api, payload, field):
     response = api.post("/api/v1/grounding/check/", payload, format="json")
     assert response.status_code == 400
@@ -59,12 +81,17 @@ def test_check_endpoint_needs_a_key(client):
 
 def _verifier_run(api, output, *, sources=(SOURCE,), **rules):
     run_id = api.post("/api/v1/runs/", {"agent_name": "research-agent"}, format="json").json()["id"]
-    api.post(f"/api/v1/runs/{run_id}/grounding/", {"citations": ["pricing"], "sources": list(sources),
-                                                   "output": output}, format="json")
+    api.post(
+        f"/api/v1/runs/{run_id}/grounding/",
+        {"citations": ["pricing"], "sources": list(sources), "output": output},
+        format="json",
+    )
     return run_id, api.post(f"/api/v1/runs/{run_id}/complete/", {"output": output}, format="json").json()
 
 
-def test_contradicted_claim_is_a_violation_with_its_reason_code(api, acme, make_policy, django_capture_on_commit_callbacks):
+def test_contradicted_claim_is_a_violation_with_its_reason_code(
+    api, acme, make_policy, django_capture_on_commit_callbacks
+):
     make_policy(rules={"nli_check": True, "contradiction_action": "block", "min_citations": 0})
     with django_capture_on_commit_callbacks(execute=True):
         run_id, _ = _verifier_run(api, "Premium users get 500 requests per minute.")
@@ -89,8 +116,9 @@ def test_supported_output_passes_the_verifier(api, acme, make_policy, django_cap
 
 
 def test_unverifiable_claims_over_the_ratio_are_flagged(api, acme, make_policy, django_capture_on_commit_callbacks):
-    make_policy(rules={"nli_check": True, "min_citations": 0, "max_unverifiable_ratio": 0.0,
-                       "unverifiable_action": "warn"})
+    make_policy(
+        rules={"nli_check": True, "min_citations": 0, "max_unverifiable_ratio": 0.0, "unverifiable_action": "warn"}
+    )
     with django_capture_on_commit_callbacks(execute=True):
         run_id, _ = _verifier_run(api, "The Eiffel Tower was completed in 1889 in Paris.")
     with scope(tenant=acme):
@@ -111,10 +139,20 @@ def test_no_sources_makes_the_verifier_a_no_op(api, acme, make_policy, django_ca
 
 
 def test_blocking_verifier_at_mid_execution_answers_inline(api, make_policy):
-    make_policy(rules={"nli_check": True, "nli_phase": "mid_execution", "contradiction_action": "block",
-                       "min_citations": 0, "min_grounding_score": None})
+    make_policy(
+        rules={
+            "nli_check": True,
+            "nli_phase": "mid_execution",
+            "contradiction_action": "block",
+            "min_citations": 0,
+            "min_grounding_score": None,
+        }
+    )
     run_id = api.post("/api/v1/runs/", {"agent_name": "research-agent"}, format="json").json()["id"]
-    decision = api.post(f"/api/v1/runs/{run_id}/grounding/", {
-        "sources": [SOURCE], "output": "Free users get 1,000 requests per minute."}, format="json").json()["decision"]
+    decision = api.post(
+        f"/api/v1/runs/{run_id}/grounding/",
+        {"sources": [SOURCE], "output": "Free users get 1,000 requests per minute."},
+        format="json",
+    ).json()["decision"]
     assert decision["action"] == "block"
     assert "GROUNDING_CONTRADICTION" in decision["evaluations"][-1]["metadata"]["reason_codes"]

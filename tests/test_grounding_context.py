@@ -6,10 +6,10 @@ Pure tests: no database, no Django.
 """
 
 import pytest
-from groundrule import context as sdk_context
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groundrule import context as sdk_context
 from policies.categories import get_category
 from policies.categories.grounding_context import (
     DEFAULT_CONTEXT_RULES,
@@ -43,12 +43,24 @@ MATRIX = [
     ("chunks_only", {"context_mode": "chunks_only"}, DOCS, (TEXT, False)),
     ("attachments_only", {"context_mode": "attachments_only"}, DOCS, ("", True)),
     ("attachments_only (no docs available)", {"context_mode": "attachments_only"}, [], (TEXT, True)),
-    ("hybrid + augment_chunks", {"context_mode": "hybrid", "canonical_when_available": "augment_chunks"}, DOCS,
-     (TEXT, True)),
-    ("hybrid + prefer_attachments (docs available)",
-     {"context_mode": "hybrid", "canonical_when_available": "prefer_attachments"}, DOCS, ("", True)),
-    ("hybrid + prefer_attachments (no docs)",
-     {"context_mode": "hybrid", "canonical_when_available": "prefer_attachments"}, [], (TEXT, True)),
+    (
+        "hybrid + augment_chunks",
+        {"context_mode": "hybrid", "canonical_when_available": "augment_chunks"},
+        DOCS,
+        (TEXT, True),
+    ),
+    (
+        "hybrid + prefer_attachments (docs available)",
+        {"context_mode": "hybrid", "canonical_when_available": "prefer_attachments"},
+        DOCS,
+        ("", True),
+    ),
+    (
+        "hybrid + prefer_attachments (no docs)",
+        {"context_mode": "hybrid", "canonical_when_available": "prefer_attachments"},
+        [],
+        (TEXT, True),
+    ),
 ]
 
 
@@ -75,8 +87,9 @@ def test_seed_example_attachments_only():
 
 def test_seed_example_hybrid_with_truncation():
     long_text = "x" * 5000
-    text, attachments, included = decide(long_text, DOCS * 2, context_mode="hybrid",
-                                         canonical_when_available="augment_chunks", max_context_chars=2000)
+    text, attachments, included = decide(
+        long_text, DOCS * 2, context_mode="hybrid", canonical_when_available="augment_chunks", max_context_chars=2000
+    )
     assert text == "x" * 2000 + "\n... [truncated]"
     assert (attachments, included) == (True, True)
 
@@ -84,10 +97,12 @@ def test_seed_example_hybrid_with_truncation():
 def test_when_available_only_matters_in_hybrid_mode():
     for mode in ("chunks_only", "attachments_only"):
         assert decide(context_mode=mode, canonical_when_available="prefer_attachments") == decide(
-            context_mode=mode, canonical_when_available="augment_chunks")
+            context_mode=mode, canonical_when_available="augment_chunks"
+        )
 
 
 # --- fallbacks -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("no_docs", [None, [], ()], ids=["none", "empty list", "empty tuple"])
 def test_attachments_only_falls_back_to_the_text_when_no_document_was_prepared(no_docs):
@@ -101,7 +116,10 @@ def test_prefer_attachments_falls_back_to_chunks_when_no_document_was_prepared(n
 
 def test_a_fallback_is_truncated_like_any_included_text():
     assert decide("abcdef", [], context_mode="attachments_only", max_context_chars=3) == (
-        "abc" + TRUNCATION_MARKER, True, True)
+        "abc" + TRUNCATION_MARKER,
+        True,
+        True,
+    )
 
 
 @pytest.mark.parametrize("mode", ["chunks_only", "attachments_only", "hybrid"])
@@ -111,6 +129,7 @@ def test_no_retrieved_text_is_never_included(mode, missing):
 
 
 # --- truncation at the exact boundary -------------------------------------------------------------
+
 
 def test_text_of_exactly_max_chars_is_left_alone():
     assert decide("a" * 10, max_context_chars=10) == ("a" * 10, True, True)
@@ -163,8 +182,9 @@ def test_override_false_always_excludes_the_text_even_over_a_fallback(context, a
 
 
 def test_override_true_still_truncates():
-    assert decide("abcdef", DOCS, context_mode="attachments_only", include_retrieved_text=True,
-                  max_context_chars=2) == ("ab" + TRUNCATION_MARKER, True, True)
+    assert decide(
+        "abcdef", DOCS, context_mode="attachments_only", include_retrieved_text=True, max_context_chars=2
+    ) == ("ab" + TRUNCATION_MARKER, True, True)
 
 
 def test_override_true_with_no_text_includes_nothing():
@@ -173,13 +193,20 @@ def test_override_true_with_no_text_includes_nothing():
 
 # --- the rules' schema ------------------------------------------------------------------------------
 
+
 def test_context_rules_validate_like_every_other_rule():
-    assert GROUNDING.clean_rules({"context_mode": "chunks_only", "include_retrieved_text": None,
-                                  "max_context_chars": 1}) == {
-        "context_mode": "chunks_only", "include_retrieved_text": None, "max_context_chars": 1}
+    assert GROUNDING.clean_rules(
+        {"context_mode": "chunks_only", "include_retrieved_text": None, "max_context_chars": 1}
+    ) == {"context_mode": "chunks_only", "include_retrieved_text": None, "max_context_chars": 1}
     with pytest.raises(Exception) as info:
-        GROUNDING.clean_rules({"context_mode": "both", "canonical_when_available": "always",
-                               "include_retrieved_text": "yes", "max_context_chars": 0})
+        GROUNDING.clean_rules(
+            {
+                "context_mode": "both",
+                "canonical_when_available": "always",
+                "include_retrieved_text": "yes",
+                "max_context_chars": 0,
+            }
+        )
     assert info.value.errors == {
         "context_mode": ["Must be one of: chunks_only, attachments_only, hybrid."],
         "canonical_when_available": ["Must be one of: prefer_attachments, augment_chunks."],
@@ -188,16 +215,24 @@ def test_context_rules_validate_like_every_other_rule():
     }
 
 
-@pytest.mark.parametrize("bad", [
-    {"context_mode": "both"}, {"canonical_when_available": "x"}, {"include_retrieved_text": 1},
-    {"max_context_chars": 0}, {"max_context_chars": 2.5}, {"max_context_chars": True},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"context_mode": "both"},
+        {"canonical_when_available": "x"},
+        {"include_retrieved_text": 1},
+        {"max_context_chars": 0},
+        {"max_context_chars": 2.5},
+        {"max_context_chars": True},
+    ],
+)
 def test_the_pure_function_refuses_rules_the_schema_would_refuse(bad):
     with pytest.raises(ValueError):
         decide_grounding(TEXT, DOCS, bad)
 
 
 # --- which policy's context rules apply -------------------------------------------------------------
+
 
 def spec(policy_id, category="grounding", **context) -> PolicySpec:
     return PolicySpec(policy_id, f"P{policy_id}", category, 1, rules(**context))
@@ -213,14 +248,17 @@ def test_no_policy_changing_a_context_rule_means_the_defaults():
 def test_the_first_policy_in_order_that_changes_a_context_rule_wins_whole():
     specs = [spec(1), spec(2, max_context_chars=500), spec(3, context_mode="chunks_only")]
     assert grounding_context(specs) == {
-        "policy_id": 2, "policy_name": "P2",
+        "policy_id": 2,
+        "policy_name": "P2",
         "rules": {**DEFAULT_CONTEXT_RULES, "max_context_chars": 500},
     }
 
 
 def test_a_policy_pinning_the_defaults_does_not_hide_a_later_choice():
-    specs = [spec(1, context_mode="hybrid", canonical_when_available="augment_chunks"),
-             spec(2, context_mode="attachments_only")]
+    specs = [
+        spec(1, context_mode="hybrid", canonical_when_available="augment_chunks"),
+        spec(2, context_mode="attachments_only"),
+    ]
     assert grounding_context(specs)["policy_id"] == 2
 
 
@@ -235,6 +273,7 @@ def test_other_categories_are_ignored():
 
 # --- the SDK's copy agrees with the server's --------------------------------------------------------
 
+
 def test_the_sdk_copy_shares_the_marker_and_defaults():
     assert sdk_context.TRUNCATION_MARKER == TRUNCATION_MARKER == "\n... [truncated]"
     assert sdk_context.DEFAULT_CONTEXT_RULES == DEFAULT_CONTEXT_RULES
@@ -242,12 +281,15 @@ def test_the_sdk_copy_shares_the_marker_and_defaults():
 
 texts = st.none() | st.text(max_size=60) | st.sampled_from(["", "a", "x" * 20])
 documents = st.none() | st.lists(st.dictionaries(st.text(max_size=5), st.integers(), max_size=2), max_size=3)
-context_rules = st.fixed_dictionaries({}, optional={
-    "context_mode": st.sampled_from(["chunks_only", "attachments_only", "hybrid"]),
-    "canonical_when_available": st.sampled_from(["prefer_attachments", "augment_chunks"]),
-    "include_retrieved_text": st.none() | st.booleans(),
-    "max_context_chars": st.none() | st.integers(1, 30),
-})
+context_rules = st.fixed_dictionaries(
+    {},
+    optional={
+        "context_mode": st.sampled_from(["chunks_only", "attachments_only", "hybrid"]),
+        "canonical_when_available": st.sampled_from(["prefer_attachments", "augment_chunks"]),
+        "include_retrieved_text": st.none() | st.booleans(),
+        "max_context_chars": st.none() | st.integers(1, 30),
+    },
+)
 
 
 @settings(deadline=None, max_examples=500)
@@ -256,7 +298,10 @@ def test_server_and_sdk_decide_the_same_on_any_input(text, docs, context):
     server = decide_grounding(text, docs, context)
     sdk = sdk_context.decide_grounding(text, docs, context)
     assert (sdk.retrieved_text_for_prompt, sdk.include_attachments, sdk.include_retrieved_text) == (
-        server.retrieved_text_for_prompt, server.include_attachments, server.include_retrieved_text)
+        server.retrieved_text_for_prompt,
+        server.include_attachments,
+        server.include_retrieved_text,
+    )
     assert sdk.to_dict() == server.to_dict()
     # and the decision's own invariants
     assert server.include_retrieved_text == bool(server.retrieved_text_for_prompt)

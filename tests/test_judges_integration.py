@@ -24,9 +24,16 @@ def llm_server():
 
 
 def judge_rules(**overrides):
-    return {"min_grounding_score": 0.5, "min_citations": 0, "action_on_violation": "block",
-            "llm_grounding_check": True, "llm_grounding_model": "gpt-4o-mini",
-            "llm_grounding_threshold": 0.7, "llm_grounding_phase": "mid_execution", **overrides}
+    return {
+        "min_grounding_score": 0.5,
+        "min_citations": 0,
+        "action_on_violation": "block",
+        "llm_grounding_check": True,
+        "llm_grounding_model": "gpt-4o-mini",
+        "llm_grounding_threshold": 0.7,
+        "llm_grounding_phase": "mid_execution",
+        **overrides,
+    }
 
 
 def store_provider_secrets(tenant, server, provider="openai"):
@@ -52,10 +59,12 @@ def judge_evaluation(decision):
     return next(e for e in decision["evaluations"] if e.get("source") == "llm_judge")
 
 
-@pytest.mark.parametrize("provider,model", [("openai", "gpt-4o-mini"), ("anthropic", "claude-haiku-4-5"),
-                                            ("groq", "llama-3.1-8b-instant")])
-def test_grounded_answer_passes_and_ungrounded_is_blocked_for_each_provider(api, acme, make_policy, llm_server,
-                                                                          provider, model):
+@pytest.mark.parametrize(
+    "provider,model", [("openai", "gpt-4o-mini"), ("anthropic", "claude-haiku-4-5"), ("groq", "llama-3.1-8b-instant")]
+)
+def test_grounded_answer_passes_and_ungrounded_is_blocked_for_each_provider(
+    api, acme, make_policy, llm_server, provider, model
+):
     store_provider_secrets(acme, llm_server, provider)
     make_policy(rules=judge_rules(llm_grounding_model=model))
     run_id = start(api)
@@ -135,10 +144,10 @@ def test_criteria_reach_the_prompt_and_a_replay_is_served_from_the_cache(api, ac
 
 
 def test_after_workflow_judge_runs_in_the_background_and_adds_to_the_run(
-        api, acme, make_policy, llm_server, django_capture_on_commit_callbacks):
+    api, acme, make_policy, llm_server, django_capture_on_commit_callbacks
+):
     store_provider_secrets(acme, llm_server)
-    make_policy(rules=judge_rules(llm_grounding_phase="after_workflow", action_on_violation="warn",
-                                  min_citations=1))
+    make_policy(rules=judge_rules(llm_grounding_phase="after_workflow", action_on_violation="warn", min_citations=1))
     run_id = start(api)
     mid = report(api, run_id, UNGROUNDED)
     assert not any(e.get("source") == "llm_judge" for e in mid["evaluations"])
@@ -158,7 +167,8 @@ def test_after_workflow_judge_runs_in_the_background_and_adds_to_the_run(
 
 
 def test_warn_only_mid_execution_judge_does_not_hold_up_the_agent(
-        api, acme, make_policy, llm_server, django_capture_on_commit_callbacks):
+    api, acme, make_policy, llm_server, django_capture_on_commit_callbacks
+):
     store_provider_secrets(acme, llm_server)
     make_policy(rules=judge_rules(action_on_violation="warn"))
     run_id = start(api)

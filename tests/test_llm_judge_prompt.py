@@ -25,7 +25,11 @@ from judges.llm import (
 from judges.llm import prompt as prompt_module
 
 SOURCES = [
-    {"id": "fed-2023", "text": "In March 2023 the Federal Reserve raised interest rates by 25 basis points.", "score": 0.92},
+    {
+        "id": "fed-2023",
+        "text": "In March 2023 the Federal Reserve raised interest rates by 25 basis points.",
+        "score": 0.92,
+    },
     "The IMF projected global growth of 2.8 percent for 2023.",
 ]
 CITATIONS = ["Federal Reserve Report", "IMF Analysis"]
@@ -181,7 +185,9 @@ def test_prompt_is_deterministic_and_cache_key_tracks_every_input():
     assert key != cache_key("gpt-4o-mini", *build_prompt(OUTPUT, CITATIONS, SOURCES, "d"))
     # no ambiguity between the parts
     assert cache_key("m", "ab", "c") != cache_key("m", "a", "bc")
-    assert request_cache_key(model="gpt-4o-mini", output=OUTPUT, citations=CITATIONS, sources=SOURCES, criteria="c") == key
+    assert (
+        request_cache_key(model="gpt-4o-mini", output=OUTPUT, citations=CITATIONS, sources=SOURCES, criteria="c") == key
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from judges.llm import (
 from judges.llm import providers as providers_module
 
 try:
-    from tests.fake_llm_server import (  # noqa: F401
+    from tests.fake_llm_server import (
         FakeLLMServer,
         fake_llm_server,
         fake_llm_server_fixture,
@@ -240,7 +240,9 @@ def test_non_json_error_page_is_not_echoed(fake_llm_server, provider):
 
 @provider_param
 def test_wrong_key_is_a_401_error_without_the_key_in_the_message(fake_llm_server, provider):
-    wrong = {"openai": "sk-wrong-key-zq7w9876", "anthropic": "sk-ant-wrong-zq7w9876", "groq": "gsk_wrong_zq7w9876"}[provider]
+    wrong = {"openai": "sk-wrong-key-zq7w9876", "anthropic": "sk-ant-wrong-zq7w9876", "groq": "gsk_wrong_zq7w9876"}[
+        provider
+    ]
     result = run(fake_llm_server, provider, api_key=wrong, max_retries=3)
     assert result.status == "error"
     assert "401" in result.error
@@ -291,8 +293,14 @@ def test_connection_refused_is_an_error(provider):
     port = free_port()
     base = f"http://127.0.0.1:{port}" + ("/v1" if provider == "openai" else "")
     result = judge(
-        model=MODELS[provider], output=GROUNDED, citations=CITATIONS, sources=SOURCES,
-        api_key="sk-some-key-123456", base_url=base, timeout=2.0, max_retries=1,
+        model=MODELS[provider],
+        output=GROUNDED,
+        citations=CITATIONS,
+        sources=SOURCES,
+        api_key="sk-some-key-123456",
+        base_url=base,
+        timeout=2.0,
+        max_retries=1,
     )
     assert result.status == "error"
     assert "connection" in result.error.lower()
@@ -420,8 +428,17 @@ def test_to_metadata_has_fixed_json_ready_keys(fake_llm_server):
     fake_llm_server.usage = (500, 10)
     metadata = run(fake_llm_server, "openai").to_metadata()
     assert list(metadata) == [
-        "status", "score", "model", "provider", "latency_ms", "input_tokens",
-        "output_tokens", "cost_usd", "attempts", "raw_text", "error",
+        "status",
+        "score",
+        "model",
+        "provider",
+        "latency_ms",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "attempts",
+        "raw_text",
+        "error",
     ]
     assert json.loads(json.dumps(metadata)) == metadata
     assert metadata["status"] == "ok" and metadata["score"] == 0.9
@@ -456,7 +473,9 @@ def test_judge_never_logs_the_key(fake_llm_server, caplog):
 def test_fake_accepts_x_api_key_for_anthropic_and_rejects_wrong_keys(fake_llm_server):
     body = {"model": "claude-3-5-haiku-latest", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
     url = fake_llm_server.url + "/v1/messages"
-    ok = httpx.post(url, json=body, headers={"x-api-key": fake_llm_server.key_for("anthropic"), "anthropic-version": "2023-06-01"})
+    ok = httpx.post(
+        url, json=body, headers={"x-api-key": fake_llm_server.key_for("anthropic"), "anthropic-version": "2023-06-01"}
+    )
     assert ok.status_code == 200
     assert ok.json()["content"][0]["type"] == "text"
     assert set(ok.json()["usage"]) >= {"input_tokens", "output_tokens"}
@@ -479,7 +498,9 @@ def test_fake_openai_shape_and_paths(fake_llm_server):
         assert data["object"] == "chat.completion"
         assert data["choices"][0]["message"]["role"] == "assistant"
         assert set(data["usage"]) == {"prompt_tokens", "completion_tokens", "total_tokens"}
-    wrong = httpx.post(fake_llm_server.url + "/v1/chat/completions", json=body, headers={"Authorization": "Bearer sk-nope"})
+    wrong = httpx.post(
+        fake_llm_server.url + "/v1/chat/completions", json=body, headers={"Authorization": "Bearer sk-nope"}
+    )
     assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "invalid_api_key"
     assert httpx.post(fake_llm_server.url + "/v2/nothing", json=body, headers=auth).status_code == 404
 
@@ -493,13 +514,21 @@ def test_fixture_factory_builds_a_configured_shared_server(shared_llm_server, fa
 def test_fake_env_and_secrets_route_every_provider(fake_llm_server):
     secrets = fake_llm_server.secrets()
     assert set(secrets) == {
-        "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY",
-        "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GROQ_BASE_URL",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GROQ_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "GROQ_BASE_URL",
     }
     for provider, model in MODELS.items():
         result = judge(
-            model=model, output=GROUNDED, citations=CITATIONS, sources=SOURCES,
-            api_key=secrets[f"{provider.upper()}_API_KEY"], base_url=secrets[f"{provider.upper()}_BASE_URL"],
+            model=model,
+            output=GROUNDED,
+            citations=CITATIONS,
+            sources=SOURCES,
+            api_key=secrets[f"{provider.upper()}_API_KEY"],
+            base_url=secrets[f"{provider.upper()}_BASE_URL"],
         )
         assert result.status == "ok", (provider, result.error)
     assert {r.provider for r in fake_llm_server.requests} == {"openai", "anthropic", "groq"}

@@ -15,10 +15,18 @@ BEFORE = [("governance", "0004_auditevent_moves_to_tenants")]
 AFTER = [("governance", "0005_run_sources_once")]
 
 REPORTS = [
-    {"citations": ["fed"], "unsupported_claims": ["x"], "output_confidence": 0.4,
-     "sources": [{"id": "fed", "text": "Rates rose.", "score": 0.9}, {"id": "imf", "text": "Growth."}]},
-    {"citations": [{"source_id": "fed", "quote": "rates"}], "unsupported_claims": [], "output_confidence": None,
-     "sources": [{"id": "fed", "text": "Rates rose.", "score": 0.2}, {"id": "chunk", "text": "", "span_id": 7}]},
+    {
+        "citations": ["fed"],
+        "unsupported_claims": ["x"],
+        "output_confidence": 0.4,
+        "sources": [{"id": "fed", "text": "Rates rose.", "score": 0.9}, {"id": "imf", "text": "Growth."}],
+    },
+    {
+        "citations": [{"source_id": "fed", "quote": "rates"}],
+        "unsupported_claims": [],
+        "output_confidence": None,
+        "sources": [{"id": "fed", "text": "Rates rose.", "score": 0.2}, {"id": "chunk", "text": "", "span_id": 7}],
+    },
 ]
 
 
@@ -35,10 +43,14 @@ def _old_run(apps, *, derivable: bool = True) -> int:
     GroundingReport = apps.get_model("governance", "GroundingReport")
     tenant, _ = Tenant.objects.get_or_create(slug="old", defaults={"name": "Old"})
     run = Run.objects.create(
-        tenant=tenant, agent_name="research-agent", report_count=len(REPORTS),
+        tenant=tenant,
+        agent_name="research-agent",
+        report_count=len(REPORTS),
         citations=[c for r in REPORTS for c in r["citations"]] + ([] if derivable else ["edited by hand"]),
-        unsupported_claims=[c for r in REPORTS for c in r["unsupported_claims"]], output_confidence=0.4,
-        sources=[s for r in REPORTS for s in r["sources"]])
+        unsupported_claims=[c for r in REPORTS for c in r["unsupported_claims"]],
+        output_confidence=0.4,
+        sources=[s for r in REPORTS for s in r["sources"]],
+    )
     for seq, report in enumerate(REPORTS, start=1):
         GroundingReport.objects.create(tenant=tenant, run=run, seq=seq, **report)
     return run.pk
@@ -64,14 +76,20 @@ def test_forward_moves_sources_into_run_sources_and_references(at_0004):
     RunSource = apps.get_model("governance", "RunSource")
     GroundingReport = apps.get_model("governance", "GroundingReport")
     assert list(RunSource.objects.filter(run_id=run_id).order_by("source_id").values_list("source_id", "text")) == [
-        ("chunk", ""), ("fed", "Rates rose."), ("imf", "Growth.")]
+        ("chunk", ""),
+        ("fed", "Rates rose."),
+        ("imf", "Growth."),
+    ]
     refs = [r.source_refs for r in GroundingReport.objects.filter(run_id=run_id).order_by("seq")]
     assert [[{k: v for k, v in ref.items() if k != "sha256"} for ref in report] for report in refs] == [
-        [{"id": "fed", "score": 0.9}, {"id": "imf"}], [{"id": "fed", "score": 0.2}, {"id": "chunk", "span_id": 7}]]
+        [{"id": "fed", "score": 0.9}, {"id": "imf"}],
+        [{"id": "fed", "score": 0.2}, {"id": "chunk", "span_id": 7}],
+    ]
     assert refs[0][0]["sha256"] == refs[1][0]["sha256"]  # the same text: one RunSource row
     Run = apps.get_model("governance", "Run")
     assert not {"citations", "unsupported_claims", "sources", "output_confidence"} & {
-        f.name for f in Run._meta.get_fields()}
+        f.name for f in Run._meta.get_fields()
+    }
 
 
 def test_backward_rebuilds_the_run_columns_and_full_sources(at_0004):
@@ -87,7 +105,8 @@ def test_backward_rebuilds_the_run_columns_and_full_sources(at_0004):
     assert (run.unsupported_claims, run.output_confidence) == (["x"], 0.4)
     assert run.sources == [s for r in REPORTS for s in r["sources"]]
     assert [r.sources for r in GroundingReport.objects.filter(run_id=run_id).order_by("seq")] == [
-        r["sources"] for r in REPORTS]
+        r["sources"] for r in REPORTS
+    ]
 
 
 def test_a_run_whose_columns_its_reports_do_not_add_up_to_stops_the_migration(at_0004):

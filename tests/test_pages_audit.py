@@ -48,8 +48,14 @@ def reviewed(acme, bob, make_policy):
 def _many_events(tenant, count):
     with scope(tenant=tenant):
         for i in range(count):
-            audit_record(tenant=tenant, action=f"tests.bulk.{'even' if i % 2 == 0 else 'odd'}",
-                         actor=Actor.system("bulk"), object_type="tests.thing", object_id=i, after={"i": i})
+            audit_record(
+                tenant=tenant,
+                action=f"tests.bulk.{'even' if i % 2 == 0 else 'odd'}",
+                actor=Actor.system("bulk"),
+                object_type="tests.thing",
+                object_id=i,
+                after={"i": i},
+            )
 
 
 @pytest.mark.parametrize("who", ["alice", "bob", "dave"])
@@ -162,8 +168,11 @@ def test_evaluations_export_uses_the_evaluation_filters(alice, acme, reviewed):
     client = signed_in(alice)
     rows = _csv(client.get("/evaluations/export?format=csv&action=block&action=warn&agent=research-agent"))
     with scopes_disabled():
-        expected = list(Evaluation.objects.filter(agent_name="research-agent", action__in=("warn", "block"))
-                        .order_by("id").values_list("id", flat=True))
+        expected = list(
+            Evaluation.objects.filter(agent_name="research-agent", action__in=("warn", "block"))
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
     assert [int(r["id"]) for r in rows] == expected
     confirmed = [r for r in rows if r["review_state"] == "confirmed"]
     assert [int(r["id"]) for r in confirmed] == [reviewed.pk]

@@ -24,8 +24,9 @@ def test_sign_in_page_is_a_full_accessible_page(client):
 def test_sign_in_goes_to_the_page_asked_for(client, alice):
     page = client.get("/policies/")
     assert page["Location"] == "/accounts/login/?next=/policies/"
-    response = client.post("/accounts/login/?next=/policies/", {"username": "alice", "password": PASSWORD,
-                                                              "next": "/policies/"})
+    response = client.post(
+        "/accounts/login/?next=/policies/", {"username": "alice", "password": PASSWORD, "next": "/policies/"}
+    )
     assert response.status_code == 302 and response["Location"] == "/policies/"
     assert client.get("/policies/").status_code == 200
 
@@ -51,13 +52,17 @@ def test_password_change(client, alice):
     client.force_login(alice)
     form = client.get("/accounts/password/")
     assert form.status_code == 200 and "Change your password" in form.text
-    bad = client.post("/accounts/password/", {"old_password": "nope", "new_password1": "a-new-long-password",
-                                              "new_password2": "something-else"})
+    bad = client.post(
+        "/accounts/password/",
+        {"old_password": "nope", "new_password1": "a-new-long-password", "new_password2": "something-else"},
+    )
     assert bad.status_code == 200
     start = bad.text.index('id="id_old_password_error"')
-    assert "Your old password was entered incorrectly." in bad.text[start:start + 300]
-    ok = client.post("/accounts/password/", {"old_password": PASSWORD, "new_password1": "a-new-long-password",
-                                             "new_password2": "a-new-long-password"})
+    assert "Your old password was entered incorrectly." in bad.text[start : start + 300]
+    ok = client.post(
+        "/accounts/password/",
+        {"old_password": PASSWORD, "new_password1": "a-new-long-password", "new_password2": "a-new-long-password"},
+    )
     assert ok.status_code == 302 and ok["Location"] == "/accounts/password/done/"
     assert "Password changed" in client.get(ok["Location"]).text
     # still signed in here, and the new password is the one that works
@@ -72,13 +77,19 @@ def test_password_change_needs_sign_in(client):
 
 # --- the layout ----------------------------------------------------------------------------------
 
+
 def test_layout_has_nav_user_menu_and_marks_the_current_section(client, alice):
     client.force_login(alice)
     page = client.get("/policies/").text
     assert 'hx-headers=\'{"X-CSRFToken": "' in page
     assert '<a href="/policies/" aria-current="page">Policies</a>' in page
-    for href, label in (("/", "Overview"), ("/runs/", "Runs"), ("/violations/", "Violations"), ("/audit/", "Audit"),
-                        ("/settings/secrets/", "Settings")):
+    for href, label in (
+        ("/", "Overview"),
+        ("/runs/", "Runs"),
+        ("/violations/", "Violations"),
+        ("/audit/", "Audit"),
+        ("/settings/secrets/", "Settings"),
+    ):
         assert f'<a href="{href}">{label}</a>' in page, label
     assert 'href="/accounts/password/"' in page and "Sign out" in page
     assert "/static/vendor/htmx.min.js" in page and "/static/js/app.js" in page
@@ -111,6 +122,7 @@ def test_a_forbidden_htmx_action_gets_a_403(client, bob, make_policy):
 
 # --- tenant switch -------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def alice_in_globex(alice, globex):
     services.membership_set(tenant=globex, user=alice, role=Role.VIEWER, actor=SYSTEM)
@@ -135,14 +147,16 @@ def test_switching_tenant_changes_what_every_page_shows(client, alice_in_globex,
     make_policy(name="Globex policy", tenant=globex)
     client.force_login(alice_in_globex)
     assert "Acme policy" in client.get("/policies/").text
-    response = client.post("/settings/tenant/", {"tenant": str(globex.pk), "next": f"/policies/{acme_policy.pk}/history/"})
+    response = client.post(
+        "/settings/tenant/", {"tenant": str(globex.pk), "next": f"/policies/{acme_policy.pk}/history/"}
+    )
     # the old tenant's object would be a 404 now: back to the list of that section instead
     assert response.status_code == 302 and response["Location"] == "/policies/"
     page = client.get("/policies/").text
     assert "Globex policy" in page and "Acme policy" not in page and "Switched to Globex." in page
     assert client.get(f"/policies/{acme_policy.pk}/").status_code == 404
     # and the role is the one held in globex: a viewer there
-    assert client.post(f"/policies/new/?category=grounding", {"name": "x"}).status_code == 403
+    assert client.post("/policies/new/?category=grounding", {"name": "x"}).status_code == 403
     assert 'href="/policies/new/"' not in page
 
 
@@ -171,8 +185,16 @@ def test_a_switch_survives_losing_the_membership(client, alice_in_globex, globex
 
 
 def test_anonymous_users_are_sent_to_sign_in_from_every_page(client, acme):
-    for url in ("/policies/", "/policies/new/", "/policies/1/", "/policies/1/history/", "/settings/secrets/",
-                "/settings/api-keys/", "/settings/members/", "/accounts/password/"):
+    for url in (
+        "/policies/",
+        "/policies/new/",
+        "/policies/1/",
+        "/policies/1/history/",
+        "/settings/secrets/",
+        "/settings/api-keys/",
+        "/settings/members/",
+        "/accounts/password/",
+    ):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
     for url in ("/policies/1/toggle/", "/policies/validate/", "/settings/tenant/", "/settings/members/"):

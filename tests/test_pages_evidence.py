@@ -28,12 +28,20 @@ FED = "In March 2023 the Federal Reserve raised its benchmark rate by 25 basis p
 IMF = "The IMF expects global growth of 3.0% in 2023."
 NEWS = "Markets rallied after the central bank decision in March 2023."
 PROVENANCE = {
-    "intent": {"text_queries": ["fed rate decision march 2023", "imf growth forecast"], "scope": "focused",
-               "filters": {"year": 2023}},
+    "intent": {
+        "text_queries": ["fed rate decision march 2023", "imf growth forecast"],
+        "scope": "focused",
+        "filters": {"year": 2023},
+    },
     "results_by_source": {
         "knowledge_base": [
-            {"source_id": "fed-2023", "source_type": "vector_kb", "relevance": 0.92, "text": FED,
-             "metadata": {"heading_path": "Rates > 2023"}},
+            {
+                "source_id": "fed-2023",
+                "source_type": "vector_kb",
+                "relevance": 0.92,
+                "text": FED,
+                "metadata": {"heading_path": "Rates > 2023"},
+            },
             {"source_id": "imf-9", "source_type": "vector_kb", "relevance": 0.35, "text": IMF},
         ],
         "web_search": [
@@ -45,17 +53,33 @@ PROVENANCE = {
     "retrieval_time_ms": 45.2,
     "intent_resolution_time_ms": 120.5,
 }
-RULES = {"nli_check": True, "nli_phase": "both", "contradiction_action": "block", "citation_quotes": "required",
-         "citations_must_resolve": True, "score_relevance_floor": 0.5, "min_citations": 1}
-OUTPUT = ("The Federal Reserve raised its benchmark rate by 50 basis points in March 2023. "
-          "The IMF expects global growth of 3.0% in 2023.")
+RULES = {
+    "nli_check": True,
+    "nli_phase": "both",
+    "contradiction_action": "block",
+    "citation_quotes": "required",
+    "citations_must_resolve": True,
+    "score_relevance_floor": 0.5,
+    "min_citations": 1,
+}
+OUTPUT = (
+    "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023. "
+    "The IMF expects global growth of 3.0% in 2023."
+)
 BAD_QUOTE = "raised its benchmark rate by 50 basis points"
-CITATIONS = [{"source_id": "fed-2023", "quote": BAD_QUOTE}, "imf-9", {"source_id": "ghost-7", "quote": "never retrieved"}]
+CITATIONS = [
+    {"source_id": "fed-2023", "quote": BAD_QUOTE},
+    "imf-9",
+    {"source_id": "ghost-7", "quote": "never retrieved"},
+]
 
 
 def _retrieve(api, run_id, provenance=PROVENANCE, name="kb-search"):
-    response = post_json(api, f"/api/v1/runs/{run_id}/spans/",
-                         {"kind": "retrieval", "name": name, "attributes": {"provenance": provenance}})
+    response = post_json(
+        api,
+        f"/api/v1/runs/{run_id}/spans/",
+        {"kind": "retrieval", "name": name, "attributes": {"provenance": provenance}},
+    )
     assert response.status_code == 201, response.content
     return response.json()["id"]
 
@@ -67,8 +91,14 @@ def evidence_run(api, acme):
     create_policy(api, name="Verified Research", rules=RULES)
     run_id = start_run(api)
     span_id = _retrieve(api, run_id)
-    response = ground(api, run_id, grounding_scores=[0.92, 0.35], output=OUTPUT, citations=CITATIONS,
-                      sources=[{"id": "fed-2023"}, {"id": "imf-9"}])
+    response = ground(
+        api,
+        run_id,
+        grounding_scores=[0.92, 0.35],
+        output=OUTPUT,
+        citations=CITATIONS,
+        sources=[{"id": "fed-2023"}, {"id": "imf-9"}],
+    )
     assert response.status_code == 200, response.content
     assert response.json()["decision"]["action"] == "block"
     complete(api, run_id, output=OUTPUT)
@@ -77,17 +107,18 @@ def evidence_run(api, acme):
 
 def _section(html: str, start: str, end: str | None = None) -> str:
     begin = html.index(start)
-    return html[begin: html.index(end, begin) if end else None]
+    return html[begin : html.index(end, begin) if end else None]
 
 
 def _span(html: str, span_id: int) -> str:
     """One span of the timeline, up to the next item."""
     begin = html.index(f'id="span-{span_id}"')
     following = html.find('<li class="gr-tl ', begin)
-    return html[begin: following if following >= 0 else None]
+    return html[begin : following if following >= 0 else None]
 
 
 # -- Governance tab -----------------------------------------------------------------------------------
+
 
 def test_governance_shows_each_claim_with_its_verdict_and_best_source_span(alice, evidence_run):
     run_id, _ = evidence_run
@@ -103,11 +134,16 @@ def test_governance_shows_each_claim_with_its_verdict_and_best_source_span(alice
     assert '<span class="badge badge-contradicted">contradicted</span>' in failed
     # The source sentence it was judged against, the source it came from, and why it failed.
     assert "<code>fed-2023</code>" in failed
-    assert ('<blockquote class="gr-span">In March 2023 the Federal Reserve raised its benchmark rate by 25 basis '
-            "points.</blockquote>") in failed
+    assert (
+        '<blockquote class="gr-span">In March 2023 the Federal Reserve raised its benchmark rate by 25 basis '
+        "points.</blockquote>"
+    ) in failed
     assert "number mismatch" in failed and '<span class="gr-tag">number</span>' in failed
     # The whole source, with the span marked in it.
-    assert "<mark>In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points.</mark> The vote" in failed
+    assert (
+        "<mark>In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points.</mark> The vote"
+        in failed
+    )
     assert '<span class="badge badge-supported">supported</span>' in rows[1][1]
     # The counts head the table.
     assert '<span class="badge badge-contradicted">1 contradicted</span>' in html
@@ -130,18 +166,25 @@ def test_governance_shows_which_citation_failed_and_the_source_text_it_was_check
     assert f'<q class="gr-quote">{BAD_QUOTE}</q>' in quote
     assert "Quote not found in the source" in quote
     assert f'<div class="gr-text-box gr-source-checked">{FED}</div>' in quote
-    assert "ghost-7" in rows["unresolved"] and "no source or retrieval result of the run has this id" in rows["unresolved"]
+    assert (
+        "ghost-7" in rows["unresolved"] and "no source or retrieval result of the run has this id" in rows["unresolved"]
+    )
     assert "imf-9" in rows["missing_quote"] and "No quote (the policy requires one)" in rows["missing_quote"]
     # Both phases checked the citations: the mid_execution report's and the run's at completion.
     assert html.count('class="gr-table gr-table--compact gr-citations-table"') == 2
 
 
 def test_self_contradiction_shows_both_claims(alice, acme, api):
-    create_policy(api, name="Self-consistent answers",
-                  rules={"factual_consistency_check": True, "min_citations": 0, "action_on_violation": "block"})
+    create_policy(
+        api,
+        name="Self-consistent answers",
+        rules={"factual_consistency_check": True, "min_citations": 0, "action_on_violation": "block"},
+    )
     run_id = start_run(api)
-    output = ("The Federal Reserve raised its benchmark rate by 25 basis points in March 2023. "
-              "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023.")
+    output = (
+        "The Federal Reserve raised its benchmark rate by 25 basis points in March 2023. "
+        "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023."
+    )
     ground(api, run_id, grounding_scores=[0.9], output=output)
     assert complete(api, run_id, output=output).json()["decision"]["action"] == "block"
 
@@ -177,12 +220,13 @@ def test_violation_page_of_a_mid_execution_report_shows_its_object_citations_and
     with scopes_disabled():
         mid = Evaluation.objects.filter(run_id=run_id, source="engine", phase="mid_execution").get()
     html = signed_in(alice).get(f"/violations/{mid.pk}/").content.decode()
-    assert f'<code class="gr-cite-id">ghost-7</code> <q class="gr-quote">never retrieved</q>' in html
+    assert '<code class="gr-cite-id">ghost-7</code> <q class="gr-quote">never retrieved</q>' in html
     # The report's sources were sent by id and resolved from the retrieval span.
     assert f'href="/runs/{run_id}/?tab=trace#span-{span_id}">text from retrieval span #{span_id}</a>' in html
 
 
 # -- Trace tab ------------------------------------------------------------------------------------------
+
 
 def test_trace_shows_retrieval_queries_and_results_grouped_by_source(alice, evidence_run):
     run_id, span_id = evidence_run
@@ -194,8 +238,9 @@ def test_trace_shows_retrieval_queries_and_results_grouped_by_source(alice, evid
     assert "focused" in span and "<dt>year</dt>" in span  # scope and filters
     assert "3 from 2 sources" in span and "9 found, 3 after deduplication" in span
     assert "45 ms retrieval" in span and "120 ms intent resolution" in span
-    captions = re.findall(r'<caption><span class="gr-results-source">([^<]+)</span> <span class="gr-count">(\d+)</span>',
-                          span)
+    captions = re.findall(
+        r'<caption><span class="gr-results-source">([^<]+)</span> <span class="gr-count">(\d+)</span>', span
+    )
     assert captions == [("knowledge_base", "2"), ("web_search", "1")]
     for table in re.findall(r'<table class="gr-table gr-table--compact gr-results-table">.*?</table>', span, re.S):
         headers = re.findall(r'<th scope="col"[^>]*>([^<]+)</th>', table)
@@ -228,7 +273,7 @@ def test_trace_marks_relevance_bars_cited_results_and_results_below_the_floor(al
     # Cited without a quote, and under the 0.5 floor.
     assert '<span class="gr-flag gr-flag--cited">cited</span>' in imf
     assert "No quote (the policy requires one)" in imf
-    assert 'below floor 0.5' in imf and 'style="width: 35.0%"' in imf
+    assert "below floor 0.5" in imf and 'style="width: 35.0%"' in imf
     # Retrieved but not used.
     assert '<span class="gr-muted">not cited</span>' in news and "below floor" not in news
     assert re.search(r'<tr class="gr-result gr-result--cited gr-result--below">', html)
@@ -267,7 +312,7 @@ def test_trace_shows_verifier_verdicts_under_the_report_and_the_final_decision(a
     assert '<blockquote class="gr-span">In March 2023 the Federal Reserve' in report
     assert "gr-citations-table" in report
     assert re.search(r'<h4 class="gr-ev-title">Claims checked against the sources', report)
-    final = html[html.rindex("<code>after_workflow</code>"):]
+    final = html[html.rindex("<code>after_workflow</code>") :]
     assert '<tr class="gr-claim gr-claim--contradicted">' in final and "gr-citations-table" in final
     # Object citations in the report block.
     assert f'<code class="gr-cite-id">fed-2023</code> <q class="gr-quote">{BAD_QUOTE}</q>' in report
@@ -294,31 +339,57 @@ XSS = '<script>alert("x")</script>'
 
 
 def test_agent_data_is_escaped_everywhere_it_is_shown(alice, acme, api):
-    create_policy(api, name="Verified Research", rules={**RULES, "citations_must_resolve": False,
-                                                         "citation_quotes": "off"})
+    create_policy(
+        api, name="Verified Research", rules={**RULES, "citations_must_resolve": False, "citation_quotes": "off"}
+    )
     run_id = start_run(api)
     hostile = {
         "intent": {"text_queries": [XSS], "scope": XSS, "filters": {XSS: XSS}},
-        "results_by_source": {XSS: [{"source_id": XSS, "source_type": XSS, "relevance": 0.2, "text": XSS,
-                                     "metadata": {XSS: XSS}}]},
+        "results_by_source": {
+            XSS: [{"source_id": XSS, "source_type": XSS, "relevance": 0.2, "text": XSS, "metadata": {XSS: XSS}}]
+        },
     }
     _retrieve(api, run_id, hostile, name=XSS)
-    ground(api, run_id, grounding_scores=[0.9], output=f"The rate rose by 50 points in 2023. {XSS}",
-           citations=[{"source_id": XSS, "quote": XSS}],
-           sources=[{"id": XSS, "text": f"The rate rose by 25 points in 2023. {XSS}"}])
+    ground(
+        api,
+        run_id,
+        grounding_scores=[0.9],
+        output=f"The rate rose by 50 points in 2023. {XSS}",
+        citations=[{"source_id": XSS, "quote": XSS}],
+        sources=[{"id": XSS, "text": f"The rate rose by 25 points in 2023. {XSS}"}],
+    )
     complete(api, run_id)
     with scopes_disabled():
         run = Run.objects.get(pk=run_id)
         Evaluation.objects.create(
-            tenant=acme, run=run, decision=Decision.objects.filter(run=run, phase="after_workflow").get(),
-            policy_name=XSS, category="grounding", agent_name=run.agent_name, phase="after_workflow",
-            action="warn", reason=XSS, source="verifier",
-            metadata={"verification": {"claims": [{"claim": XSS, "verdict": "contradicted", "reason": XSS,
-                                                   "kind": XSS, "best_source": {"id": XSS, "span": XSS,
-                                                                                "content": f"a {XSS} b"}}]},
-                      "citation_failures": [{"citation": {"source_id": XSS, "quote": XSS}, "problem": XSS,
-                                             "source_id": XSS, "source_text": XSS}],
-                      "check": "consistency", "contradictions": [{"claim_a": XSS, "claim_b": XSS, "reason": XSS}]},
+            tenant=acme,
+            run=run,
+            decision=Decision.objects.filter(run=run, phase="after_workflow").get(),
+            policy_name=XSS,
+            category="grounding",
+            agent_name=run.agent_name,
+            phase="after_workflow",
+            action="warn",
+            reason=XSS,
+            source="verifier",
+            metadata={
+                "verification": {
+                    "claims": [
+                        {
+                            "claim": XSS,
+                            "verdict": "contradicted",
+                            "reason": XSS,
+                            "kind": XSS,
+                            "best_source": {"id": XSS, "span": XSS, "content": f"a {XSS} b"},
+                        }
+                    ]
+                },
+                "citation_failures": [
+                    {"citation": {"source_id": XSS, "quote": XSS}, "problem": XSS, "source_id": XSS, "source_text": XSS}
+                ],
+                "check": "consistency",
+                "contradictions": [{"claim_a": XSS, "claim_b": XSS, "reason": XSS}],
+            },
         )
     client = signed_in(alice)
     for path in (f"/runs/{run_id}/", f"/runs/{run_id}/?tab=trace"):
@@ -335,11 +406,23 @@ def test_agent_data_is_escaped_everywhere_it_is_shown(alice, acme, api):
 ODD_METADATA = [
     {"verification": None},
     {"verification": {"claims": "not a list"}},
-    {"verification": {"claims": [None, 3, {"verdict": "maybe"}, {"claim": 5, "best_source": "x"},
-                                 {"claim": "ok", "best_source": {"score": "high"}}],
-                      "supported_count": "many", "unverifiable_ratio": True}},
-    {"citation_failures": [None, "x", {"citation": 7}, {"citation": {"quote": ["a"]}, "problem": None}],
-     "citation_failures_total": "lots"},
+    {
+        "verification": {
+            "claims": [
+                None,
+                3,
+                {"verdict": "maybe"},
+                {"claim": 5, "best_source": "x"},
+                {"claim": "ok", "best_source": {"score": "high"}},
+            ],
+            "supported_count": "many",
+            "unverifiable_ratio": True,
+        }
+    },
+    {
+        "citation_failures": [None, "x", {"citation": 7}, {"citation": {"quote": ["a"]}, "problem": None}],
+        "citation_failures_total": "lots",
+    },
     {"check": "consistency", "contradictions": [None, {"claim_a": ["x"]}], "claims_checked": "two"},
     {"check": "consistency"},
 ]
@@ -351,9 +434,19 @@ def test_odd_metadata_degrades_to_what_can_be_read(alice, acme, evidence_run):
         run = Run.objects.get(pk=run_id)
         decision = Decision.objects.filter(run=run, phase="after_workflow").get()
         for i, metadata in enumerate(ODD_METADATA):
-            Evaluation.objects.create(tenant=acme, run=run, decision=decision, policy_name=f"Odd {i}",
-                                      category="grounding", agent_name=run.agent_name, phase="after_workflow",
-                                      action="warn", reason="odd", source="verifier", metadata=metadata)
+            Evaluation.objects.create(
+                tenant=acme,
+                run=run,
+                decision=decision,
+                policy_name=f"Odd {i}",
+                category="grounding",
+                agent_name=run.agent_name,
+                phase="after_workflow",
+                action="warn",
+                reason="odd",
+                source="verifier",
+                metadata=metadata,
+            )
     client = signed_in(alice)
     for path in (f"/runs/{run_id}/", f"/runs/{run_id}/?tab=trace"):
         assert client.get(path).status_code == 200, path
@@ -369,9 +462,17 @@ def test_odd_metadata_degrades_to_what_can_be_read(alice, acme, evidence_run):
 ODD_PROVENANCE = [
     "not a record",
     {"intent": "x", "results_by_source": []},
-    {"results_by_source": {"kb": "not a list", "web": [None, {"relevance": 0.5}, {"source_id": "a", "relevance": "hi"}]}},
-    {"results": [{"source_id": "flat-1", "relevance": 0.8, "text": "t", "source_name": "merged"}],
-     "total_results": "many", "retrieval_time_ms": -5},
+    {
+        "results_by_source": {
+            "kb": "not a list",
+            "web": [None, {"relevance": 0.5}, {"source_id": "a", "relevance": "hi"}],
+        }
+    },
+    {
+        "results": [{"source_id": "flat-1", "relevance": 0.8, "text": "t", "source_name": "merged"}],
+        "total_results": "many",
+        "retrieval_time_ms": -5,
+    },
 ]
 
 
@@ -379,8 +480,9 @@ def test_odd_provenance_written_around_the_api_still_renders(alice, acme, eviden
     run_id, _ = evidence_run
     with scopes_disabled():
         for provenance in ODD_PROVENANCE:
-            services.run_record_span(tenant=acme, run_id=run_id, kind="retrieval", name="odd",
-                                     attributes={"provenance": provenance})
+            services.run_record_span(
+                tenant=acme, run_id=run_id, kind="retrieval", name="odd", attributes={"provenance": provenance}
+            )
     html = signed_in(alice).get(f"/runs/{run_id}/?tab=trace").content.decode()
     assert "not a record" in html  # not a record: shown as raw attributes
     assert '<span class="gr-results-source">merged</span>' in html and "<code>flat-1</code>" in html
@@ -390,9 +492,16 @@ def test_odd_provenance_written_around_the_api_still_renders(alice, acme, eviden
 def test_citations_as_strings_and_objects_render_in_the_trace(alice, acme, api):
     create_policy(api, rules={"min_citations": 1, "min_grounding_score": None})
     run_id = start_run(api)
-    ground(api, run_id, citations=["Federal Reserve Report", {"source_id": "fed-2023"},
-                                   {"source_id": "fed-2023", "quote": "raised its benchmark rate"}],
-           sources=[{"id": "fed-2023", "text": FED}])
+    ground(
+        api,
+        run_id,
+        citations=[
+            "Federal Reserve Report",
+            {"source_id": "fed-2023"},
+            {"source_id": "fed-2023", "quote": "raised its benchmark rate"},
+        ],
+        sources=[{"id": "fed-2023", "text": FED}],
+    )
     html = signed_in(alice).get(f"/runs/{run_id}/?tab=trace").content.decode()
     assert '<li><code class="gr-cite-id">Federal Reserve Report</code></li>' in html
     assert '<li><code class="gr-cite-id">fed-2023</code></li>' in html
@@ -401,8 +510,10 @@ def test_citations_as_strings_and_objects_render_in_the_trace(alice, acme, api):
 
 # -- Query counts -------------------------------------------------------------------------------------
 
-def test_query_counts_do_not_grow_with_retrievals_claims_or_failures(alice, acme, api, evidence_run,
-                                                                     django_assert_max_num_queries):
+
+def test_query_counts_do_not_grow_with_retrievals_claims_or_failures(
+    alice, acme, api, evidence_run, django_assert_max_num_queries
+):
     small_id, _ = evidence_run
     client = signed_in(alice)
     counts = {}
@@ -413,15 +524,25 @@ def test_query_counts_do_not_grow_with_retrievals_claims_or_failures(alice, acme
 
     create_policy(api, name="Second verifier", rules=RULES)
     big_id = start_run(api)
-    many = {"knowledge_base": PROVENANCE["results_by_source"]["knowledge_base"]
-            + [{"source_id": f"doc-{i}", "relevance": (i % 10) / 10, "text": f"Text {i}."} for i in range(148)],
-            **{f"source-{k}": [{"source_id": f"s{k}-{i}", "relevance": 0.5, "text": "t"} for i in range(5)]
-               for k in range(8)}}
+    many = {
+        "knowledge_base": PROVENANCE["results_by_source"]["knowledge_base"]
+        + [{"source_id": f"doc-{i}", "relevance": (i % 10) / 10, "text": f"Text {i}."} for i in range(148)],
+        **{
+            f"source-{k}": [{"source_id": f"s{k}-{i}", "relevance": 0.5, "text": "t"} for i in range(5)]
+            for k in range(8)
+        },
+    }
     for _ in range(6):
         _retrieve(api, big_id, {**PROVENANCE, "results_by_source": many})
     for _ in range(3):
-        ground(api, big_id, grounding_scores=[0.9], output=OUTPUT * 3,
-               citations=CITATIONS + [f"doc-{i}" for i in range(30)], sources=[{"id": "fed-2023"}, {"id": "doc-1"}])
+        ground(
+            api,
+            big_id,
+            grounding_scores=[0.9],
+            output=OUTPUT * 3,
+            citations=CITATIONS + [f"doc-{i}" for i in range(30)],
+            sources=[{"id": "fed-2023"}, {"id": "doc-1"}],
+        )
     complete(api, big_id, output=OUTPUT * 3)
     for tab in ("governance", "trace"):
         with django_assert_max_num_queries(12) as more:
@@ -438,14 +559,28 @@ def test_query_counts_do_not_grow_with_retrievals_claims_or_failures(alice, acme
 
 # -- Policy form groups and templates ----------------------------------------------------------------
 
-@pytest.mark.parametrize("group, rules", [
-    ("Context", ("context_mode", "canonical_when_available", "include_retrieved_text", "max_context_chars")),
-    ("Citations", ("citation_quotes", "max_citations", "citations_must_resolve")),
-    ("Verifier", ("nli_check", "nli_phase", "entailment_threshold", "contradiction_threshold",
-                  "max_unverifiable_ratio", "contradiction_action", "unverifiable_action")),
-    ("Checks", ("factual_consistency_check", "min_citations")),
-    ("LLM judge", ("llm_grounding_check", "llm_grounding_phase")),
-])
+
+@pytest.mark.parametrize(
+    "group, rules",
+    [
+        ("Context", ("context_mode", "canonical_when_available", "include_retrieved_text", "max_context_chars")),
+        ("Citations", ("citation_quotes", "max_citations", "citations_must_resolve")),
+        (
+            "Verifier",
+            (
+                "nli_check",
+                "nli_phase",
+                "entailment_threshold",
+                "contradiction_threshold",
+                "max_unverifiable_ratio",
+                "contradiction_action",
+                "unverifiable_action",
+            ),
+        ),
+        ("Checks", ("factual_consistency_check", "min_citations")),
+        ("LLM judge", ("llm_grounding_check", "llm_grounding_phase")),
+    ],
+)
 def test_rules_are_grouped_for_the_form(group, rules):
     assert {rule_group(r) for r in rules} == {group}
 
@@ -466,8 +601,16 @@ def test_the_form_shows_the_new_groups(client, alice):
     assert 'name="rule_max_context_chars"' in context and "rule_llm" not in context
 
 
-@pytest.mark.parametrize("name", ["Quoted, retrieved citations", "Attachments first", "RAG with provenance",
-                                  "Self-consistent answers", "Local verifier"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Quoted, retrieved citations",
+        "Attachments first",
+        "RAG with provenance",
+        "Self-consistent answers",
+        "Local verifier",
+    ],
+)
 def test_the_readme_templates_are_offered(name):
     assert name in [t.name for t in TEMPLATES]
 
@@ -483,8 +626,14 @@ def test_the_local_verifier_template_blocks_a_contradiction(api):
     template = template_for("local-verifier")
     create_policy(api, name=template.name, rules=template.rules)
     run_id = start_run(api)
-    ground(api, run_id, grounding_scores=[0.9], output=OUTPUT, citations=["fed-2023"],
-           sources=[{"id": "fed-2023", "text": FED}, {"id": "imf-9", "text": IMF}])
+    ground(
+        api,
+        run_id,
+        grounding_scores=[0.9],
+        output=OUTPUT,
+        citations=["fed-2023"],
+        sources=[{"id": "fed-2023", "text": FED}, {"id": "imf-9", "text": IMF}],
+    )
     decision = complete(api, run_id, output=OUTPUT).json()["decision"]
     assert decision["action"] == "block" and "Verifier: 1 claim contradicts the sources" in decision["reason"]
 

@@ -87,10 +87,13 @@ def test_known_numbers(alice, history):
 
 def test_top_policies_and_agents_are_ranked_by_violations(alice, history):
     html = signed_in(alice).get("/?period=30d").content.decode()
-    policies = html[html.index('id="top-policies-title"'):html.index('id="top-agents-title"')]
-    agents = html[html.index('id="top-agents-title"'):]
-    rows = re.findall(r'<td><a href="[^"]+">([^<]+)</a></td><td class="gr-num">(\d+)</td>'
-                      r'<td class="gr-num">(\d+)</td><td class="gr-num"><strong>(\d+)</strong>', policies)
+    policies = html[html.index('id="top-policies-title"') : html.index('id="top-agents-title"')]
+    agents = html[html.index('id="top-agents-title"') :]
+    rows = re.findall(
+        r'<td><a href="[^"]+">([^<]+)</a></td><td class="gr-num">(\d+)</td>'
+        r'<td class="gr-num">(\d+)</td><td class="gr-num"><strong>(\d+)</strong>',
+        policies,
+    )
     assert rows == [("Strict Research Grounding", "0", "6", "6"), ("Lenient RAG Agent", "2", "0", "2")]
     rows = re.findall(r'<td><a href="[^"]+">([^<]+)</a></td>', agents)
     assert rows == ["research-agent", "support-bot"]

@@ -18,8 +18,13 @@ GROUNDING = get_category("grounding")
 
 def form_data(**overrides) -> dict:
     """A valid POST of the generated grounding form, rules at their defaults."""
-    data = {"category": "grounding", "name": "Research grounding", "description": "",
-            "agents": "research-agent", "enabled": "on"}
+    data = {
+        "category": "grounding",
+        "name": "Research grounding",
+        "description": "",
+        "agents": "research-agent",
+        "enabled": "on",
+    }
     for spec in GROUNDING.rules:
         key = f"rule_{spec.name}"
         if spec.type == "boolean":
@@ -45,6 +50,7 @@ def reload(policy) -> Policy:
 
 # --- who may see what ----------------------------------------------------------------------------
 
+
 def test_anonymous_is_sent_to_sign_in(client, acme):
     response = client.get("/policies/")
     assert response.status_code == 302
@@ -53,8 +59,9 @@ def test_anonymous_is_sent_to_sign_in(client, acme):
 
 @pytest.mark.parametrize("who", ["alice", "bob", "dave"])
 def test_every_member_reads_the_list_detail_and_history(client, request, make_policy, who):
-    policy = make_policy(name="Strict Research Grounding", rules={"action_on_violation": "block"},
-                         agents=["research-agent"])
+    policy = make_policy(
+        name="Strict Research Grounding", rules={"action_on_violation": "block"}, agents=["research-agent"]
+    )
     client.force_login(request.getfixturevalue(who))
     listing = client.get("/policies/")
     assert listing.status_code == 200
@@ -68,7 +75,11 @@ def test_admin_sees_write_controls_and_viewer_does_not(client, alice, dave, make
     policy = make_policy()
     client.force_login(alice)
     page = client.get("/policies/").text
-    assert 'href="/policies/new/"' in page and f"/policies/{policy.pk}/toggle/" in page and f"/policies/{policy.pk}/delete/" in page
+    assert (
+        'href="/policies/new/"' in page
+        and f"/policies/{policy.pk}/toggle/" in page
+        and f"/policies/{policy.pk}/delete/" in page
+    )
     client.force_login(dave)
     page = client.get("/policies/").text
     assert 'href="/policies/new/"' not in page and "/toggle/" not in page and "/delete/" not in page
@@ -93,8 +104,12 @@ def test_reviewers_and_viewers_are_refused_every_write(client, request, make_pol
 def test_another_tenants_policy_is_not_found(client, charlie, make_policy):
     policy = make_policy()
     client.force_login(charlie)
-    for url in (f"/policies/{policy.pk}/", f"/policies/{policy.pk}/edit/", f"/policies/{policy.pk}/history/",
-                f"/policies/{policy.pk}/delete/"):
+    for url in (
+        f"/policies/{policy.pk}/",
+        f"/policies/{policy.pk}/edit/",
+        f"/policies/{policy.pk}/history/",
+        f"/policies/{policy.pk}/delete/",
+    ):
         assert client.get(url).status_code == 404, url
     assert client.post(f"/policies/{policy.pk}/toggle/", {"enabled": "false"}).status_code == 404
     assert client.post(f"/policies/{policy.pk}/delete/").status_code == 404
@@ -105,6 +120,7 @@ def test_another_tenants_policy_is_not_found(client, charlie, make_policy):
 
 
 # --- the list ------------------------------------------------------------------------------------
+
 
 def test_htmx_request_gets_the_results_fragment_and_a_normal_one_the_page(client, alice, make_policy):
     make_policy(name="Medical Q&A")
@@ -175,6 +191,7 @@ def test_list_query_count_does_not_grow_with_policies(client, alice, make_policy
 
 
 # --- toggle and delete ---------------------------------------------------------------------------
+
 
 def test_admin_toggles_a_policy_in_place(client, alice, make_policy):
     policy = make_policy(name="Alpha")
@@ -252,6 +269,7 @@ def test_delete_from_the_list_removes_the_row(client, alice, make_policy):
 
 # --- new policy ----------------------------------------------------------------------------------
 
+
 def test_new_policy_starts_by_choosing_a_category_and_offers_the_templates(client, alice):
     client.force_login(alice)
     page = client.get("/policies/new/").text
@@ -271,7 +289,10 @@ def test_the_form_is_generated_from_the_rule_schema(client, alice):
         assert spec.label in page
         assert escape(spec.help.split(".")[0]) in page
     assert '<input type="checkbox" name="rule_require_source_grounding"' in page
-    assert 'type="number" name="rule_min_grounding_score" value="0.7" step="0.01" inputmode="decimal" min="0.0" max="1.0"' in page
+    assert (
+        'type="number" name="rule_min_grounding_score" value="0.7" step="0.01" inputmode="decimal" min="0.0" max="1.0"'
+        in page
+    )
     assert 'type="number" name="rule_min_citations" value="1" step="1" inputmode="numeric" min="0"' in page
     assert '<select name="rule_action_on_violation"' in page and '<option value="block">block</option>' in page
     assert '<textarea name="rule_abstention_response"' in page
@@ -331,11 +352,19 @@ def test_every_template_creates_its_policy(client, alice, acme, template):
 
 def test_admin_creates_a_policy(client, alice, acme):
     client.force_login(alice)
-    response = client.post("/policies/new/?category=grounding", form_data(
-        name="  Strict Research Grounding ", agents="research-agent, support-*\nresearch-agent\n\n",
-        rule_require_source_grounding="on", rule_min_grounding_score="0.8", rule_min_citations="2",
-        rule_max_unsupported_claims="0", rule_action_on_violation="block", description="For the research team.",
-    ))
+    response = client.post(
+        "/policies/new/?category=grounding",
+        form_data(
+            name="  Strict Research Grounding ",
+            agents="research-agent, support-*\nresearch-agent\n\n",
+            rule_require_source_grounding="on",
+            rule_min_grounding_score="0.8",
+            rule_min_citations="2",
+            rule_max_unsupported_claims="0",
+            rule_action_on_violation="block",
+            description="For the research team.",
+        ),
+    )
     assert response.status_code == 302
     with scopes_disabled():
         policy = Policy.objects.get(tenant=acme)
@@ -344,8 +373,13 @@ def test_admin_creates_a_policy(client, alice, acme):
     assert policy.scope == {"agents": ["research-agent", "support-*"]}
     assert policy.enabled is True and policy.description == "For the research team."
     # only what differs from the defaults is stored
-    assert policy.rules == {"require_source_grounding": True, "min_grounding_score": 0.8, "min_citations": 2,
-                            "max_unsupported_claims": 0, "action_on_violation": "block"}
+    assert policy.rules == {
+        "require_source_grounding": True,
+        "min_grounding_score": 0.8,
+        "min_citations": 2,
+        "max_unsupported_claims": 0,
+        "action_on_violation": "block",
+    }
     assert policy.created_by == alice
     detail = client.get(response["Location"]).text
     assert "Policy “Strict Research Grounding” created." in detail
@@ -363,10 +397,18 @@ def test_an_emptied_nullable_rule_is_null_and_an_emptied_required_one_is_the_def
 def test_bad_input_is_shown_next_to_each_field_and_nothing_is_saved(client, alice, acme, make_policy):
     make_policy(name="Taken")
     client.force_login(alice)
-    response = client.post("/policies/new/?category=grounding", form_data(
-        name="Taken", rule_min_grounding_score="1.5", rule_min_citations="two", rule_score_top_n="0",
-        rule_action_on_violation="explode", rule_llm_grounding_model="bert-base", agents="ok-agent",
-    ))
+    response = client.post(
+        "/policies/new/?category=grounding",
+        form_data(
+            name="Taken",
+            rule_min_grounding_score="1.5",
+            rule_min_citations="two",
+            rule_score_top_n="0",
+            rule_action_on_violation="explode",
+            rule_llm_grounding_model="bert-base",
+            agents="ok-agent",
+        ),
+    )
     assert response.status_code == 400
     assert policy_count(acme) == 1
     page = response.text
@@ -374,7 +416,7 @@ def test_bad_input_is_shown_next_to_each_field_and_nothing_is_saved(client, alic
 
     def error_of(field: str) -> str:
         start = page.index(f'id="id_{field}_error"')
-        return page[start:page.index("</div>", start)]
+        return page[start : page.index("</div>", start)]
 
     assert "A policy with this name already exists." in error_of("name")
     assert "Must be a number between 0.0 and 1.0." in error_of("rule_min_grounding_score")
@@ -405,16 +447,21 @@ def test_missing_name_is_required(client, alice, acme):
 
 # --- live validation -----------------------------------------------------------------------------
 
+
 def test_live_validation_returns_that_fields_errors(client, alice):
     client.force_login(alice)
-    bad = client.post("/policies/validate/", form_data(_field="rule_min_grounding_score", rule_min_grounding_score="1.2",
-                                                       rule_min_citations="x"), **HTMX)
+    bad = client.post(
+        "/policies/validate/",
+        form_data(_field="rule_min_grounding_score", rule_min_grounding_score="1.2", rule_min_citations="x"),
+        **HTMX,
+    )
     assert bad.status_code == 200
     assert bad.text.strip().startswith('<div class="field-errors" id="id_rule_min_grounding_score_error"')
     assert "Must be a number between 0.0 and 1.0." in bad.text
     assert "whole number" not in bad.text  # only the field asked about
-    good = client.post("/policies/validate/", form_data(_field="rule_min_grounding_score", rule_min_grounding_score="0.75"),
-                       **HTMX)
+    good = client.post(
+        "/policies/validate/", form_data(_field="rule_min_grounding_score", rule_min_grounding_score="0.75"), **HTMX
+    )
     assert "<p>" not in good.text and 'id="id_rule_min_grounding_score_error"' in good.text
 
 
@@ -439,19 +486,21 @@ def test_live_validation_rejects_unknown_fields_and_categories(client, alice):
 
 # --- detail, edit, history -----------------------------------------------------------------------
 
+
 def test_detail_shows_effective_rules_and_which_are_defaults(client, dave, make_policy):
-    policy = make_policy(name="Medical Q&A", rules={"min_grounding_score": 0.9, "action_on_violation": "block"},
-                         agents=["medical-*"])
+    policy = make_policy(
+        name="Medical Q&A", rules={"min_grounding_score": 0.9, "action_on_violation": "block"}, agents=["medical-*"]
+    )
     client.force_login(dave)
     page = client.get(f"/policies/{policy.pk}/").text
     assert "Effective rules" in page and "medical-*" in page
 
     def row(rule: str) -> str:
         start = page.index(f'<code class="rule-name">{rule}</code>')
-        return page[start:page.index("</tr>", start)]
+        return page[start : page.index("</tr>", start)]
 
     assert "0.9" in row("min_grounding_score") and "badge-set" in row("min_grounding_score")
-    assert "badge-muted\">default" in row("min_citations") and '<code class="value">1</code>' in row("min_citations")
+    assert 'badge-muted">default' in row("min_citations") and '<code class="value">1</code>' in row("min_citations")
     assert '<code class="value">empty</code>' in row("max_unsupported_claims")
     assert "Edit" not in page.split("Effective rules")[0].split("page-actions")[1]  # viewers get no edit button
 
@@ -463,8 +512,16 @@ def test_edit_prefills_saves_a_new_version_and_keeps_pinned_rules(client, alice,
     assert page.status_code == 200
     assert 'name="name" value="Alpha"' in page.text and '<option value="block" selected>' in page.text
     assert f'hx-post="/policies/validate/?policy={policy.pk}"' in page.text
-    response = client.post(f"/policies/{policy.pk}/edit/", form_data(
-        name="Alpha", agents="a", rule_min_citations="1", rule_min_grounding_score="0.85", rule_action_on_violation="block"))
+    response = client.post(
+        f"/policies/{policy.pk}/edit/",
+        form_data(
+            name="Alpha",
+            agents="a",
+            rule_min_citations="1",
+            rule_min_grounding_score="0.85",
+            rule_action_on_violation="block",
+        ),
+    )
     assert response.status_code == 302
     after = reload(policy)
     assert after.version == 2
@@ -486,7 +543,9 @@ def test_edit_with_errors_saves_nothing(client, alice, make_policy):
     client.force_login(alice)
     response = client.post(f"/policies/{policy.pk}/edit/", form_data(name="", agents="a", rule_min_citations="-1"))
     assert response.status_code == 400
-    assert "Must be a whole number between 0 and 1000000." in response.text and "This field is required." in response.text
+    assert (
+        "Must be a whole number between 0 and 1000000." in response.text and "This field is required." in response.text
+    )
     after = reload(policy)
     assert (after.name, after.version, after.rules) == ("Alpha", 1, {})
 
@@ -494,8 +553,12 @@ def test_edit_with_errors_saves_nothing(client, alice, make_policy):
 def test_history_lists_every_version_with_a_diff(client, bob, alice, make_policy):
     policy = make_policy(name="Alpha", rules={"min_grounding_score": 0.8}, agents=["research-agent"])
     client.force_login(alice)
-    client.post(f"/policies/{policy.pk}/edit/", form_data(
-        name="Alpha v2", agents="research-agent\nsupport-*", rule_min_grounding_score="0.9", rule_min_citations="3"))
+    client.post(
+        f"/policies/{policy.pk}/edit/",
+        form_data(
+            name="Alpha v2", agents="research-agent\nsupport-*", rule_min_grounding_score="0.9", rule_min_citations="3"
+        ),
+    )
     client.post(f"/policies/{policy.pk}/toggle/", {"enabled": "false"})
     client.force_login(bob)
     response = client.get(f"/policies/{policy.pk}/history/")
@@ -506,7 +569,7 @@ def test_history_lists_every_version_with_a_diff(client, bob, alice, make_policy
     def version(n: int) -> str:
         start = page.index(f'id="v{n}-title"')
         end = page.find('class="timeline-item"', start)
-        return page[start:end if end > 0 else None]
+        return page[start : end if end > 0 else None]
 
     v3, v2, v1 = version(3), version(2), version(1)
     assert "disabled" in v3 and "by <strong>alice</strong>" in v3

@@ -98,10 +98,17 @@ def test_boosted_and_history_restore_requests_get_the_full_page(alice, blocked_r
 def _many_runs(tenant, count):
     now = timezone.now()
     with scopes_disabled():
-        Run.objects.bulk_create(Run(tenant=tenant, agent_name=f"agent-{i % 7}", workflow_name="wf",
-                                    status="completed", started_at=now - timedelta(minutes=count - i),
-                                    ended_at=now - timedelta(minutes=count - i) + timedelta(seconds=2))
-                                for i in range(count))
+        Run.objects.bulk_create(
+            Run(
+                tenant=tenant,
+                agent_name=f"agent-{i % 7}",
+                workflow_name="wf",
+                status="completed",
+                started_at=now - timedelta(minutes=count - i),
+                ended_at=now - timedelta(minutes=count - i) + timedelta(seconds=2),
+            )
+            for i in range(count)
+        )
         return list(Run.objects.filter(tenant=tenant).order_by("-id").values_list("id", flat=True))
 
 
@@ -188,15 +195,29 @@ def test_allow_run_shows_the_passing_audit(alice, acme, make_policy):
 
 def test_trace_tab_shows_spans_and_grounding_report_in_time_order(alice, acme, make_policy):
     make_policy(name="Strict Research Grounding", rules=STRICT, agents=["research-*"])
-    run = run_through(acme, scores=(0.9, 0.42), citations=["doc-7"], claims=["Paris has 40 million people"],
-                      confidence=0.35, sources=[{"id": "doc-7", "text": "Paris is the capital.", "score": 0.91}])
+    run = run_through(
+        acme,
+        scores=(0.9, 0.42),
+        citations=["doc-7"],
+        claims=["Paris has 40 million people"],
+        confidence=0.35,
+        sources=[{"id": "doc-7", "text": "Paris is the capital.", "score": 0.91}],
+    )
     response = signed_in(alice).get(f"/runs/{run.pk}/?tab=trace")
     html = response.content.decode()
     assert response.status_code == 200
     assert 'aria-current="page">Trace<' in html
-    timeline = html[html.index('<ol class="gr-timeline">'):]
-    order = [timeline.index(s) for s in ("<code>before_workflow</code>", "source_retrieval", "gpt-4o-mini",
-                                         "Grounding report 1", "<code>after_workflow</code>")]
+    timeline = html[html.index('<ol class="gr-timeline">') :]
+    order = [
+        timeline.index(s)
+        for s in (
+            "<code>before_workflow</code>",
+            "source_retrieval",
+            "gpt-4o-mini",
+            "Grounding report 1",
+            "<code>after_workflow</code>",
+        )
+    ]
     assert order == sorted(order)
     assert "120 ms" in html and "770 ms" in html  # span durations
     # Each score against each policy's threshold.
@@ -232,9 +253,18 @@ def test_metadata_of_any_shape_is_shown_and_escaped(alice, acme, blocked_run):
     with scopes_disabled():
         decision = Decision.objects.filter(run=blocked_run).last()
         for i, metadata in enumerate(odd):
-            Evaluation.objects.create(tenant=acme, run=blocked_run, decision=decision, policy_name=f"Odd {i}",
-                                      category="custom", agent_name="research-agent", phase="after_workflow",
-                                      action="warn", reason="<b>bold</b> reason", metadata=metadata)
+            Evaluation.objects.create(
+                tenant=acme,
+                run=blocked_run,
+                decision=decision,
+                policy_name=f"Odd {i}",
+                category="custom",
+                agent_name="research-agent",
+                phase="after_workflow",
+                action="warn",
+                reason="<b>bold</b> reason",
+                metadata=metadata,
+            )
     response = signed_in(alice).get(f"/runs/{blocked_run.pk}/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -249,20 +279,34 @@ def test_judge_evaluation_shows_model_latency_tokens_and_cost(alice, acme, block
     with scopes_disabled():
         decision = Decision.objects.filter(run=blocked_run, phase="after_workflow").get()
         Evaluation.objects.create(
-            tenant=acme, run=blocked_run, decision=decision, policy_name="Strict Research Grounding",
-            category="grounding", agent_name="research-agent", phase="after_workflow", action="warn",
-            reason="LLM judge score (0.3) below threshold (0.7)", source="llm_judge",
-            metadata={"status": "ok", "score": 0.3, "model": "gpt-4o-mini", "provider": "openai",
-                      "latency_ms": 412.5, "input_tokens": 512, "output_tokens": 6, "cost_usd": 0.0000804},
+            tenant=acme,
+            run=blocked_run,
+            decision=decision,
+            policy_name="Strict Research Grounding",
+            category="grounding",
+            agent_name="research-agent",
+            phase="after_workflow",
+            action="warn",
+            reason="LLM judge score (0.3) below threshold (0.7)",
+            source="llm_judge",
+            metadata={
+                "status": "ok",
+                "score": 0.3,
+                "model": "gpt-4o-mini",
+                "provider": "openai",
+                "latency_ms": 412.5,
+                "input_tokens": 512,
+                "output_tokens": 6,
+                "cost_usd": 0.0000804,
+            },
         )
     html = signed_in(alice).get(f"/runs/{blocked_run.pk}/").content.decode()
-    judge = html[html.index('gr-source--llm_judge">llm_judge'):]
+    judge = html[html.index('gr-source--llm_judge">llm_judge') :]
     assert "gpt-4o-mini" in judge and "412 ms" in judge and "512 in / 6 out tokens" in judge
     assert "$0.00008" in judge
 
 
-def test_run_page_query_count_does_not_grow_with_evaluations(alice, acme, make_policy,
-                                                             django_assert_max_num_queries):
+def test_run_page_query_count_does_not_grow_with_evaluations(alice, acme, make_policy, django_assert_max_num_queries):
     make_policy(name="Strict Research Grounding", rules=STRICT, agents=["research-*"])
     run = run_through(acme)
     client = signed_in(alice)

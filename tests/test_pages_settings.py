@@ -35,6 +35,7 @@ def secrets_of(tenant) -> dict[str, str]:
 
 # --- secrets -------------------------------------------------------------------------------------
 
+
 def test_admin_lists_secrets_by_name_and_masked_hint_only(client, alice, acme):
     set_secret(acme)
     client.force_login(alice)
@@ -59,7 +60,11 @@ def test_admin_sets_and_replaces_a_secret_and_never_sees_it_again(client, alice,
     client.post("/settings/secrets/", {"name": "OPENAI_API_KEY", "value": "sk-new-value-9876"})
     assert secrets_of(acme) == {"OPENAI_API_KEY": "sk-new-value-9876"}
     with scopes_disabled():
-        events = list(AuditEvent.objects.filter(tenant=acme, action__startswith="tenants.secret.").values_list("action", flat=True))
+        events = list(
+            AuditEvent.objects.filter(tenant=acme, action__startswith="tenants.secret.").values_list(
+                "action", flat=True
+            )
+        )
     assert sorted(events) == ["tenants.secret.created", "tenants.secret.updated"]
 
 
@@ -78,7 +83,7 @@ def test_an_empty_secret_value_is_refused_next_to_the_field(client, alice, acme)
     response = client.post("/settings/secrets/", {"name": "GROQ_API_KEY", "value": ""})
     assert response.status_code == 400
     start = response.text.index('id="id_value_error"')
-    assert "This field is required." in response.text[start:start + 200]
+    assert "This field is required." in response.text[start : start + 200]
     assert secrets_of(acme) == {}
 
 
@@ -118,14 +123,22 @@ def test_another_tenants_secret_is_not_found(client, charlie, acme, globex):
 def test_the_plaintext_appears_in_no_settings_response(client, alice, acme):
     client.force_login(alice)
     responses = [client.post("/settings/secrets/", {"name": "ANTHROPIC_API_KEY", "value": PLAINTEXT}, follow=True)]
-    for url in ("/settings/secrets/", "/settings/secrets/?replace=ANTHROPIC_API_KEY", "/settings/api-keys/",
-                "/settings/members/", "/policies/", "/", "/audit/"):
+    for url in (
+        "/settings/secrets/",
+        "/settings/secrets/?replace=ANTHROPIC_API_KEY",
+        "/settings/api-keys/",
+        "/settings/members/",
+        "/policies/",
+        "/",
+        "/audit/",
+    ):
         responses.append(client.get(url))
     for response in responses:
         assert PLAINTEXT not in response.content.decode(), response.request["PATH_INFO"]
 
 
 # --- API keys ------------------------------------------------------------------------------------
+
 
 def test_admin_creates_an_api_key_and_sees_it_once(client, alice, acme):
     client.force_login(alice)
@@ -196,6 +209,7 @@ def test_another_tenants_key_is_not_found(client, charlie, acme):
 
 
 # --- members -------------------------------------------------------------------------------------
+
 
 def membership(tenant, user) -> Membership | None:
     with scopes_disabled():

@@ -38,9 +38,15 @@ def _db_violations(**filters) -> list[int]:
 @pytest.fixture
 def blocked_run(acme, make_policy):
     make_policy(name="Strict Research Grounding", rules=STRICT, agents=["research-*"])
-    return run_through(acme, agent="research-agent", scores=(0.9, 0.42), citations=["doc-7"],
-                       claims=["The Eiffel Tower is in Rome"], confidence=0.3,
-                       sources=[{"id": "doc-7", "text": "The Eiffel Tower is in Paris.", "score": 0.88}])
+    return run_through(
+        acme,
+        agent="research-agent",
+        scores=(0.9, 0.42),
+        citations=["doc-7"],
+        claims=["The Eiffel Tower is in Rome"],
+        confidence=0.3,
+        sources=[{"id": "doc-7", "text": "The Eiffel Tower is in Paris.", "score": 0.88}],
+    )
 
 
 @pytest.fixture
@@ -244,13 +250,12 @@ def test_reviewer_confirms_without_javascript_and_is_redirected(bob, mid_block):
     response = client.post(f"/violations/{mid_block.pk}/", {"state": "confirmed", "comment": "Score was real."})
     assert response.status_code == 302 and response["Location"] == f"/violations/{mid_block.pk}/"
     page = client.get(response["Location"]).content.decode()
-    assert "Violation %d confirmed." % mid_block.pk in page
+    assert f"Violation {mid_block.pk} confirmed." in page
     assert "Score was real." in page and "by bob" in page
 
 
 def test_reviewer_dismisses_over_htmx_and_gets_the_review_panel(bob, mid_block):
-    response = signed_in(bob).post(f"/violations/{mid_block.pk}/", {"state": "dismissed", "comment": "Test data"},
-                                   **HX)
+    response = signed_in(bob).post(f"/violations/{mid_block.pk}/", {"state": "dismissed", "comment": "Test data"}, **HX)
     body = response.content.decode()
     assert response.status_code == 200
     assert body.strip().startswith('<section id="review-panel"')
@@ -272,8 +277,7 @@ def test_bad_review_input_is_refused_with_messages_next_to_the_field(alice, mid_
         assert Evaluation.objects.get(pk=mid_block.pk).review_state == "pending"
 
 
-def test_violation_detail_query_count_is_bounded(alice, acme, blocked_run, mid_block,
-                                                 django_assert_max_num_queries):
+def test_violation_detail_query_count_is_bounded(alice, acme, blocked_run, mid_block, django_assert_max_num_queries):
     client = signed_in(alice)
     with django_assert_max_num_queries(10) as few:
         assert client.get(f"/violations/{mid_block.pk}/").status_code == 200
@@ -289,8 +293,16 @@ def test_violation_detail_query_count_is_bounded(alice, acme, blocked_run, mid_b
 @pytest.mark.parametrize("who, can_review", [("alice", True), ("bob", True), ("dave", False)])
 def test_role_matrix_for_every_page(who, can_review, request, blocked_run, mid_block):
     client = signed_in(request.getfixturevalue(who))
-    for url in ("/", "/?period=30d", "/runs/", f"/runs/{blocked_run.pk}/", f"/runs/{blocked_run.pk}/?tab=trace",
-                "/violations/", f"/violations/{mid_block.pk}/", "/audit/"):
+    for url in (
+        "/",
+        "/?period=30d",
+        "/runs/",
+        f"/runs/{blocked_run.pk}/",
+        f"/runs/{blocked_run.pk}/?tab=trace",
+        "/violations/",
+        f"/violations/{mid_block.pk}/",
+        "/audit/",
+    ):
         assert client.get(url).status_code == 200, url
     expected = 200 if can_review else 403
     assert client.get("/audit/export?format=csv").status_code == expected
@@ -302,14 +314,29 @@ def test_role_matrix_for_every_page(who, can_review, request, blocked_run, mid_b
 def test_a_signed_in_user_without_a_tenant_sees_nothing(django_user_model, blocked_run, mid_block):
     loner = django_user_model.objects.create_user("loner", "loner@example.com", "correct-horse-battery")
     client = signed_in(loner)
-    for url in ("/", "/runs/", f"/runs/{blocked_run.pk}/", "/violations/", f"/violations/{mid_block.pk}/",
-                "/audit/", "/audit/export?format=csv"):
+    for url in (
+        "/",
+        "/runs/",
+        f"/runs/{blocked_run.pk}/",
+        "/violations/",
+        f"/violations/{mid_block.pk}/",
+        "/audit/",
+        "/audit/export?format=csv",
+    ):
         assert client.get(url).status_code == 403, url
 
 
 def test_anonymous_visitors_are_sent_to_sign_in_everywhere(client, blocked_run, mid_block):
-    for url in ("/", "/runs/", f"/runs/{blocked_run.pk}/", "/violations/", f"/violations/{mid_block.pk}/",
-                "/audit/", "/audit/export?format=csv", "/evaluations/export?format=csv"):
+    for url in (
+        "/",
+        "/runs/",
+        f"/runs/{blocked_run.pk}/",
+        "/violations/",
+        f"/violations/{mid_block.pk}/",
+        "/audit/",
+        "/audit/export?format=csv",
+        "/evaluations/export?format=csv",
+    ):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
     assert client.post(f"/violations/{mid_block.pk}/", {"state": "confirmed"}).status_code == 302

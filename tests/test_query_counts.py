@@ -12,8 +12,7 @@ from django.test.utils import CaptureQueriesContext
 pytestmark = pytest.mark.django_db
 
 FIVE_POLICIES = [
-    {**STRICT, "min_grounding_score": 0.5 + n / 20, "action_on_violation": ("warn", "block")[n % 2]}
-    for n in range(5)
+    {**STRICT, "min_grounding_score": 0.5 + n / 20, "action_on_violation": ("warn", "block")[n % 2]} for n in range(5)
 ]
 
 
@@ -94,8 +93,9 @@ def _grow_runs(api, count: int) -> None:
         complete(api, run_id)
 
 
-@pytest.mark.parametrize("path", ["/api/v1/runs/", "/api/v1/evaluations/", "/api/v1/audit-log/",
-                                  "/api/v1/policies/", "/api/v1/secrets/"])
+@pytest.mark.parametrize(
+    "path", ["/api/v1/runs/", "/api/v1/evaluations/", "/api/v1/audit-log/", "/api/v1/policies/", "/api/v1/secrets/"]
+)
 def test_lists_cost_the_same_as_rows_grow(api, path):
     _policies(api, 2)
     api.put("/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-0123456789"}, format="json")

@@ -21,18 +21,35 @@ from governance.models import Decision, Evaluation, GroundingReport, Run, RunSou
 from policies.engine import Evaluation as EngineEvaluation
 
 pytestmark = pytest.mark.django_db
-postgresql_only = pytest.mark.skipif(connection.vendor != "postgresql",
-                                     reason="the one-statement write is PostgreSQL's; CI runs this with DATABASE_URL")
+postgresql_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the one-statement write is PostgreSQL's; CI runs this with DATABASE_URL"
+)
 
 REPORTS = [
-    {"grounding_scores": [0.9, 0.8], "citations": ["fed", {"source_id": "imf", "quote": "growth slowed"}],
-     "unsupported_claims": ["rates fall"], "output_confidence": 0.7, "output": "first answer",
-     "sources": [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.5}, {"id": "fed", "text": "Rates."}]},
-    {"grounding_scores": [0.3], "citations": [], "unsupported_claims": [], "output_confidence": None, "output": "",
-     "sources": [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.7}]},
-    {"grounding_scores": [0.95], "citations": ["ecb", {"source_id": "imf", "quote": "rates rose"}],
-     "unsupported_claims": ["a", "b"], "output_confidence": 0.2, "output": "last answer",
-     "sources": [{"id": "imf", "text": "Rates rose in 2025."}]},
+    {
+        "grounding_scores": [0.9, 0.8],
+        "citations": ["fed", {"source_id": "imf", "quote": "growth slowed"}],
+        "unsupported_claims": ["rates fall"],
+        "output_confidence": 0.7,
+        "output": "first answer",
+        "sources": [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.5}, {"id": "fed", "text": "Rates."}],
+    },
+    {
+        "grounding_scores": [0.3],
+        "citations": [],
+        "unsupported_claims": [],
+        "output_confidence": None,
+        "output": "",
+        "sources": [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.7}],
+    },
+    {
+        "grounding_scores": [0.95],
+        "citations": ["ecb", {"source_id": "imf", "quote": "rates rose"}],
+        "unsupported_claims": ["a", "b"],
+        "output_confidence": 0.2,
+        "output": "last answer",
+        "sources": [{"id": "imf", "text": "Rates rose in 2025."}],
+    },
     {},
 ]
 
@@ -44,19 +61,34 @@ def governed(acme):
 
     actor = Actor.system("tests")
     with scope(tenant=acme):
-        policy_services.policy_create(tenant=acme, actor=actor, name="Warn", category="grounding", scope={},
-                                      rules={"min_grounding_score": 0.8, "min_citations": 1,
-                                             "max_unsupported_claims": 1, "action_on_violation": "warn"})
-        policy_services.policy_create(tenant=acme, actor=actor, name="Block", category="grounding",
-                                      scope={"agents": ["research-*"]},
-                                      rules={"min_grounding_score": 0.5, "action_on_violation": "block",
-                                             "citations_must_resolve": True})
+        policy_services.policy_create(
+            tenant=acme,
+            actor=actor,
+            name="Warn",
+            category="grounding",
+            scope={},
+            rules={
+                "min_grounding_score": 0.8,
+                "min_citations": 1,
+                "max_unsupported_claims": 1,
+                "action_on_violation": "warn",
+            },
+        )
+        policy_services.policy_create(
+            tenant=acme,
+            actor=actor,
+            name="Block",
+            category="grounding",
+            scope={"agents": ["research-*"]},
+            rules={"min_grounding_score": 0.5, "action_on_violation": "block", "citations_must_resolve": True},
+        )
     acme.refresh_from_db()
     return acme
 
 
 def _stored(run_id: int) -> dict:
     """Everything a run's reports wrote, without ids and timestamps."""
+
     def strip(obj, *names):
         return {k: v for k, v in model_to_dict(obj).items() if k not in {"id", "run", "created_at", *names}}
 
@@ -69,8 +101,10 @@ def _stored(run_id: int) -> dict:
             "reports": [(strip(r), r.sources) for r in reports],
             "sources": [strip(s) for s in RunSource.objects.filter(run_id=run_id).order_by("id")],
             "decisions": [(strip(d, "report"), d.report.seq if d.report else None) for d in decisions],
-            "evaluations": [(strip(e, "decision"), index[e.decision_id])
-                            for e in Evaluation.objects.filter(run_id=run_id).order_by("id")],
+            "evaluations": [
+                (strip(e, "decision"), index[e.decision_id])
+                for e in Evaluation.objects.filter(run_id=run_id).order_by("id")
+            ],
         }
 
 
@@ -86,6 +120,7 @@ def _start(tenant) -> int:
 
 # --- On every database ------------------------------------------------------------------------
 
+
 def test_sources_are_stored_once_per_run_and_reports_keep_references(governed):
     run_id = _start(governed)
     with scope(tenant=governed):
@@ -95,7 +130,10 @@ def test_sources_are_stored_once_per_run_and_reports_keep_references(governed):
     stored = _stored(run_id)
     # imf's first text is reported twice but stored once; its new text is a second row.
     assert [(s["source_id"], s["text"]) for s in stored["sources"]] == [
-        ("imf", "Growth slowed in 2024."), ("fed", "Rates."), ("imf", "Rates rose in 2025.")]
+        ("imf", "Growth slowed in 2024."),
+        ("fed", "Rates."),
+        ("imf", "Rates rose in 2025."),
+    ]
     # Each report gives back its sources as reported, the per-report score included.
     assert [sources for _, sources in stored["reports"]] == [
         [{"id": "imf", "text": "Growth slowed in 2024.", "score": 0.5}, {"id": "fed", "text": "Rates."}],
@@ -111,10 +149,14 @@ def test_mid_execution_resolves_against_every_source_reported_so_far(governed):
     with scope(tenant=governed):
         services.run_record_grounding(tenant=governed, run_id=run_id, sources=[{"id": "fed", "text": "Rates rose."}])
         _, cites_earlier = services.run_record_grounding(
-            tenant=governed, run_id=run_id, grounding_scores=[0.9],
-            citations=[{"source_id": "fed", "quote": "rates rose"}])
-        _, cites_unknown = services.run_record_grounding(tenant=governed, run_id=run_id, grounding_scores=[0.9],
-                                                         citations=["ecb"])
+            tenant=governed,
+            run_id=run_id,
+            grounding_scores=[0.9],
+            citations=[{"source_id": "fed", "quote": "rates rose"}],
+        )
+        _, cites_unknown = services.run_record_grounding(
+            tenant=governed, run_id=run_id, grounding_scores=[0.9], citations=["ecb"]
+        )
 
     assert cites_earlier.action == "allow", cites_earlier.reason
     assert cites_unknown.action == "block"
@@ -132,8 +174,11 @@ def test_the_run_row_does_not_grow_with_its_reports(governed):
         services.run_record_grounding(tenant=governed, run_id=run_id, **REPORTS[0])
         after_one = run_row_size()
         for n in range(30):
-            services.run_record_grounding(tenant=governed, run_id=run_id, **{
-                **REPORTS[0], "sources": [{"id": f"s{n}", "text": "x" * 1000}], "citations": [f"s{n}"]})
+            services.run_record_grounding(
+                tenant=governed,
+                run_id=run_id,
+                **{**REPORTS[0], "sources": [{"id": f"s{n}", "text": "x" * 1000}], "citations": [f"s{n}"]},
+            )
         after_many = run_row_size()
 
     assert after_many - after_one <= 2  # report_count grew from 1 to 31: two digits
@@ -146,12 +191,16 @@ def test_a_citation_lookup_reads_only_the_cited_sources(governed):
         for n in range(20):
             services.run_record_grounding(tenant=governed, run_id=run_id, sources=[{"id": f"doc-{n}", "text": "t"}])
         with CaptureQueriesContext(connection) as ctx:
-            _, decision = services.run_record_grounding(tenant=governed, run_id=run_id, grounding_scores=[0.9],
-                                                        citations=["doc-7"])
+            _, decision = services.run_record_grounding(
+                tenant=governed, run_id=run_id, grounding_scores=[0.9], citations=["doc-7"]
+            )
 
     assert decision.action == "allow", decision.reason
-    lookups = [q["sql"] for q in ctx.captured_queries
-               if "governance_runsource" in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")]
+    lookups = [
+        q["sql"]
+        for q in ctx.captured_queries
+        if "governance_runsource" in q["sql"] and q["sql"].lstrip().upper().startswith("SELECT")
+    ]
     assert len(lookups) == 1
     assert "'doc-7'" in lookups[0] and "'doc-8'" not in lookups[0]
 
@@ -161,8 +210,13 @@ def test_completing_costs_the_same_queries_however_many_reports_came_before(gove
         run_id = _start(governed)
         with scope(tenant=governed):
             for n in range(reports):
-                services.run_record_grounding(tenant=governed, run_id=run_id, grounding_scores=[0.9],
-                                              citations=[f"doc-{n}"], sources=[{"id": f"doc-{n}", "text": "t"}])
+                services.run_record_grounding(
+                    tenant=governed,
+                    run_id=run_id,
+                    grounding_scores=[0.9],
+                    citations=[f"doc-{n}"],
+                    sources=[{"id": f"doc-{n}", "text": "t"}],
+                )
             with CaptureQueriesContext(connection) as ctx:
                 services.run_complete(tenant=governed, run_id=run_id, output="done")
         return len(ctx.captured_queries)
@@ -176,22 +230,32 @@ def test_late_evaluations_are_stored_by_the_same_mapping_as_the_engines(governed
         services.run_record_grounding(tenant=governed, run_id=run_id, grounding_scores=[0.9])
         with scopes_disabled():
             stored = Evaluation.objects.filter(run_id=run_id, phase="mid_execution").order_by("id").first()
-        late = EngineEvaluation(policy_id=stored.policy_ref, policy_name=stored.policy_name, category=stored.category,
-                                policy_version=stored.policy_version, phase=stored.phase, action="warn",
-                                reason="Judged late", metadata={"score": 0.4}, source="llm_judge")
+        late = EngineEvaluation(
+            policy_id=stored.policy_ref,
+            policy_name=stored.policy_name,
+            category=stored.category,
+            policy_version=stored.policy_version,
+            phase=stored.phase,
+            action="warn",
+            reason="Judged late",
+            metadata={"score": 0.4},
+            source="llm_judge",
+        )
         decision_append_evaluations(decision_row=stored.decision, evaluations=[late])
 
     with scopes_disabled():
         appended = Evaluation.objects.filter(run_id=run_id, source="llm_judge").get()
         run = Run.objects.get(pk=run_id)
     differs = {"id", "created_at", "action", "reason", "metadata", "source"}
-    assert ({k: v for k, v in model_to_dict(appended).items() if k not in differs}
-            == {k: v for k, v in model_to_dict(stored).items() if k not in differs})
+    assert {k: v for k, v in model_to_dict(appended).items() if k not in differs} == {
+        k: v for k, v in model_to_dict(stored).items() if k not in differs
+    }
     assert (appended.action, appended.reason, appended.metadata) == ("warn", "Judged late", {"score": 0.4})
     assert run.final_action == "warn"
 
 
 # --- PostgreSQL's one statement -----------------------------------------------------------------
+
 
 @postgresql_only
 def test_the_one_statement_write_stores_what_the_orm_stores(governed, monkeypatch):
@@ -207,8 +271,7 @@ def test_the_one_statement_write_stores_what_the_orm_stores(governed, monkeypatc
 
 
 @postgresql_only
-def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(
-        governed, monkeypatch):
+def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(governed, monkeypatch):
     tenant = governed
     read, lock = report_write.read_run, services.run_for
     events = []
@@ -217,9 +280,13 @@ def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_
         run = read(**kwargs)
         events.append("read")
         if events == ["read"]:  # another call reports the source we cite after our read, before our write
-            services.run_record_grounding(tenant=tenant, run_id=kwargs["run_id"], grounding_scores=[0.9],
-                                          sources=[{"id": "fed", "text": "Rates rose in March."}],
-                                          unsupported_claims=["one"])
+            services.run_record_grounding(
+                tenant=tenant,
+                run_id=kwargs["run_id"],
+                grounding_scores=[0.9],
+                sources=[{"id": "fed", "text": "Rates rose in March."}],
+                unsupported_claims=["one"],
+            )
         return run
 
     def counted_lock(*args, **kwargs):
@@ -231,8 +298,9 @@ def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_
     monkeypatch.setattr(services, "run_for", counted_lock)
     run_id = _start(tenant)
     with scope(tenant=tenant):
-        run, decision = services.run_record_grounding(tenant=tenant, run_id=run_id, grounding_scores=[0.95],
-                                                      citations=["fed"], unsupported_claims=["two"])
+        run, decision = services.run_record_grounding(
+            tenant=tenant, run_id=run_id, grounding_scores=[0.95], citations=["fed"], unsupported_claims=["two"]
+        )
 
     # Our first write found the run changed and wrote nothing; the locked try decided again, on the
     # state with the other report in it, so the citation resolves (it did not when first read).
@@ -257,10 +325,13 @@ def test_concurrent_reports_to_one_run_are_numbered_and_stored_once(governed):
         try:
             with scope(tenant=governed):
                 for n in range(8):
-                    services.run_record_grounding(tenant=governed, run_id=run_id, grounding_scores=[0.9],
-                                                  citations=["shared"],
-                                                  sources=[{"id": "shared", "text": "Same text."},
-                                                           {"id": f"w{worker}-{n}", "text": "own"}])
+                    services.run_record_grounding(
+                        tenant=governed,
+                        run_id=run_id,
+                        grounding_scores=[0.9],
+                        citations=["shared"],
+                        sources=[{"id": "shared", "text": "Same text."}, {"id": f"w{worker}-{n}", "text": "own"}],
+                    )
         except Exception as exc:  # reported below: an assertion in a thread would be lost
             errors.append(repr(exc))
         finally:

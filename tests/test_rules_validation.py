@@ -134,8 +134,7 @@ def test_a_new_category_is_data_driven():
         name = "tone_test"
         label = "Tone"
         rules = (
-            RuleSpec(name="max_exclamations", label="Max !", type="integer", default=2, minimum=0,
-                     help="How loud."),
+            RuleSpec(name="max_exclamations", label="Max !", type="integer", default=2, minimum=0, help="How loud."),
         )
 
         def check(self, phase):
@@ -287,8 +286,7 @@ INVALID = [
     ("action_on_violation", None, "Must be one of: warn, block."),
     ("score_eval_mode", "median", "Must be one of: all, average, top_n."),
     ("score_eval_mode", 3, "Must be one of: all, average, top_n."),
-    ("llm_grounding_phase", "before_workflow",
-     "Must be one of: mid_execution, after_workflow, both."),
+    ("llm_grounding_phase", "before_workflow", "Must be one of: mid_execution, after_workflow, both."),
     ("abstention_response", 42, "Must be a string."),
     ("abstention_response", "x" * 2001, "Must be at most 2000 characters."),
     ("abstention_response", "nul\x00byte", "Must not contain null characters."),
@@ -300,9 +298,7 @@ INVALID = [
 MODEL = "Must be a model name starting with gpt-, claude-, llama- or mixtral-."
 
 
-@pytest.mark.parametrize(
-    "name, value, message", INVALID, ids=[f"{n}={v!r:.20}" for n, v, _ in INVALID]
-)
+@pytest.mark.parametrize("name, value, message", INVALID, ids=[f"{n}={v!r:.20}" for n, v, _ in INVALID])
 def test_invalid_values_are_refused_with_a_message_naming_the_problem(name, value, message):
     assert errors_for({name: value}) == {name: [message]}
 

@@ -28,9 +28,7 @@ def test_the_seed_scope_is_valid():
 
 
 def test_patterns_are_accepted_and_duplicates_dropped():
-    assert clean_scope({"agents": ["research-*", "qa-bot", "research-*"]}) == {
-        "agents": ["research-*", "qa-bot"]
-    }
+    assert clean_scope({"agents": ["research-*", "qa-bot", "research-*"]}) == {"agents": ["research-*", "qa-bot"]}
 
 
 def test_a_hundred_agents_are_allowed():
@@ -54,9 +52,7 @@ def test_agents_must_be_a_list(agents):
 
 def test_at_most_a_hundred_agents():
     agents = [f"agent-{i}" for i in range(101)]
-    assert scope_errors({"agents": agents}) == {
-        "scope.agents": ["Must list at most 100 agent names."]
-    }
+    assert scope_errors({"agents": agents}) == {"scope.agents": ["Must list at most 100 agent names."]}
 
 
 def test_each_bad_agent_name_is_reported_by_position():

@@ -4,15 +4,22 @@ test drives its coroutine with asyncio.run()."""
 import asyncio
 import logging
 
-import groundrule
 import pytest
+
+import groundrule
 from groundrule import GroundruleAPIError, PolicyViolationError
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ABSTAIN = "I don't have sufficient grounded evidence to answer this accurately."
-STRICT = {"require_source_grounding": True, "min_grounding_score": 0.7, "min_citations": 1,
-          "max_unsupported_claims": 0, "abstention_response": ABSTAIN, "action_on_violation": "block"}
+STRICT = {
+    "require_source_grounding": True,
+    "min_grounding_score": 0.7,
+    "min_citations": 1,
+    "max_unsupported_claims": 0,
+    "abstention_response": ABSTAIN,
+    "action_on_violation": "block",
+}
 
 
 @pytest.fixture
@@ -30,9 +37,12 @@ def test_allowed_run(connect, api, make_policy):
         async with connect() as client, client.run(agent_name="research-agent") as run:
             await run.record_tool_call("source_retrieval", output={"found": 3})
             await run.record_llm_call("claude-sonnet-4", prompt="p", response="r", prompt_tokens=5)
-            decision = await run.record_grounding(grounding_scores=[0.9, 0.85, 0.92],
-                                                  citations=["Source A", "Source B", "Source C"],
-                                                  unsupported_claims=[], output_confidence=0.88)
+            decision = await run.record_grounding(
+                grounding_scores=[0.9, 0.85, 0.92],
+                citations=["Source A", "Source B", "Source C"],
+                unsupported_claims=[],
+                output_confidence=0.88,
+            )
             assert decision.allowed
             run.set_result({"answer": "..."})
         return run
@@ -43,8 +53,10 @@ def test_allowed_run(connect, api, make_policy):
     detail = api.get(f"/api/v1/runs/{run.id}/").json()
     assert detail["status"] == "completed"
     assert detail["result"] == {"answer": "..."}
-    assert sorted((s["kind"], s["name"]) for s in detail["spans"]) == [("llm", "claude-sonnet-4"),
-                                                                       ("tool", "source_retrieval")]
+    assert sorted((s["kind"], s["name"]) for s in detail["spans"]) == [
+        ("llm", "claude-sonnet-4"),
+        ("tool", "source_retrieval"),
+    ]
 
 
 def test_warn_is_returned_and_logged(connect, make_policy, caplog):
@@ -57,8 +69,10 @@ def test_warn_is_returned_and_logged(connect, make_policy, caplog):
     decision = asyncio.run(main())
     assert decision.warned
     assert decision.reason == "Grounding score (0.42) below threshold (0.7)"
-    assert any(r.name == "groundrule" and r.levelno == logging.WARNING and decision.reason in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        r.name == "groundrule" and r.levelno == logging.WARNING and decision.reason in r.getMessage()
+        for r in caplog.records
+    )
 
 
 def test_block_at_mid_execution_raises(connect, api, make_policy):
@@ -81,8 +95,15 @@ def test_block_at_mid_execution_raises(connect, api, make_policy):
 
 
 def test_block_at_after_workflow_on_exit(connect, make_policy):
-    make_policy(rules={"require_source_grounding": True, "min_citations": 1, "abstention_response": ABSTAIN,
-                       "action_on_violation": "block"}, agents=["research-agent"])
+    make_policy(
+        rules={
+            "require_source_grounding": True,
+            "min_citations": 1,
+            "abstention_response": ABSTAIN,
+            "action_on_violation": "block",
+        },
+        agents=["research-agent"],
+    )
 
     async def main():
         async with connect() as client, client.run(agent_name="research-agent") as run:
@@ -112,10 +133,14 @@ def test_grounding_accumulates_over_two_calls(connect, make_policy):
 
     async def main():
         async with connect() as client, client.run(agent_name="research-agent") as run:
-            await run.record_grounding(grounding_scores=[0.92, 0.87],
-                                       citations=["Federal Reserve Report", "IMF Analysis"], output_confidence=0.89)
-            await run.record_grounding(grounding_scores=[0.85, 0.91],
-                                       citations=["SEC Filing 2023", "Legal Review"], output_confidence=0.88)
+            await run.record_grounding(
+                grounding_scores=[0.92, 0.87],
+                citations=["Federal Reserve Report", "IMF Analysis"],
+                output_confidence=0.89,
+            )
+            await run.record_grounding(
+                grounding_scores=[0.85, 0.91], citations=["SEC Filing 2023", "Legal Review"], output_confidence=0.88
+            )
         return run
 
     run = asyncio.run(main())

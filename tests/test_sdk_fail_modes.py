@@ -2,15 +2,13 @@
 and which failures are retried. A small stdlib HTTP server plays the misbehaving Groundrule."""
 
 import asyncio
-import json
 import logging
 import socket
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from sdk_support import SERVER_ERROR, FakeGroundrule
 
 import groundrule
-import pytest
 from groundrule import (
     ConfigurationError,
     GroundruleAPIError,
@@ -21,61 +19,6 @@ from groundrule import (
 UNREACHABLE = "Groundrule unreachable; failing open"
 ALLOW = {"action": "allow", "phase": "before_workflow", "reason": "Grounding rules stored", "evaluations": []}
 STARTED = (201, {"id": 7, "status": "running", "decision": ALLOW})
-SERVER_ERROR = (500, {"detail": "Internal server error"})
-
-
-class FakeGroundrule:
-    """Answers each path from a script: {"runs/": [reply, ...]}, a reply being (status, body[, headers[, delay]]).
-    The last reply of a script repeats; a path without a script answers 500."""
-
-    def __init__(self, script: dict):
-        self.script = {path: list(replies) for path, replies in script.items()}
-        self.requests: list[tuple[str, dict, dict]] = []  # (path under /api/v1/, headers, json body)
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                path = self.path.removeprefix("/api/v1/")
-                fake.requests.append((path, {k.lower(): v for k, v in self.headers.items()}, body))
-                reply = fake.reply(path)
-                status, payload, headers, delay = (*reply, {}, 0)[:4] if len(reply) == 2 else (*reply, 0)[:4]
-                time.sleep(delay)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client timed out and left
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def reply(self, path: str) -> tuple:
-        for prefix, replies in self.script.items():
-            if path == prefix or (prefix.startswith("*") and path.endswith(prefix[1:])):
-                return replies.pop(0) if len(replies) > 1 else replies[0]
-        return SERVER_ERROR
-
-    def count(self, suffix: str) -> int:
-        return sum(1 for path, _, _ in self.requests if path.endswith(suffix))
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc_info):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def client(url: str, **options) -> groundrule.Client:
@@ -137,9 +80,17 @@ def test_server_errors_fail_closed_after_retries():
 
 
 def test_recovers_when_a_retry_succeeds():
-    with FakeGroundrule({"runs/": [SERVER_ERROR, (503, {}), STARTED], "runs/7/complete/": [
-        (200, {"run_id": 7, "status": "completed", "decision": {**ALLOW, "phase": "after_workflow"}})],
-    }) as server, client(server.url) as gr:
+    with (
+        FakeGroundrule(
+            {
+                "runs/": [SERVER_ERROR, (503, {}), STARTED],
+                "runs/7/complete/": [
+                    (200, {"run_id": 7, "status": "completed", "decision": {**ALLOW, "phase": "after_workflow"}})
+                ],
+            }
+        ) as server,
+        client(server.url) as gr,
+    ):
         with gr.run(agent_name="research-agent") as run:
             pass
     assert run.id == 7 and run.status == "completed"
@@ -169,16 +120,16 @@ def test_a_grounding_report_is_not_resent_after_a_timeout():
 
 def test_spans_are_retried_on_ambiguous_failures():
     span = (201, {"id": 1, "kind": "tool", "name": "search"})
-    with FakeGroundrule({"runs/": [STARTED], "*/spans/": [(502, {}), (504, {}), span],
-                         "*/complete/": [(409, {"detail": "done"})]}) as server:
+    with FakeGroundrule(
+        {"runs/": [STARTED], "*/spans/": [(502, {}), (504, {}), span], "*/complete/": [(409, {"detail": "done"})]}
+    ) as server:
         with client(server.url) as gr, gr.run(agent_name="research-agent") as run:
             assert run.record_tool_call("search") == span[1]
     assert server.count("/spans/") == 3
 
 
 def test_retry_after_is_respected_when_small_and_ends_retries_when_large():
-    with FakeGroundrule({"runs/": [(429, {}, {"Retry-After": "0"}), STARTED],
-                         "*/complete/": [(409, {})]}) as server:
+    with FakeGroundrule({"runs/": [(429, {}, {"Retry-After": "0"}), STARTED], "*/complete/": [(409, {})]}) as server:
         with client(server.url, fail_open=False) as gr, gr.run(agent_name="a", enforce_policy=False) as run:
             run.set_result(None)
     assert run.id == 7
@@ -191,8 +142,12 @@ def test_retry_after_is_respected_when_small_and_ends_retries_when_large():
 
 
 def test_a_second_completion_is_swallowed():
-    with FakeGroundrule({"runs/": [STARTED], "*/complete/": [(409, {"detail": "Run 7 is already completed"})]}
-                        ) as server, client(server.url) as gr:
+    with (
+        FakeGroundrule(
+            {"runs/": [STARTED], "*/complete/": [(409, {"detail": "Run 7 is already completed"})]}
+        ) as server,
+        client(server.url) as gr,
+    ):
         with gr.run(agent_name="research-agent") as run:
             pass
     assert server.count("/complete/") == 1
@@ -219,8 +174,12 @@ def test_the_original_exception_is_not_masked_when_completion_fails():
 def test_a_block_at_start_completes_the_run_before_raising():
     block = {"action": "block", "phase": "before_workflow", "reason": "Agent not allowed", "evaluations": []}
     done = (200, {"run_id": 7, "status": "blocked", "decision": {**block, "phase": "after_workflow"}})
-    with FakeGroundrule({"runs/": [(201, {"id": 7, "status": "blocked", "decision": block})],
-                         "*/complete/": [done]}) as server, client(server.url) as gr:
+    with (
+        FakeGroundrule(
+            {"runs/": [(201, {"id": 7, "status": "blocked", "decision": block})], "*/complete/": [done]}
+        ) as server,
+        client(server.url) as gr,
+    ):
         with pytest.raises(PolicyViolationError, match="Agent not allowed"):
             with gr.run(agent_name="research-agent"):
                 pytest.fail("a block at start must stop the workflow")

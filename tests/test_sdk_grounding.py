@@ -4,21 +4,38 @@ what was retrieved."""
 
 import asyncio
 
-import groundrule
 import pytest
+
+import groundrule
 from groundrule import PolicyViolationError
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FED_TEXT = "In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points."
 RESULTS = [
-    {"source_id": "fed-2023", "source_type": "vector_kb", "relevance": 0.92, "text": FED_TEXT,
-     "metadata": {"heading_path": "Rates > 2023"}, "source_name": "knowledge_base"},
-    {"source_id": "case-7", "source_type": "database", "relevance": 0.4, "text": "Case study seven.",
-     "source_name": "case_studies"},
+    {
+        "source_id": "fed-2023",
+        "source_type": "vector_kb",
+        "relevance": 0.92,
+        "text": FED_TEXT,
+        "metadata": {"heading_path": "Rates > 2023"},
+        "source_name": "knowledge_base",
+    },
+    {
+        "source_id": "case-7",
+        "source_type": "database",
+        "relevance": 0.4,
+        "text": "Case study seven.",
+        "source_name": "case_studies",
+    },
 ]
-CONTRACT = {"citation_quotes": "required", "citations_must_resolve": True, "min_grounding_score": None,
-            "min_citations": 1, "action_on_violation": "block"}
+CONTRACT = {
+    "citation_quotes": "required",
+    "citations_must_resolve": True,
+    "min_grounding_score": None,
+    "min_citations": 1,
+    "action_on_violation": "block",
+}
 
 
 @pytest.fixture
@@ -37,27 +54,39 @@ def connect(live_server, acme_key):
 
 # --- the context decision -------------------------------------------------------------------------
 
+
 def test_the_local_function_is_the_seed_decide_grounding():
     decision = groundrule.decide_grounding("x" * 11, [], {"context_mode": "attachments_only", "max_context_chars": 10})
     assert decision == groundrule.GroundingDecision("x" * 10 + groundrule.TRUNCATION_MARKER, True, True)
     assert groundrule.decide_grounding("text", ["doc"]).to_dict() == {
-        "retrieved_text_for_prompt": "text", "include_attachments": True, "include_retrieved_text": True}
+        "retrieved_text_for_prompt": "text",
+        "include_attachments": True,
+        "include_retrieved_text": True,
+    }
 
 
 def test_a_run_decides_with_the_rules_the_server_sent(client, make_policy):
-    policy = make_policy(name="Attachments first", rules={"context_mode": "hybrid",
-                                                          "canonical_when_available": "prefer_attachments",
-                                                          "max_context_chars": 5},
-                         agents=["research-agent"])
+    policy = make_policy(
+        name="Attachments first",
+        rules={"context_mode": "hybrid", "canonical_when_available": "prefer_attachments", "max_context_chars": 5},
+        agents=["research-agent"],
+    )
 
     with client.run(agent_name="research-agent") as run:
         context = run.grounding_context
         with_docs = run.decide_grounding("retrieved text", [{"id": "sop-12"}])
         without_docs = run.decide_grounding("retrieved text", [])
 
-    assert context == {"policy_id": policy.pk, "policy_name": "Attachments first",
-                       "rules": {"context_mode": "hybrid", "canonical_when_available": "prefer_attachments",
-                                 "include_retrieved_text": None, "max_context_chars": 5}}
+    assert context == {
+        "policy_id": policy.pk,
+        "policy_name": "Attachments first",
+        "rules": {
+            "context_mode": "hybrid",
+            "canonical_when_available": "prefer_attachments",
+            "include_retrieved_text": None,
+            "max_context_chars": 5,
+        },
+    }
     assert run.decisions[0].grounding_context == context
     assert (with_docs.retrieved_text_for_prompt, with_docs.include_attachments) == ("", True)
     assert without_docs.retrieved_text_for_prompt == "retri\n... [truncated]"
@@ -68,8 +97,11 @@ def test_the_run_and_the_endpoint_agree(client, api, make_policy):
 
     with client.run(agent_name="research-agent") as run:
         local = run.decide_grounding("abcdef", ["doc"])
-    remote = api.post("/api/v1/grounding/decide/", {"agent_name": "research-agent", "retrieved_text": "abcdef",
-                                                     "prepared_documents": ["doc"]}, format="json").json()
+    remote = api.post(
+        "/api/v1/grounding/decide/",
+        {"agent_name": "research-agent", "retrieved_text": "abcdef", "prepared_documents": ["doc"]},
+        format="json",
+    ).json()
 
     assert {k: v for k, v in remote.items() if k != "grounding_context"} == local.to_dict()
 
@@ -85,37 +117,67 @@ def test_failing_open_decides_with_the_defaults():
 
 # --- record_retrieval ------------------------------------------------------------------------------
 
+
 def test_record_retrieval_sends_the_provenance_record(client, api):
     with client.run(agent_name="research-agent") as run:
-        stored = run.record_retrieval(["fed rate 2023", "fed march hike"], RESULTS, scope="focused",
-                                      filters={"knowledge_base": {"year": 2023}}, total_results=8,
-                                      deduplicated_to=2, retrieval_time_ms=45.2, intent_resolution_time_ms=120.5)
+        stored = run.record_retrieval(
+            ["fed rate 2023", "fed march hike"],
+            RESULTS,
+            scope="focused",
+            filters={"knowledge_base": {"year": 2023}},
+            total_results=8,
+            deduplicated_to=2,
+            retrieval_time_ms=45.2,
+            intent_resolution_time_ms=120.5,
+        )
 
     assert stored["kind"] == "retrieval" and stored["name"] == "retrieval"
     provenance = api.get(f"/api/v1/runs/{run.id}/").json()["spans"][0]["attributes"]["provenance"]
     assert provenance == {
-        "intent": {"text_queries": ["fed rate 2023", "fed march hike"], "filters": {"knowledge_base": {"year": 2023}},
-                   "scope": "focused"},
-        "results_by_source": {
-            "knowledge_base": [{"source_id": "fed-2023", "source_type": "vector_kb", "relevance": 0.92,
-                                "text": FED_TEXT, "metadata": {"heading_path": "Rates > 2023"}}],
-            "case_studies": [{"source_id": "case-7", "source_type": "database", "relevance": 0.4,
-                              "text": "Case study seven."}],
+        "intent": {
+            "text_queries": ["fed rate 2023", "fed march hike"],
+            "filters": {"knowledge_base": {"year": 2023}},
+            "scope": "focused",
         },
-        "total_results": 8, "deduplicated_to": 2, "retrieval_time_ms": 45.2, "intent_resolution_time_ms": 120.5,
+        "results_by_source": {
+            "knowledge_base": [
+                {
+                    "source_id": "fed-2023",
+                    "source_type": "vector_kb",
+                    "relevance": 0.92,
+                    "text": FED_TEXT,
+                    "metadata": {"heading_path": "Rates > 2023"},
+                }
+            ],
+            "case_studies": [
+                {"source_id": "case-7", "source_type": "database", "relevance": 0.4, "text": "Case study seven."}
+            ],
+        },
+        "total_results": 8,
+        "deduplicated_to": 2,
+        "retrieval_time_ms": 45.2,
+        "intent_resolution_time_ms": 120.5,
     }
 
 
 def test_record_retrieval_takes_results_already_grouped_and_a_single_query(client, api):
     with client.run(agent_name="research-agent") as run:
-        run.record_retrieval("oauth grant types", {"docs": [{"source_id": "c1", "relevance": 1, "text": "t"}]},
-                             name="kb_search", attributes={"top_k": 5})
+        run.record_retrieval(
+            "oauth grant types",
+            {"docs": [{"source_id": "c1", "relevance": 1, "text": "t"}]},
+            name="kb_search",
+            attributes={"top_k": 5},
+        )
 
     span = api.get(f"/api/v1/runs/{run.id}/").json()["spans"][0]
     assert span["name"] == "kb_search"
-    assert span["attributes"] == {"top_k": 5, "provenance": {
-        "intent": {"text_queries": ["oauth grant types"], "filters": {}},
-        "results_by_source": {"docs": [{"source_id": "c1", "relevance": 1.0, "text": "t"}]}}}
+    assert span["attributes"] == {
+        "top_k": 5,
+        "provenance": {
+            "intent": {"text_queries": ["oauth grant types"], "filters": {}},
+            "results_by_source": {"docs": [{"source_id": "c1", "relevance": 1.0, "text": "t"}]},
+        },
+    }
 
 
 def test_a_bad_record_is_refused_with_the_field_named(client):
@@ -132,8 +194,9 @@ def test_citations_resolve_against_what_the_sdk_recorded(client, make_policy):
 
     with pytest.raises(PolicyViolationError) as info, client.run(agent_name="research-agent") as run:
         run.record_retrieval(["fed"], RESULTS)
-        decision = run.record_grounding(citations=[{"source_id": "fed-2023", "quote": "raised its benchmark rate"}],
-                                        sources=[{"id": "fed-2023"}])
+        decision = run.record_grounding(
+            citations=[{"source_id": "fed-2023", "quote": "raised its benchmark rate"}], sources=[{"id": "fed-2023"}]
+        )
         assert decision.allowed
         run.record_grounding(citations=[{"source_id": "fed-2023", "quote": "cut its benchmark rate"}])
 
@@ -149,7 +212,8 @@ def test_the_async_client_does_the_same(connect, api, make_policy):
         async with connect() as client, client.run(agent_name="research-agent") as run:
             await run.record_retrieval(["fed"], RESULTS, total_results=2, deduplicated_to=2)
             decision = await run.record_grounding(
-                citations=[{"source_id": "fed-2023", "quote": "Federal Reserve raised"}])
+                citations=[{"source_id": "fed-2023", "quote": "Federal Reserve raised"}]
+            )
             assert decision.allowed
             return run, run.decide_grounding("chunks", ["doc"])
 

@@ -1,20 +1,33 @@
 """The sync SDK against a live server over real HTTP: allow, warn, block at each phase, accumulation,
-failed runs, bad input and configuration. Seed 002 "SDK Integration" and "Handling Violations"."""
+failed runs, bad input and configuration; the examples of client/README.md."""
 
 import datetime as dt
 import logging
 
-import groundrule
 import pytest
+
+import groundrule
 from groundrule import GroundruleAPIError, PolicyViolationError
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ABSTAIN = "I don't have sufficient grounded evidence to answer this accurately."
-LENIENT = {"require_source_grounding": False, "min_grounding_score": 0.6, "min_citations": 1,
-           "max_unsupported_claims": 3, "abstention_threshold": None, "action_on_violation": "warn"}
-STRICT = {"require_source_grounding": True, "min_grounding_score": 0.7, "min_citations": 1,
-          "max_unsupported_claims": 0, "abstention_response": ABSTAIN, "action_on_violation": "block"}
+LENIENT = {
+    "require_source_grounding": False,
+    "min_grounding_score": 0.6,
+    "min_citations": 1,
+    "max_unsupported_claims": 3,
+    "abstention_threshold": None,
+    "action_on_violation": "warn",
+}
+STRICT = {
+    "require_source_grounding": True,
+    "min_grounding_score": 0.7,
+    "min_citations": 1,
+    "max_unsupported_claims": 0,
+    "abstention_response": ABSTAIN,
+    "action_on_violation": "block",
+}
 
 
 @pytest.fixture
@@ -37,15 +50,24 @@ def test_allowed_run_reports_grounding_spans_and_result(client, api, make_policy
     make_policy(name="Lenient RAG Agent", rules=LENIENT, agents=["research-*"])
 
     with client.run(agent_name="research-agent", workflow_name="answer", input={"q": "2008 crisis"}) as run:
-        started = dt.datetime.now(dt.timezone.utc)
-        run.record_tool_call("source_retrieval", input={"q": "2008 crisis"}, output={"found": 3},
-                             started_at=started, ended_at=started + dt.timedelta(milliseconds=40))
-        run.record_llm_call("gpt-4o-mini", prompt="Summarise", response="The crisis...",
-                            prompt_tokens=120, completion_tokens=40)
-        decision = run.record_grounding(grounding_scores=[0.9, 0.85, 0.92],
-                                        citations=["Source A", "Source B", "Source C"],
-                                        unsupported_claims=[], output_confidence=0.88,
-                                        sources=[{"id": "Source A", "text": "Banks failed in 2008.", "score": 0.9}])
+        started = dt.datetime.now(dt.UTC)
+        run.record_tool_call(
+            "source_retrieval",
+            input={"q": "2008 crisis"},
+            output={"found": 3},
+            started_at=started,
+            ended_at=started + dt.timedelta(milliseconds=40),
+        )
+        run.record_llm_call(
+            "gpt-4o-mini", prompt="Summarise", response="The crisis...", prompt_tokens=120, completion_tokens=40
+        )
+        decision = run.record_grounding(
+            grounding_scores=[0.9, 0.85, 0.92],
+            citations=["Source A", "Source B", "Source C"],
+            unsupported_claims=[],
+            output_confidence=0.88,
+            sources=[{"id": "Source A", "text": "Banks failed in 2008.", "score": 0.9}],
+        )
         assert decision.action == "allow"
         assert decision.phase == "mid_execution"
         run.set_result({"answer": "The crisis...", "citations": ["Source A"]}, output="The crisis...")
@@ -66,16 +88,19 @@ def test_allowed_run_reports_grounding_spans_and_result(client, api, make_policy
     assert dt.datetime.fromisoformat(spans["tool"]["started_at"]) == started
     assert detail["reports"][0]["sources"] == [{"id": "Source A", "text": "Banks failed in 2008.", "score": 0.9}]
     assert spans["llm"]["name"] == "gpt-4o-mini"
-    assert spans["llm"]["attributes"] == {"model": "gpt-4o-mini", "prompt_tokens": 120,
-                                          "completion_tokens": 40, "total_tokens": 160}
+    assert spans["llm"]["attributes"] == {
+        "model": "gpt-4o-mini",
+        "prompt_tokens": 120,
+        "completion_tokens": 40,
+        "total_tokens": 160,
+    }
 
 
 def test_warn_decision_is_returned_and_logged(client, make_policy, caplog):
     make_policy(name="Calibrating", rules={"min_grounding_score": 0.7}, agents=["research-agent"])
 
     with client.run(agent_name="research-agent") as run:
-        decision = run.record_grounding(grounding_scores=[0.9, 0.42], citations=["Source A"],
-                                        unsupported_claims=[])
+        decision = run.record_grounding(grounding_scores=[0.9, 0.42], citations=["Source A"], unsupported_claims=[])
 
     assert decision.action == "warn"
     assert decision.reason == "Grounding score (0.42) below threshold (0.7)"
@@ -105,8 +130,15 @@ def test_block_at_mid_execution_raises_the_seed_reason(client, api, make_policy)
 
 
 def test_block_at_after_workflow_raises_on_exit_with_abstention_response(client, make_policy):
-    make_policy(rules={"require_source_grounding": True, "min_citations": 1, "abstention_response": ABSTAIN,
-                       "action_on_violation": "block"}, agents=["research-agent"])
+    make_policy(
+        rules={
+            "require_source_grounding": True,
+            "min_citations": 1,
+            "abstention_response": ABSTAIN,
+            "action_on_violation": "block",
+        },
+        agents=["research-agent"],
+    )
 
     with pytest.raises(PolicyViolationError) as caught:
         with client.run(agent_name="research-agent") as run:
@@ -122,14 +154,15 @@ def test_block_at_after_workflow_raises_on_exit_with_abstention_response(client,
 
 
 def test_handling_violations_returns_the_abstention_message(client, make_policy):
-    """Seed 002 "Handling Violations", as an agent would write it."""
+    """client/README.md "Handling violations", as an agent would write it."""
     make_policy(rules=STRICT, agents=["research-agent"])
 
     def answer(query: str) -> str:
         try:
             with client.run(agent_name="research-agent", input={"query": query}) as run:
-                run.record_grounding(grounding_scores=[0.95], citations=[], unsupported_claims=[],
-                                     output_confidence=0.88)
+                run.record_grounding(
+                    grounding_scores=[0.95], citations=[], unsupported_claims=[], output_confidence=0.88
+                )
                 run.set_result({"answer": "Rates rose."})
         except PolicyViolationError as e:
             return e.abstention_response or "blocked"
@@ -146,20 +179,25 @@ def test_enforce_policy_false_never_raises(client, make_policy, caplog):
         assert decision.blocked
 
     assert [d.action for d in run.decisions] == ["allow", "block", "block"]
-    assert run.last_decision.reason == ("Citations (0) below minimum (1); No source citations provided "
-                                        "(grounding required); Unsupported claims (1) exceeds max (0)")
+    assert run.last_decision.reason == (
+        "Citations (0) below minimum (1); No source citations provided "
+        "(grounding required); Unsupported claims (1) exceeds max (0)"
+    )
     assert len([m for m in groundrule_warnings(caplog) if "not enforced" in m]) == 2
 
 
 def test_grounding_accumulates_over_two_calls(client, make_policy):
-    """Seed 002 "Accumulating Grounding Data": after_workflow counts the citations of both steps."""
+    """Accumulation (docs/grounding-policies.md#accumulation-across-reports): after_workflow counts the
+    citations of both steps."""
     make_policy(rules={"min_citations": 4, "action_on_violation": "block"}, agents=["research-agent"])
 
     with client.run(agent_name="research-agent") as run:
-        first = run.record_grounding(grounding_scores=[0.92, 0.87],
-                                     citations=["Federal Reserve Report", "IMF Analysis"], output_confidence=0.89)
-        second = run.record_grounding(grounding_scores=[0.85, 0.91],
-                                      citations=["SEC Filing 2023", "Legal Review"], output_confidence=0.88)
+        first = run.record_grounding(
+            grounding_scores=[0.92, 0.87], citations=["Federal Reserve Report", "IMF Analysis"], output_confidence=0.89
+        )
+        second = run.record_grounding(
+            grounding_scores=[0.85, 0.91], citations=["SEC Filing 2023", "Legal Review"], output_confidence=0.88
+        )
 
     assert first.allowed and second.allowed
     assert run.last_decision.phase == "after_workflow"

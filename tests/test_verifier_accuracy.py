@@ -59,7 +59,7 @@ def test_accuracy_per_class(results, record_property):
         right[row["label"]] += ok
         by_set[row["set"]]["n"] += 1
         by_set[row["set"]]["ok"] += ok
-        key = f'{row["label"]}/{row["kind"]}'
+        key = f"{row['label']}/{row['kind']}"
         by_kind[key]["n"] += 1
         by_kind[key]["ok"] += ok
         confusion[(row["label"], verdict.verdict)] += 1
@@ -75,8 +75,10 @@ def test_accuracy_per_class(results, record_property):
         c = by_set[name]
         print(f"  set {name:<9} {c['ok']:>3}/{c['n']:<3} {c['ok'] / c['n']:.3f}")
     print("  by kind:", ", ".join(f"{k} {c['ok']}/{c['n']}" for k, c in sorted(by_kind.items())))
-    print("  confusion (label -> verdict):",
-          ", ".join(f"{a}->{b} {n}" for (a, b), n in sorted(confusion.items()) if a != b))
+    print(
+        "  confusion (label -> verdict):",
+        ", ".join(f"{a}->{b} {n}" for (a, b), n in sorted(confusion.items()) if a != b),
+    )
     for row, verdict in results:
         if verdict.verdict != row["label"]:
             print(f"  miss {row['id']}: want {row['label']}, got {verdict.verdict} ({verdict.reason})")
@@ -95,16 +97,27 @@ def test_verdicts_carry_a_source_span_and_a_reason(results):
         assert verdict.best_source.span in verdict.best_source.content
         assert verdict.escalated is False
         if verdict.verdict == "contradicted":
-            assert verdict.kind in {"number", "unit", "date", "time", "entity", "negation", "antonym",
-                                    "quantifier", "comparative", "ordinal"}
+            assert verdict.kind in {
+                "number",
+                "unit",
+                "date",
+                "time",
+                "entity",
+                "negation",
+                "antonym",
+                "quantifier",
+                "comparative",
+                "ordinal",
+            }
 
 
 # --------------------------------------------------------------------------- public API
 
 
 def test_result_shape_follows_seed_003():
-    result = check_grounding("The API rate limit is 1000 req/min for premium users.",
-                             ["Premium users get 1,000 requests per minute."]).to_dict()
+    result = check_grounding(
+        "The API rate limit is 1000 req/min for premium users.", ["Premium users get 1,000 requests per minute."]
+    ).to_dict()
     assert result["grounded"] is True
     assert result["total_claims"] == 1 and result["supported_count"] == 1
     assert result["contradicted_count"] == 0 and result["unverifiable_count"] == 0
@@ -122,7 +135,13 @@ def test_result_shape_follows_seed_003():
 def test_contradiction_names_the_mismatch_and_the_source():
     result = check_grounding(
         "Premium users get 500 requests per minute.",
-        [{"id": "pricing", "text": "Premium users get 1,000 requests per minute. Free users get 100 requests per minute."}])
+        [
+            {
+                "id": "pricing",
+                "text": "Premium users get 1,000 requests per minute. Free users get 100 requests per minute.",
+            }
+        ],
+    )
     claim = result.claims[0]
     assert claim.verdict == "contradicted"
     assert claim.best_source.id == "pricing"
@@ -154,14 +173,19 @@ def test_sources_are_sorted_by_score_and_capped():
     claim = check_grounding("Premium users get 1000 requests per minute.", sources, config).claims[0]
     assert claim.verdict == "supported" and claim.best_source.id == "best"
     assert claim.best_source.relevance == 0.95
-    low_only = check_grounding("Premium users get 1000 requests per minute.",
-                               sources[:8] + [{"id": "late", "text": sources[8]["text"], "score": 0.01}], config)
+    low_only = check_grounding(
+        "Premium users get 1000 requests per minute.",
+        sources[:8] + [{"id": "late", "text": sources[8]["text"], "score": 0.01}],
+        config,
+    )
     assert low_only.claims[0].verdict != "supported"  # the right source fell outside the top 2
 
 
 def test_mixed_answer_counts_and_ratio():
-    text = ("The Eiffel Tower was completed in 1889. It is 330 metres tall. "
-            "It receives about 7 million visitors a year. Is it worth a visit?")
+    text = (
+        "The Eiffel Tower was completed in 1889. It is 330 metres tall. "
+        "It receives about 7 million visitors a year. Is it worth a visit?"
+    )
     source = "Construction of the Eiffel Tower began in 1887. The tower was completed in 1889. It is 330 metres tall."
     result = check_grounding(text, [source])
     assert [c.verdict for c in result.claims] == ["supported", "supported", "unverifiable"]
@@ -172,7 +196,10 @@ def test_mixed_answer_counts_and_ratio():
 
 
 def test_thresholds_move_the_verdicts():
-    text, sources = "Full-time staff get 25 days of paid leave.", ["Full-time staff are entitled to 25 days of paid annual leave."]
+    text, sources = (
+        "Full-time staff get 25 days of paid leave.",
+        ["Full-time staff are entitled to 25 days of paid annual leave."],
+    )
     assert check_grounding(text, sources).claims[0].verdict == "supported"
     assert check_grounding(text, sources, VerifierConfig(entailment_threshold=1.01)).claims[0].verdict == "unverifiable"
     text = "The hospital has 350 beds."
@@ -196,7 +223,7 @@ def test_embedder_is_process_wide_and_normalised():
     a, b = get_embedder(threads=1), get_embedder(threads=1)
     assert a is b and a.load_time_ms > 0
     vectors = a.encode(["The cat sat on the mat.", "A cat was sitting on a mat.", "Stock markets fell today."])
-    norms = (vectors ** 2).sum(axis=1)
+    norms = (vectors**2).sum(axis=1)
     assert norms == pytest.approx([1.0, 1.0, 1.0], abs=1e-4)
     assert vectors[0] @ vectors[1] > 0.7 > vectors[0] @ vectors[2]
 

@@ -25,10 +25,21 @@ def same_quantity(a, b):
 # --------------------------------------------------------------------------- numbers
 
 
-@pytest.mark.parametrize("text,value", [
-    ("1,000", 1000), ("1000", 1000), ("3.5", 3.5), ("2,100", 2100), ("twelve", 12), ("twenty-one", 21),
-    ("two hundred", 200), ("one thousand", 1000), ("forty two", 42), ("0.45", 0.45),
-])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("1,000", 1000),
+        ("1000", 1000),
+        ("3.5", 3.5),
+        ("2,100", 2100),
+        ("twelve", 12),
+        ("twenty-one", 21),
+        ("two hundred", 200),
+        ("one thousand", 1000),
+        ("forty two", 42),
+        ("0.45", 0.45),
+    ],
+)
 def test_parse_number(text, value):
     assert parse_number(text) == value
 
@@ -39,33 +50,39 @@ def test_thousands_separators_round_trip(n):
     assert parse_number(f"{n:,}") == n == parse_number(str(n))
 
 
-@pytest.mark.parametrize("a,b", [
-    ("The limit is 1,000 requests.", "The limit is 1000 requests."),
-    ("Refunds within 28 days.", "Refunds within four weeks."),
-    ("It lasts two years.", "It lasts 24 months."),
-    ("The bridge is 1.2 km long.", "The bridge spans 1,200 metres."),
-    ("It weighs 450 grams.", "Weight: 0.45 kg."),
-    ("Water boils at 100 °C.", "Water boils at 212 °F."),
-    ("Water boils at 100 degrees Celsius.", "Water boils at 100°C."),
-    ("Growth was 50%.", "Growth was 50 percent."),
-    ("Growth was 12 per cent.", "Growth was 12%."),
-    ("Half of the nurses agreed.", "50% of the nurses agreed."),
-    ("The room seats twelve people.", "The room seats 12 people."),
-    ("It cost $49.", "It cost 49 dollars."),
-    ("The budget is 1.5 million euros.", "The budget is 1,500,000 euros."),
-    ("Premium users get 1,000 requests per minute.", "Premium users get 1000 req/min."),
-    ("The speed limit is 70 mph.", "The speed limit is 112.65 km/h."),
-    ("It needs 8 GB of memory.", "It needs 8 gigabytes of memory."),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("The limit is 1,000 requests.", "The limit is 1000 requests."),
+        ("Refunds within 28 days.", "Refunds within four weeks."),
+        ("It lasts two years.", "It lasts 24 months."),
+        ("The bridge is 1.2 km long.", "The bridge spans 1,200 metres."),
+        ("It weighs 450 grams.", "Weight: 0.45 kg."),
+        ("Water boils at 100 °C.", "Water boils at 212 °F."),
+        ("Water boils at 100 degrees Celsius.", "Water boils at 100°C."),
+        ("Growth was 50%.", "Growth was 50 percent."),
+        ("Growth was 12 per cent.", "Growth was 12%."),
+        ("Half of the nurses agreed.", "50% of the nurses agreed."),
+        ("The room seats twelve people.", "The room seats 12 people."),
+        ("It cost $49.", "It cost 49 dollars."),
+        ("The budget is 1.5 million euros.", "The budget is 1,500,000 euros."),
+        ("Premium users get 1,000 requests per minute.", "Premium users get 1000 req/min."),
+        ("The speed limit is 70 mph.", "The speed limit is 112.65 km/h."),
+        ("It needs 8 GB of memory.", "It needs 8 gigabytes of memory."),
+    ],
+)
 def test_quantities_normalise_to_the_same_value(a, b):
     assert same_quantity(a, b)
 
 
-@pytest.mark.parametrize("a,b", [
-    ("Refunds within 28 days.", "Refunds within three weeks."),
-    ("The limit is 1,000 requests.", "The limit is 100 requests."),
-    ("Growth was 50%.", "Growth was 5%."),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("Refunds within 28 days.", "Refunds within three weeks."),
+        ("The limit is 1,000 requests.", "The limit is 100 requests."),
+        ("Growth was 50%.", "Growth was 5%."),
+    ],
+)
 def test_different_values_conflict(a, b):
     assert compare_quantities(one(a, "quantity"), one(b, "quantity")) == "conflict"
 
@@ -80,20 +97,23 @@ def test_units_are_kept_and_counts_are_keyed_by_their_noun():
     assert rate.per == "duration" and rate.noun == ("request",)
 
 
-@pytest.mark.parametrize("claim,source,relation", [
-    ("at least 12 characters", "a minimum of 12 characters", "match"),
-    ("at least 8 GB", "8 GB", "match"),
-    ("about two hours", "roughly 2 hours", "match"),
-    ("about half of users", "50% of users", "match"),
-    ("up to five books", "up to 5 books", "match"),
-    ("over 90% of respondents", "62% of respondents", "conflict"),
-    ("up to 10 hours", "up to 14 hours", "conflict"),
-    ("about 5,000 km", "about 21,196 km", "conflict"),
-    ("at least 8 MB", "8 GB", "unit"),
-    ("21 hours", "21 days", "unit"),
-    ("70 km/h", "70 mph", "unit"),
-    ("500 grams", "500 mg", "unit"),
-])
+@pytest.mark.parametrize(
+    "claim,source,relation",
+    [
+        ("at least 12 characters", "a minimum of 12 characters", "match"),
+        ("at least 8 GB", "8 GB", "match"),
+        ("about two hours", "roughly 2 hours", "match"),
+        ("about half of users", "50% of users", "match"),
+        ("up to five books", "up to 5 books", "match"),
+        ("over 90% of respondents", "62% of respondents", "conflict"),
+        ("up to 10 hours", "up to 14 hours", "conflict"),
+        ("about 5,000 km", "about 21,196 km", "conflict"),
+        ("at least 8 MB", "8 GB", "unit"),
+        ("21 hours", "21 days", "unit"),
+        ("70 km/h", "70 mph", "unit"),
+        ("500 grams", "500 mg", "unit"),
+    ],
+)
 def test_bounds_approximations_and_unit_mismatches(claim, source, relation):
     assert compare_quantities(one(claim, "quantity"), one(source, "quantity")) == relation
 
@@ -101,10 +121,16 @@ def test_bounds_approximations_and_unit_mismatches(claim, source, relation):
 # --------------------------------------------------------------------------- dates and times
 
 
-@pytest.mark.parametrize("text", [
-    "It happened on March 3, 2021.", "It happened on 2021-03-03.", "It happened on 3 March 2021.",
-    "It happened on the 3rd of March, 2021.", "It happened on March 3rd 2021.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It happened on March 3, 2021.",
+        "It happened on 2021-03-03.",
+        "It happened on 3 March 2021.",
+        "It happened on the 3rd of March, 2021.",
+        "It happened on March 3rd 2021.",
+    ],
+)
 def test_date_formats_normalise(text):
     assert one(text, "date").value == (2021, 3, 3)
 
@@ -145,18 +171,21 @@ def test_lone_acronyms_are_weak_facts():
 # --------------------------------------------------------------------------- signals
 
 
-@pytest.mark.parametrize("text,odd", [
-    ("The drug is approved for children.", False),
-    ("The drug is not approved for children.", True),
-    ("The drug isn't approved for children.", True),
-    ("Honey never spoils.", True),
-    ("There is no limit.", True),
-    ("It works without a key.", True),
-    ("The store is closed on Sundays.", True),
-    ("It is not only fast but cheap.", False),
-    ("Guests stay at no charge.", False),
-    ("The key is not missing.", False),
-])
+@pytest.mark.parametrize(
+    "text,odd",
+    [
+        ("The drug is approved for children.", False),
+        ("The drug is not approved for children.", True),
+        ("The drug isn't approved for children.", True),
+        ("Honey never spoils.", True),
+        ("There is no limit.", True),
+        ("It works without a key.", True),
+        ("The store is closed on Sundays.", True),
+        ("It is not only fast but cheap.", False),
+        ("Guests stay at no charge.", False),
+        ("The key is not missing.", False),
+    ],
+)
 def test_negation_polarity(text, odd):
     assert (analyse(text).polarity % 2 == 1) is odd
 
@@ -178,28 +207,37 @@ def kinds(claim, source):
     return {c.kind for c in align(analyse(claim), analyse(source)).conflicts if c.confidence >= 0.7}
 
 
-@pytest.mark.parametrize("claim,source,kind", [
-    ("The hospital has 350 beds.", "The hospital has 420 beds.", "number"),
-    ("The Eiffel Tower was completed in 1899.", "The Eiffel Tower was completed in 1889.", "date"),
-    ("The bridge is 1,200 kilometres long.", "The bridge is 1,200 metres long.", "unit"),
-    ("Aspirin does not increase the risk of bleeding.", "Aspirin increases the risk of bleeding.", "negation"),
-    ("Revenue decreased in 2023.", "Revenue increased in 2023.", "antonym"),
-    ("Pierre Curie won the prize.", "Marie Curie won the prize.", "entity"),
-    ("Flight BA117 departs at 09:25.", "Flight BA117 departs at 08:25.", "time"),
-    ("All students board.", "Most students board.", "quantifier"),
-    ("Green tea contains more caffeine than black tea.", "Black tea contains more caffeine than green tea.",
-     "comparative"),
-])
+@pytest.mark.parametrize(
+    "claim,source,kind",
+    [
+        ("The hospital has 350 beds.", "The hospital has 420 beds.", "number"),
+        ("The Eiffel Tower was completed in 1899.", "The Eiffel Tower was completed in 1889.", "date"),
+        ("The bridge is 1,200 kilometres long.", "The bridge is 1,200 metres long.", "unit"),
+        ("Aspirin does not increase the risk of bleeding.", "Aspirin increases the risk of bleeding.", "negation"),
+        ("Revenue decreased in 2023.", "Revenue increased in 2023.", "antonym"),
+        ("Pierre Curie won the prize.", "Marie Curie won the prize.", "entity"),
+        ("Flight BA117 departs at 09:25.", "Flight BA117 departs at 08:25.", "time"),
+        ("All students board.", "Most students board.", "quantifier"),
+        (
+            "Green tea contains more caffeine than black tea.",
+            "Black tea contains more caffeine than green tea.",
+            "comparative",
+        ),
+    ],
+)
 def test_conflicts(claim, source, kind):
     assert kind in kinds(claim, source)
 
 
-@pytest.mark.parametrize("claim,source", [
-    ("Green tea has less caffeine than black tea.", "Black tea has more caffeine than green tea."),
-    ("The limit is 1000 requests per minute.", "The limit is 1,000 requests per minute."),
-    ("The drug must not be taken with alcohol.", "Patients must not drink alcohol with the drug."),
-    ("Refunds are accepted within four weeks.", "Refunds are accepted for 28 days."),
-])
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("Green tea has less caffeine than black tea.", "Black tea has more caffeine than green tea."),
+        ("The limit is 1000 requests per minute.", "The limit is 1,000 requests per minute."),
+        ("The drug must not be taken with alcohol.", "Patients must not drink alcohol with the drug."),
+        ("Refunds are accepted within four weeks.", "Refunds are accepted for 28 days."),
+    ],
+)
 def test_agreeing_sentences_have_no_conflict(claim, source):
     assert kinds(claim, source) == set()
 
@@ -227,14 +265,17 @@ def test_analysis_and_alignment_never_fail(a, b):
         assert 0.0 <= conflict.confidence <= 1.0
 
 
-@pytest.mark.parametrize("short,long,expected", [
-    ("Fed", "Federal Reserve", True),
-    ("WHO", "World Health Organization", True),
-    ("UN", "United Nations", True),
-    ("Marie", "Pierre Curie", False),
-    ("Fed", "Fed", False),
-    ("IMF", "World Bank", False),
-])
+@pytest.mark.parametrize(
+    "short,long,expected",
+    [
+        ("Fed", "Federal Reserve", True),
+        ("WHO", "World Health Organization", True),
+        ("UN", "United Nations", True),
+        ("Marie", "Pierre Curie", False),
+        ("Fed", "Fed", False),
+        ("IMF", "World Bank", False),
+    ],
+)
 def test_short_forms_of_a_name_are_aliases_not_other_entities(short, long, expected):
     from judges.verifier.facts import is_alias
 
@@ -248,6 +289,8 @@ def test_a_claim_using_a_short_name_is_not_a_contradiction():
     source = "The Federal Reserve raised interest rates by 25 basis points in March 2023."
     assert check_grounding(claim, [source]).claims[0].verdict == "supported"
     assert find_contradictions([claim, source]) == []
-    who = check_grounding("The WHO recommends 150 minutes of exercise a week.",
-                          ["The World Health Organization recommends 150 minutes of moderate exercise per week."])
+    who = check_grounding(
+        "The WHO recommends 150 minutes of exercise a week.",
+        ["The World Health Organization recommends 150 minutes of moderate exercise per week."],
+    )
     assert who.claims[0].verdict == "supported"

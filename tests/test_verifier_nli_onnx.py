@@ -18,8 +18,24 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processor
 from judges.verifier import NLIModelError, VerifierConfig, check_grounding
 from judges.verifier.nli import NLIModel
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "agree", "refute", "premium", "users", "get", "requests",
-         "per", "minute", "the", "limit", "is", "."]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "agree",
+    "refute",
+    "premium",
+    "users",
+    "get",
+    "requests",
+    "per",
+    "minute",
+    "the",
+    "limit",
+    "is",
+    ".",
+]
 # label order of the cross-encoder/nli-* models
 CROSS_ENCODER_LABELS = {"0": "contradiction", "1": "entailment", "2": "neutral"}
 
@@ -46,8 +62,10 @@ def build_model_dir(path, labels=CROSS_ENCODER_LABELS, *, token_type_ids=False, 
     ``labels``); a different ``labels`` simulates a config.json that disagrees with it."""
     path.mkdir(parents=True, exist_ok=True)
     table = _embedding(weights_labels or labels)
-    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
-              helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"])]
+    inputs = [
+        helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"]),
+        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "sequence"]),
+    ]
     nodes = [
         helper.make_node("Gather", ["embedding", "input_ids"], ["gathered"]),
         helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
@@ -55,9 +73,11 @@ def build_model_dir(path, labels=CROSS_ENCODER_LABELS, *, token_type_ids=False, 
         helper.make_node("Mul", ["gathered", "mask_3d"], ["masked"]),
         helper.make_node("ReduceSum", ["masked", "axis1"], ["summed"], keepdims=0),
     ]
-    inits = [helper.make_tensor("embedding", TensorProto.FLOAT, table.shape, table.flatten().tolist()),
-             helper.make_tensor("axis1", TensorProto.INT64, [1], [1]),
-             helper.make_tensor("axis2", TensorProto.INT64, [1], [2])]
+    inits = [
+        helper.make_tensor("embedding", TensorProto.FLOAT, table.shape, table.flatten().tolist()),
+        helper.make_tensor("axis1", TensorProto.INT64, [1], [1]),
+        helper.make_tensor("axis2", TensorProto.INT64, [1], [2]),
+    ]
     if token_type_ids:
         # declared and consumed (times zero), as BERT-style exports do
         inputs.append(helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["batch", "sequence"]))
@@ -70,8 +90,9 @@ def build_model_dir(path, labels=CROSS_ENCODER_LABELS, *, token_type_ids=False, 
         inits.append(helper.make_tensor("zero", TensorProto.FLOAT, [1], [0.0]))
     else:
         nodes.append(helper.make_node("Identity", ["summed"], ["logits"]))
-    graph = helper.make_graph(nodes, "tiny-nli", inputs,
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 3])], inits)
+    graph = helper.make_graph(
+        nodes, "tiny-nli", inputs, [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 3])], inits
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -81,13 +102,20 @@ def build_model_dir(path, labels=CROSS_ENCODER_LABELS, *, token_type_ids=False, 
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     tok.save(str(path / "tokenizer.json"))
-    (path / "config.json").write_text(json.dumps({
-        "architectures": ["DebertaV2ForSequenceClassification"], "id2label": labels,
-        "label2id": {v: int(k) for k, v in labels.items()}, "pad_token_id": 0,
-        "max_position_embeddings": 512}))
+    (path / "config.json").write_text(
+        json.dumps(
+            {
+                "architectures": ["DebertaV2ForSequenceClassification"],
+                "id2label": labels,
+                "label2id": {v: int(k) for k, v in labels.items()},
+                "pad_token_id": 0,
+                "max_position_embeddings": 512,
+            }
+        )
+    )
     return path
 
 
@@ -136,8 +164,14 @@ def test_token_type_ids_are_fed_when_declared(tmp_path):
 
 def test_pairs_are_batched_and_padding_does_not_change_scores(model_dir):
     model = NLIModel(model_dir, batch_size=4)
-    pairs = [(SOURCE, "agree"), (SOURCE + " " + "the limit is " * 5, "refute"), ("x", "the limit"),
-             (SOURCE, "agree refute"), (SOURCE, "premium users"), ("y y y y y y y y", "agree")]
+    pairs = [
+        (SOURCE, "agree"),
+        (SOURCE + " " + "the limit is " * 5, "refute"),
+        ("x", "the limit"),
+        (SOURCE, "agree refute"),
+        (SOURCE, "premium users"),
+        ("y y y y y y y y", "agree"),
+    ]
     batched = model.probabilities(pairs)
     assert model.runs == 2  # 6 pairs, batch size 4
     single = np.vstack([NLIModel(model_dir).probabilities([p]) for p in pairs])
@@ -150,16 +184,24 @@ def test_one_check_is_one_run_for_all_claim_source_pairs(model_dir):
 
     model = get_nli_model(model_dir)
     before = model.runs
-    got, _ = verdicts("Agree agree agree. Refute refute refute. The limit is high.", model_dir,
-                      sources=(SOURCE, "The limit is 5.", "Users get requests."))
+    got, _ = verdicts(
+        "Agree agree agree. Refute refute refute. The limit is high.",
+        model_dir,
+        sources=(SOURCE, "The limit is 5.", "Users get requests."),
+    )
     assert len(got) == 3
     assert model.runs - before == 1  # 3 claims x 3 sources = 9 pairs, one batch
 
 
 def test_best_source_is_the_most_entailing_one(model_dir):
-    _, result = verdicts("Premium users get agree.", model_dir,
-                         sources=[{"id": "a", "text": "The limit is high, the limit is high, the limit is high."},
-                                  {"id": "b", "text": "Premium."}])
+    _, result = verdicts(
+        "Premium users get agree.",
+        model_dir,
+        sources=[
+            {"id": "a", "text": "The limit is high, the limit is high, the limit is high."},
+            {"id": "b", "text": "Premium."},
+        ],
+    )
     claim = result.claims[0]
     assert claim.verdict == "supported" and claim.best_source.id == "b"
 
@@ -187,8 +229,9 @@ def test_thresholds_apply_to_the_probabilities(model_dir):
 def test_missing_files_and_bad_labels_are_clear_errors(tmp_path):
     with pytest.raises(NLIModelError, match="missing model.onnx, tokenizer.json, config.json"):
         NLIModel(tmp_path)
-    bad = build_model_dir(tmp_path / "bad", {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"},
-                          weights_labels=CROSS_ENCODER_LABELS)
+    bad = build_model_dir(
+        tmp_path / "bad", {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"}, weights_labels=CROSS_ENCODER_LABELS
+    )
     with pytest.raises(NLIModelError, match="id2label"):
         NLIModel(bad)
 

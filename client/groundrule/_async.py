@@ -25,7 +25,7 @@ from ._run import (
     span_payload,
 )
 from .decision import Decision
-from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+from .errors import ConflictError, GroundruleUnavailable, PolicyViolationError
 
 logger = logging.getLogger("groundrule")
 
@@ -45,8 +45,13 @@ class AsyncClient:
         backoff_max: float = 5.0,
     ) -> None:
         self._config: Config = resolve_config(
-            base_url=base_url, api_key=api_key, timeout=timeout, fail_open=fail_open,
-            max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            fail_open=fail_open,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
         )
         self._http = httpx.AsyncClient(**_http.client_options(self._config))
 
@@ -64,16 +69,27 @@ class AsyncClient:
         enforce_policy: bool = True,
     ) -> AsyncRun:
         """A governed run; entering the `async with` block starts it, leaving it completes it."""
-        return AsyncRun(self, agent_name=agent_name, workflow_name=workflow_name, input=input, metadata=metadata,
-                        enforce_policy=enforce_policy)
+        return AsyncRun(
+            self,
+            agent_name=agent_name,
+            workflow_name=workflow_name,
+            input=input,
+            metadata=metadata,
+            enforce_policy=enforce_policy,
+        )
 
     async def check_grounding(self, text: str, sources: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
         """See `Client.check_grounding`."""
         payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
         return await self._send("POST", "grounding/check/", payload, replayable=True)
 
-    async def _send(self, method: str, path: str, payload: dict[str, Any] | None, *,
-                    replayable: bool) -> dict[str, Any]:
+    async def get_run(self, run_id: int) -> dict[str, Any]:
+        """See `Client.get_run`."""
+        return await self._send("GET", f"runs/{int(run_id)}/", None, replayable=True)
+
+    async def _send(
+        self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool
+    ) -> dict[str, Any]:
         return await _http.send_async(self._http, self._config, method, path, payload, replayable=replayable)
 
     async def aclose(self) -> None:
@@ -93,8 +109,9 @@ class AsyncRun(RunBase):
         super().__init__(fail_open=client.fail_open, **kwargs)
         self._client = client
 
-    async def _post(self, path: str | None, payload: dict[str, Any], *,
-                    replayable: bool = False) -> dict[str, Any] | None:
+    async def _post(
+        self, path: str | None, payload: dict[str, Any], *, replayable: bool = False
+    ) -> dict[str, Any] | None:
         if path is None:
             return None
         try:
@@ -131,8 +148,7 @@ class AsyncRun(RunBase):
         output: str | None = None,
         sources: Sequence[Mapping[str, Any]] | None = None,
     ) -> Decision:
-        payload = grounding_payload(grounding_scores, citations, unsupported_claims, output_confidence, output,
-                                    sources)
+        payload = grounding_payload(grounding_scores, citations, unsupported_claims, output_confidence, output, sources)
         return self._decide(await self._post(self._path("grounding"), payload), "mid_execution")
 
     async def record_span(
@@ -158,8 +174,9 @@ class AsyncRun(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        return await self.record_span("tool", name, input=input, output=output, started_at=started_at,
-                                      ended_at=ended_at, attributes=attributes)
+        return await self.record_span(
+            "tool", name, input=input, output=output, started_at=started_at, ended_at=ended_at, attributes=attributes
+        )
 
     async def record_retrieval(
         self,
@@ -179,15 +196,23 @@ class AsyncRun(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """Record a retrieval span with its provenance record (seed 004).
+        """Record a retrieval span with its provenance record (docs/retrieval-provenance.md).
 
         ``results`` are dicts ``{"source_id", "text", "relevance" (0..1), "source_type"?,
         "metadata"?, "text_preview"?}``, grouped by source name in a mapping, or a flat list whose
         items may say ``"source_name"``. Grounding reports can then name a retrieved result by id
         alone (``sources=[{"id": "chunk_42"}]``) and citations resolve against what was retrieved.
         """
-        provenance = provenance_record(queries, results, scope, filters, total_results, deduplicated_to,
-                                       retrieval_time_ms, intent_resolution_time_ms)
+        provenance = provenance_record(
+            queries,
+            results,
+            scope,
+            filters,
+            total_results,
+            deduplicated_to,
+            retrieval_time_ms,
+            intent_resolution_time_ms,
+        )
         payload = retrieval_payload(name, provenance, input, output, started_at, ended_at, attributes)
         return await self._post(self._path("spans"), payload, replayable=True)
 
@@ -203,18 +228,23 @@ class AsyncRun(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        return await self.record_span("llm", model, input=prompt, output=response, started_at=started_at,
-                                      ended_at=ended_at,
-                                      attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes))
+        return await self.record_span(
+            "llm",
+            model,
+            input=prompt,
+            output=response,
+            started_at=started_at,
+            ended_at=ended_at,
+            attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes),
+        )
 
     async def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:
         path = self._path("complete")
         self._completed = True
         try:
             body = await self._post(path, self._complete_payload(error))
-        except GroundruleAPIError as exc:
-            if exc.status_code != 409:
-                raise
+        except ConflictError as exc:
+            # Already completed (by us before a lost answer, or elsewhere): nothing left to do.
             logger.debug("Groundrule run %s was already completed: %s", self._id, exc.body)
             return None
         return self._decide(body, "after_workflow", enforce=enforce)
@@ -225,8 +255,9 @@ class AsyncRun(RunBase):
         except Exception:
             logger.warning("Groundrule could not complete run %s", self._id, exc_info=True)
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._completed or self._offline or self._id is None:
             return
         if exc is None:

@@ -47,16 +47,18 @@ def grounding_payload(
     output: str | None,
     sources: Sequence[Mapping[str, Any]] | None,
 ) -> dict[str, Any]:
-    return _drop_none({
-        # float() also takes numpy scalars, which json cannot encode.
-        "grounding_scores": [float(score) for score in grounding_scores],
-        # A citation is a source id, or {"source_id", "quote"?} (the citation contract).
-        "citations": [c if isinstance(c, str) else dict(c) for c in citations],
-        "unsupported_claims": list(unsupported_claims),
-        "output_confidence": None if output_confidence is None else float(output_confidence),
-        "output": output,
-        "sources": None if sources is None else [dict(source) for source in sources],
-    })
+    return _drop_none(
+        {
+            # float() also takes numpy scalars, which json cannot encode.
+            "grounding_scores": [float(score) for score in grounding_scores],
+            # A citation is a source id, or {"source_id", "quote"?} (the citation contract).
+            "citations": [c if isinstance(c, str) else dict(c) for c in citations],
+            "unsupported_claims": list(unsupported_claims),
+            "output_confidence": None if output_confidence is None else float(output_confidence),
+            "output": output,
+            "sources": None if sources is None else [dict(source) for source in sources],
+        }
+    )
 
 
 def span_payload(
@@ -70,15 +72,17 @@ def span_payload(
 ) -> dict[str, Any]:
     if kind not in SPAN_KINDS:
         raise ValueError(f"kind must be one of {', '.join(SPAN_KINDS)}; got {kind!r}")
-    return _drop_none({
-        "kind": kind,
-        "name": name,
-        "input": input,
-        "output": output,
-        "started_at": _timestamp(started_at),
-        "ended_at": _timestamp(ended_at),
-        "attributes": dict(attributes) if attributes else None,
-    })
+    return _drop_none(
+        {
+            "kind": kind,
+            "name": name,
+            "input": input,
+            "output": output,
+            "started_at": _timestamp(started_at),
+            "ended_at": _timestamp(ended_at),
+            "attributes": dict(attributes) if attributes else None,
+        }
+    )
 
 
 def _result(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,10 +102,15 @@ def provenance_record(
     retrieval_time_ms: float | None,
     intent_resolution_time_ms: float | None,
 ) -> dict[str, Any]:
-    """Seed 004's provenance record. ``results`` grouped by source name, or a flat list grouped
-    here by each result's ``source_name`` (else ``"default"``)."""
-    intent: dict[str, Any] = {"text_queries": [queries] if isinstance(queries, str) else list(queries),
-                              "filters": dict(filters) if filters else {}}
+    """The retrieval provenance record (docs/retrieval-provenance.md).
+
+    ``results`` grouped by source name, or a flat list grouped here by each result's
+    ``source_name`` (else ``"default"``).
+    """
+    intent: dict[str, Any] = {
+        "text_queries": [queries] if isinstance(queries, str) else list(queries),
+        "filters": dict(filters) if filters else {},
+    }
     if scope is not None:
         intent["scope"] = scope
     by_source: dict[str, list[dict[str, Any]]] = {}
@@ -112,14 +121,18 @@ def provenance_record(
         for item in results:
             result = _result(item)
             by_source.setdefault(str(result.pop("source_name", None) or "default"), []).append(result)
-    return _drop_none({
-        "intent": intent,
-        "results_by_source": by_source,
-        "total_results": total_results,
-        "deduplicated_to": deduplicated_to,
-        "retrieval_time_ms": None if retrieval_time_ms is None else float(retrieval_time_ms),
-        "intent_resolution_time_ms": None if intent_resolution_time_ms is None else float(intent_resolution_time_ms),
-    })
+    return _drop_none(
+        {
+            "intent": intent,
+            "results_by_source": by_source,
+            "total_results": total_results,
+            "deduplicated_to": deduplicated_to,
+            "retrieval_time_ms": None if retrieval_time_ms is None else float(retrieval_time_ms),
+            "intent_resolution_time_ms": None
+            if intent_resolution_time_ms is None
+            else float(intent_resolution_time_ms),
+        }
+    )
 
 
 def retrieval_payload(
@@ -131,8 +144,9 @@ def retrieval_payload(
     ended_at: dt.datetime | str | None,
     attributes: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    return span_payload("retrieval", name, input, output, started_at, ended_at,
-                        {**(attributes or {}), "provenance": provenance})
+    return span_payload(
+        "retrieval", name, input, output, started_at, ended_at, {**(attributes or {}), "provenance": provenance}
+    )
 
 
 def llm_attributes(
@@ -211,8 +225,9 @@ class RunBase:
                 return decision.grounding_context
         return None
 
-    def decide_grounding(self, retrieved_text: str | None = None,
-                         prepared_documents: Sequence[Any] | None = None) -> GroundingDecision:
+    def decide_grounding(
+        self, retrieved_text: str | None = None, prepared_documents: Sequence[Any] | None = None
+    ) -> GroundingDecision:
         """What may reach the model, under the context rules of this agent's policy.
 
         Computed locally (no call) with the rules the server sent in the before_workflow
@@ -233,12 +248,14 @@ class RunBase:
     # -- helpers for the sync and async subclasses ------------------------------------------
 
     def _start_payload(self) -> dict[str, Any]:
-        return _drop_none({
-            "agent_name": self.agent_name,
-            "workflow_name": self.workflow_name,
-            "input": self.input,
-            "metadata": self.metadata,
-        })
+        return _drop_none(
+            {
+                "agent_name": self.agent_name,
+                "workflow_name": self.workflow_name,
+                "input": self.input,
+                "metadata": self.metadata,
+            }
+        )
 
     def _complete_payload(self, error: str | None) -> dict[str, Any]:
         return _drop_none({"result": self._result, "output": self._output, "error": error})
@@ -256,8 +273,12 @@ class RunBase:
     def _go_offline(self, error: GroundruleUnavailable) -> None:
         if not self._fail_open:
             raise error
-        logger.warning("Groundrule unreachable; failing open, run %s of %r continues ungoverned: %s",
-                       self._id, self.agent_name, error)
+        logger.warning(
+            "Groundrule unreachable; failing open, run %s of %r continues ungoverned: %s",
+            self._id,
+            self.agent_name,
+            error,
+        )
         self._offline = True
 
     def _decide(self, body: dict[str, Any] | None, phase: str, *, enforce: bool = True) -> Decision:
@@ -269,13 +290,13 @@ class RunBase:
             self._status = body.get("status", self._status)
         self._decisions.append(decision)
         if decision.warned:
-            logger.warning("Groundrule policy warning for run %s (%s): %s", self._id, decision.phase,
-                           decision.reason)
+            logger.warning("Groundrule policy warning for run %s (%s): %s", self._id, decision.phase, decision.reason)
         elif decision.blocked:
             if enforce and self.enforce_policy:
                 raise PolicyViolationError(decision, run_id=self._id)
-            logger.warning("Groundrule policy block for run %s (%s), not enforced: %s", self._id,
-                           decision.phase, decision.reason)
+            logger.warning(
+                "Groundrule policy block for run %s (%s), not enforced: %s", self._id, decision.phase, decision.reason
+            )
         return decision
 
     def _is_own_violation(self, exc: BaseException | None) -> bool:

@@ -22,7 +22,7 @@ from ._run import (
     span_payload,
 )
 from .decision import Decision
-from .errors import GroundruleAPIError, GroundruleUnavailable, PolicyViolationError
+from .errors import ConflictError, GroundruleUnavailable, PolicyViolationError
 
 logger = logging.getLogger("groundrule")
 
@@ -42,8 +42,13 @@ class Client:
         backoff_max: float = 5.0,
     ) -> None:
         self._config: Config = resolve_config(
-            base_url=base_url, api_key=api_key, timeout=timeout, fail_open=fail_open,
-            max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            fail_open=fail_open,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
         )
         self._http = httpx.Client(**_http.client_options(self._config))
 
@@ -61,8 +66,14 @@ class Client:
         enforce_policy: bool = True,
     ) -> Run:
         """A governed run; entering the `with` block starts it, leaving it completes it."""
-        return Run(self, agent_name=agent_name, workflow_name=workflow_name, input=input, metadata=metadata,
-                   enforce_policy=enforce_policy)
+        return Run(
+            self,
+            agent_name=agent_name,
+            workflow_name=workflow_name,
+            input=input,
+            metadata=metadata,
+            enforce_policy=enforce_policy,
+        )
 
     def check_grounding(self, text: str, sources: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
         """Ask the server's verifier whether `text` is supported by `sources`.
@@ -72,6 +83,15 @@ class Client:
         """
         payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
         return self._send("POST", "grounding/check/", payload, replayable=True)
+
+    def get_run(self, run_id: int) -> dict[str, Any]:
+        """The run as the server holds it: status, reports, spans and every evaluation so far.
+
+        Includes evaluations that judges added after the run's calls answered. Raises
+        `NotFoundError` for an unknown run or another tenant's, and `GroundruleUnavailable`
+        when the server is unreachable (a query, like `check_grounding`).
+        """
+        return self._send("GET", f"runs/{int(run_id)}/", None, replayable=True)
 
     def _send(self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool) -> dict[str, Any]:
         return _http.send(self._http, self._config, method, path, payload, replayable=replayable)
@@ -132,8 +152,7 @@ class Run(RunBase):
         sources: Sequence[Mapping[str, Any]] | None = None,
     ) -> Decision:
         """Report grounding data (it accumulates over the run); runs mid_execution on these scores."""
-        payload = grounding_payload(grounding_scores, citations, unsupported_claims, output_confidence, output,
-                                    sources)
+        payload = grounding_payload(grounding_scores, citations, unsupported_claims, output_confidence, output, sources)
         return self._decide(self._post(self._path("grounding"), payload), "mid_execution")
 
     def record_span(
@@ -161,8 +180,9 @@ class Run(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        return self.record_span("tool", name, input=input, output=output, started_at=started_at,
-                                ended_at=ended_at, attributes=attributes)
+        return self.record_span(
+            "tool", name, input=input, output=output, started_at=started_at, ended_at=ended_at, attributes=attributes
+        )
 
     def record_retrieval(
         self,
@@ -182,15 +202,23 @@ class Run(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """Record a retrieval span with its provenance record (seed 004).
+        """Record a retrieval span with its provenance record (docs/retrieval-provenance.md).
 
         ``results`` are dicts ``{"source_id", "text", "relevance" (0..1), "source_type"?,
         "metadata"?, "text_preview"?}``, grouped by source name in a mapping, or a flat list whose
         items may say ``"source_name"``. Grounding reports can then name a retrieved result by id
         alone (``sources=[{"id": "chunk_42"}]``) and citations resolve against what was retrieved.
         """
-        provenance = provenance_record(queries, results, scope, filters, total_results, deduplicated_to,
-                                       retrieval_time_ms, intent_resolution_time_ms)
+        provenance = provenance_record(
+            queries,
+            results,
+            scope,
+            filters,
+            total_results,
+            deduplicated_to,
+            retrieval_time_ms,
+            intent_resolution_time_ms,
+        )
         payload = retrieval_payload(name, provenance, input, output, started_at, ended_at, attributes)
         return self._post(self._path("spans"), payload, replayable=True)
 
@@ -206,18 +234,23 @@ class Run(RunBase):
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        return self.record_span("llm", model, input=prompt, output=response, started_at=started_at,
-                                ended_at=ended_at,
-                                attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes))
+        return self.record_span(
+            "llm",
+            model,
+            input=prompt,
+            output=response,
+            started_at=started_at,
+            ended_at=ended_at,
+            attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes),
+        )
 
     def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:
         path = self._path("complete")
         self._completed = True
         try:
             body = self._post(path, self._complete_payload(error))
-        except GroundruleAPIError as exc:
-            if exc.status_code != 409:
-                raise
+        except ConflictError as exc:
+            # Already completed (by us before a lost answer, or elsewhere): nothing left to do.
             logger.debug("Groundrule run %s was already completed: %s", self._id, exc.body)
             return None
         return self._decide(body, "after_workflow", enforce=enforce)
@@ -229,8 +262,9 @@ class Run(RunBase):
         except Exception:
             logger.warning("Groundrule could not complete run %s", self._id, exc_info=True)
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._completed or self._offline or self._id is None:
             return
         if exc is None:

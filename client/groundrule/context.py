@@ -1,4 +1,4 @@
-"""Seed 000's ``decideGrounding``: what context may reach the model. Pure, no network.
+"""``decide_grounding``: what context may reach the model (docs/grounding-context.md). Pure, no network.
 
 A copy of the server's ``policies/categories/grounding_context.py`` (the SDK must not import the
 server); the server's test suite checks the two agree on random inputs. ``rules`` are the
@@ -30,7 +30,7 @@ DEFAULT_CONTEXT_RULES = {
 
 @dataclass(frozen=True, slots=True)
 class GroundingDecision:
-    """Seed 000's GroundingDecision, snake_case."""
+    """What may reach the model: the three fields of the context decision (docs/grounding-context.md)."""
 
     #: The retrieved text for the prompt (possibly truncated), or "" when it is excluded.
     retrieved_text_for_prompt: str
@@ -39,7 +39,7 @@ class GroundingDecision:
     #: Whether retrieved text is included (after the policy and truncation).
     include_retrieved_text: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "retrieved_text_for_prompt": self.retrieved_text_for_prompt,
             "include_attachments": self.include_attachments,
@@ -47,7 +47,7 @@ class GroundingDecision:
         }
 
 
-def context_rules(rules: Mapping[str, Any] | None) -> dict:
+def context_rules(rules: Mapping[str, Any] | None) -> dict[str, Any]:
     """The four context rules of ``rules``, defaults for the missing ones."""
     rules = rules or {}
     return {name: rules.get(name, default) for name, default in DEFAULT_CONTEXT_RULES.items()}
@@ -60,7 +60,7 @@ def decide_grounding(
 ) -> GroundingDecision:
     """Decide what goes to the model, given the retrieved text and the prepared documents.
 
-    The seed's mode matrix, with both inputs present:
+    The mode matrix, with both inputs present:
 
     ==========================================  ==========================  ===================
     mode                                        retrieved_text_for_prompt   include_attachments
@@ -89,9 +89,7 @@ def decide_grounding(
     if mode not in MODES:
         raise ValueError(f"context_mode must be one of {', '.join(MODES)}; got {mode!r}")
     if when_available not in WHEN_AVAILABLE:
-        raise ValueError(
-            f"canonical_when_available must be one of {', '.join(WHEN_AVAILABLE)}; got {when_available!r}"
-        )
+        raise ValueError(f"canonical_when_available must be one of {', '.join(WHEN_AVAILABLE)}; got {when_available!r}")
     if override is not None and type(override) is not bool:
         raise ValueError(f"include_retrieved_text must be true, false or None; got {override!r}")
     if max_chars is not None and (type(max_chars) is not int or max_chars < 1):

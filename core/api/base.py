@@ -2,6 +2,8 @@ from django_scopes import scope
 from rest_framework import exceptions, negotiation, parsers, renderers
 from rest_framework.views import APIView
 
+from .schema import GroundruleAutoSchema
+
 
 class JSONOnlyNegotiation(negotiation.DefaultContentNegotiation):
     """The API speaks JSON only, so `?format=` is not DRF's renderer switch here.
@@ -49,6 +51,7 @@ class TenantAPIView(APIView):
     """
 
     content_negotiation_class = JSONOnlyNegotiation
+    schema = GroundruleAutoSchema()
     parser_classes = [JSONParser]
     renderer_classes = [JSONRenderer]
     _tenant_scope = None

@@ -8,7 +8,8 @@ from django.core.exceptions import (
     SuspiciousOperation,
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django_scopes import ScopeError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -40,3 +41,12 @@ def exception_handler(exc, context):
     if isinstance(exc, exceptions.ParseError):
         return Response({"detail": f"Malformed JSON body: {exc.detail}"}, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)
+
+
+@csrf_exempt  # a POST to a mistyped path is a 404 too, not a CSRF page
+def not_found(request, *args, **kwargs):
+    """Any /api/ path that names no endpoint (a run id of "-1", a typo): JSON, as the API answers.
+
+    Django's own 404 is an HTML page, which an API client cannot read and the schema cannot describe.
+    """
+    return JsonResponse({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)

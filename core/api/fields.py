@@ -2,21 +2,14 @@
 
 import math
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from core.text import NUL_MESSAGE, UNICODE_MESSAGE, text_problem_code
 
 # Deeper than any real payload; keeps a hostile body from exhausting the recursion limit later on.
 MAX_JSON_DEPTH = 64
-
-
-def _text_problem(value: str) -> str | None:
-    """Why PostgreSQL would refuse this string (a server error otherwise), or None."""
-    if "\x00" in value:
-        return "nul"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate such as "\ud800" from a JSON escape
-        return "unicode"
-    return None
 
 
 class StrictFloatField(serializers.FloatField):
@@ -41,19 +34,19 @@ class UnitScoreField(StrictFloatField):
     def __init__(self, **kwargs):
         kwargs.setdefault("min_value", 0.0)
         kwargs.setdefault("max_value", 1.0)
-        kwargs.setdefault("error_messages", {
-            "min_value": "Must be between 0.0 and 1.0.", "max_value": "Must be between 0.0 and 1.0."})
+        kwargs.setdefault(
+            "error_messages", {"min_value": "Must be between 0.0 and 1.0.", "max_value": "Must be between 0.0 and 1.0."}
+        )
         super().__init__(**kwargs)
 
 
 class StrictCharField(serializers.CharField):
-    default_error_messages = {"invalid": "Must be a string.", "nul": "Must not contain NUL characters.",
-                              "unicode": "Must be valid Unicode text."}
+    default_error_messages = {"invalid": "Must be a string.", "nul": NUL_MESSAGE, "unicode": UNICODE_MESSAGE}
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
-        problem = _text_problem(data)
+        problem = text_problem_code(data)
         if problem:
             self.fail(problem)
         return super().to_internal_value(data)
@@ -68,6 +61,7 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+@extend_schema_field(OpenApiTypes.ANY)
 class SafeJSONField(serializers.JSONField):
     """Any JSON value the database can store and the renderer can write back.
 
@@ -78,8 +72,8 @@ class SafeJSONField(serializers.JSONField):
 
     default_error_messages = {
         "not_finite": "Numbers must be finite.",
-        "nul": "Must not contain NUL characters.",
-        "unicode": "Must be valid Unicode text.",
+        "nul": NUL_MESSAGE,
+        "unicode": UNICODE_MESSAGE,
         "too_deep": f"Must not nest deeper than {MAX_JSON_DEPTH} levels.",
     }
 
@@ -91,7 +85,7 @@ class SafeJSONField(serializers.JSONField):
         if depth > MAX_JSON_DEPTH:
             self.fail("too_deep")
         if isinstance(value, str):
-            problem = _text_problem(value)
+            problem = text_problem_code(value)
             if problem:
                 self.fail(problem)
         elif isinstance(value, float):
@@ -106,6 +100,7 @@ class SafeJSONField(serializers.JSONField):
                 self._check(item, depth + 1)
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {}})
 class JSONObjectField(SafeJSONField):
     default_error_messages = {"not_object": "Must be a JSON object."}
 
@@ -116,7 +111,10 @@ class JSONObjectField(SafeJSONField):
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects unknown keys, so a typo such as `grounding_score` is an error rather than silence."""
+    """Rejects unknown keys, so a typo such as `grounding_score` is an error rather than silence.
+
+    The schema says so too: core.api.schema declares these bodies `additionalProperties: false`.
+    """
 
     default_error_messages = {"invalid": "Expected a JSON object."}
 
@@ -131,7 +129,7 @@ class StrictSerializer(serializers.Serializer):
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
             errors = {**errors, **exc.detail}
-            raise serializers.ValidationError(errors)
+            raise serializers.ValidationError(errors) from None
         if errors:
             raise serializers.ValidationError(errors)
         return value

@@ -16,6 +16,7 @@ A ``retrieval`` span carries seed 004's provenance record in ``attributes.proven
 level, so a misspelt field is a 400 that names it, not a record the dashboard cannot read.
 """
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import (
@@ -36,6 +37,22 @@ class CitationIn(StrictSerializer):
     quote = StrictCharField(max_length=5000, required=False)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "maxLength": 2000, "description": "A source identifier."},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["source_id"],
+                "properties": {
+                    "source_id": {"type": "string", "minLength": 1, "maxLength": 2000},
+                    "quote": {"type": "string", "maxLength": 5000},
+                },
+            },
+        ],
+    }
+)
 class CitationField(serializers.Field):
     default_error_messages = {"invalid": 'Must be a non-empty string or an object {{"source_id", "quote"?}}.'}
 

@@ -1,13 +1,18 @@
 """The smallest authenticated endpoint: the baseline bench/report.py measures the hot path against."""
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.contract import represented
+
+
+class PingOut(serializers.Serializer):
+    tenant = serializers.CharField(help_text="The slug of the tenant the API key speaks for.")
 
 
 class PingView(TenantAPIView):
-    @extend_schema(responses=inline_serializer("Ping", {"tenant": serializers.CharField()}))
+    @extend_schema(responses=PingOut)
     def get(self, request):
-        return Response({"tenant": self.tenant.slug})
+        return Response(represented(PingOut, {"tenant": self.tenant.slug}))

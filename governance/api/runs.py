@@ -1,13 +1,17 @@
-from functools import lru_cache
+"""Runs over the API: start, report grounding, record spans, complete; list and read.
+
+The three actions answer `run_id`. Starting a run also answers `id`, the name it used before,
+for one more release (deprecated in the schema; README "API").
+"""
 
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, status
+from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.serializers import as_serializer_error
 
 from core.api.base import TenantAPIView
+from core.api.contract import represented, represented_list, validated
 from core.api.pagination import IdCursorPagination
 from core.lookup import pk_or_404
 from governance import services
@@ -18,73 +22,67 @@ from policies.selectors import grounding_context_for
 from .serializers import (
     CompleteIn,
     GroundingIn,
+    RunDecisionOut,
     RunDetailOut,
     RunOut,
     RunStartIn,
+    RunStartOut,
     SpanIn,
     SpanOut,
 )
 
 
-@lru_cache(maxsize=None)
-def _prototype(serializer_class):
-    return serializer_class()
-
-
-def _validated(serializer_class, request):
-    """`serializer_class(data=...).is_valid(raise_exception=True)` without rebuilding the fields.
-
-    A DRF serializer deep-copies its declared fields on every instantiation: a quarter of a
-    millisecond per grounding call. One unbound instance per class validates every request
-    instead; these serializers keep no per-call state, and a bad input raises the same 400.
-    """
-    try:
-        return _prototype(serializer_class).run_validation(request.data)
-    except exceptions.ValidationError as exc:
-        raise exceptions.ValidationError(as_serializer_error(exc)) from None
-
-
 def _decision_body(run, decision) -> dict:
-    return {"run_id": run.pk, "status": run.status, "decision": decision.to_dict()}
+    return represented(RunDecisionOut, {"run_id": run.pk, "status": run.status, "decision": decision.to_dict()})
 
 
 class RunListView(TenantAPIView):
-    @extend_schema(request=RunStartIn, responses={201: dict})
+    filterset_class = RunFilter
+    pagination_class = IdCursorPagination
+    queryset = Run.objects.none()  # for the schema: the model the filters describe
+
+    @extend_schema(request=RunStartIn, responses={201: RunStartOut})
     def post(self, request):
-        data = _validated(RunStartIn, request)
+        data = validated(RunStartIn, request.data)
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
-        # The context rules ride along (seed 000), so the agent can decide what reaches the model
-        # without a second call.
-        body = {**decision.to_dict(),
-                "grounding_context": grounding_context_for(tenant=self.tenant, agent_name=run.agent_name)}
-        return Response({"id": run.pk, "status": run.status, "decision": body}, status=status.HTTP_201_CREATED)
+        # The context rules ride along (README "What context may reach the model"), so the agent
+        # can decide what reaches the model without a second call.
+        body = {
+            **decision.to_dict(),
+            "grounding_context": grounding_context_for(tenant=self.tenant, agent_name=run.agent_name),
+        }
+        answer = {"run_id": run.pk, "id": run.pk, "status": run.status, "decision": body}
+        return Response(represented(RunStartOut, answer), status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=RunOut(many=True))
     def get(self, request):
-        qs = RunFilter(request.query_params, queryset=Run.objects.filter(tenant=self.tenant), request=request)
-        if not qs.is_valid():
-            return Response(qs.errors, status=status.HTTP_400_BAD_REQUEST)
-        paginator = IdCursorPagination()
-        page = paginator.paginate_queryset(qs.qs, request, view=self)
-        return paginator.get_paginated_response(RunOut(page, many=True).data)
+        filters = RunFilter(request.query_params, queryset=Run.objects.filter(tenant=self.tenant), request=request)
+        if not filters.is_valid():
+            return Response(filters.errors, status=status.HTTP_400_BAD_REQUEST)
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(filters.qs, request, view=self)
+        return paginator.get_paginated_response(represented_list(RunOut, page))
 
 
 class RunDetailView(TenantAPIView):
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
         run = get_object_or_404(
-            Run.objects.filter(tenant=self.tenant)
-            .prefetch_related("spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id"))),
+            Run.objects.filter(tenant=self.tenant).prefetch_related(
+                "spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id"))
+            ),
             pk=pk_or_404(pk),
         )
         attach_sources(run.reports.all())  # the reports' source texts, stored once per run: one query
-        return Response(RunDetailOut(run).data)
+        return Response(represented(RunDetailOut, run))
 
 
 class RunGroundingView(TenantAPIView):
-    @extend_schema(request=GroundingIn, responses={200: dict})
+    error_statuses = {"post": (409,)}
+
+    @extend_schema(request=GroundingIn, responses={200: RunDecisionOut})
     def post(self, request, pk: int):
-        data = _validated(GroundingIn, request)
+        data = validated(GroundingIn, request.data)
         run, decision = services.run_record_grounding(tenant=self.tenant, run_id=pk, **data)
         return Response(_decision_body(run, decision))
 
@@ -92,14 +90,16 @@ class RunGroundingView(TenantAPIView):
 class RunSpanView(TenantAPIView):
     @extend_schema(request=SpanIn, responses={201: SpanOut})
     def post(self, request, pk: int):
-        data = _validated(SpanIn, request)
+        data = validated(SpanIn, request.data)
         span = services.run_record_span(tenant=self.tenant, run_id=pk, **data)
-        return Response(SpanOut(span).data, status=status.HTTP_201_CREATED)
+        return Response(represented(SpanOut, span), status=status.HTTP_201_CREATED)
 
 
 class RunCompleteView(TenantAPIView):
-    @extend_schema(request=CompleteIn, responses={200: dict})
+    error_statuses = {"post": (409,)}
+
+    @extend_schema(request=CompleteIn, responses={200: RunDecisionOut})
     def post(self, request, pk: int):
-        data = _validated(CompleteIn, request)
+        data = validated(CompleteIn, request.data)
         run, decision = services.run_complete(tenant=self.tenant, run_id=pk, **data)
         return Response(_decision_body(run, decision))

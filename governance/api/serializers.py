@@ -1,3 +1,6 @@
+"""The runs API's bodies: strict inputs (``...In``) and the outputs every answer goes through (``...Out``)."""
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from core.api.fields import (
@@ -8,7 +11,8 @@ from core.api.fields import (
     UnitScoreField,
 )
 from governance.accumulated import reports_accumulated
-from governance.models import Evaluation, GroundingReport, Run, Span
+from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span
+from policies.categories.grounding_context import MODES, WHEN_AVAILABLE
 from tenants.models import AuditEvent
 
 from .evidence import CitationField, provenance_errors
@@ -33,16 +37,18 @@ class GroundingIn(StrictSerializer):
     grounding_scores = serializers.ListField(child=UnitScoreField(), required=False, default=list, max_length=10_000)
     # Strings, or {"source_id", "quote"?} objects (seed 001's citation contract).
     citations = serializers.ListField(child=CitationField(), required=False, default=list, max_length=MAX_ITEMS)
-    unsupported_claims = serializers.ListField(child=StrictCharField(max_length=5000), required=False,
-                                               default=list, max_length=MAX_ITEMS)
+    unsupported_claims = serializers.ListField(
+        child=StrictCharField(max_length=5000), required=False, default=list, max_length=MAX_ITEMS
+    )
     output_confidence = UnitScoreField(required=False, allow_null=True, default=None)
     output = StrictCharField(required=False, allow_blank=True, default="", max_length=200_000)
     sources = serializers.ListField(child=SourceIn(), required=False, default=list, max_length=MAX_ITEMS)
 
 
 class SpanIn(StrictSerializer):
-    kind = serializers.ChoiceField(choices=Span.Kind.choices,
-                                   error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."})
+    kind = serializers.ChoiceField(
+        choices=Span.Kind.choices, error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."}
+    )
     name = StrictCharField(max_length=200)
     input = SafeJSONField(required=False, allow_null=True, default=None)
     output = SafeJSONField(required=False, allow_null=True, default=None)
@@ -67,36 +73,76 @@ class CompleteIn(StrictSerializer):
 
 
 class EvaluationOut(serializers.ModelSerializer):
-    run_id = serializers.IntegerField()
-    policy_id = serializers.IntegerField(source="policy_ref", allow_null=True)
+    run_id = serializers.IntegerField(read_only=True)
+    policy_id = serializers.IntegerField(source="policy_ref", allow_null=True, read_only=True)
 
     class Meta:
         model = Evaluation
-        fields = ["id", "run_id", "policy_id", "policy_name", "policy_version", "category", "agent_name", "phase",
-                  "action", "reason", "metadata", "source", "created_at", "review_state", "reviewed_at",
-                  "review_comment"]
+        fields = [
+            "id",
+            "run_id",
+            "policy_id",
+            "policy_name",
+            "policy_version",
+            "category",
+            "agent_name",
+            "phase",
+            "action",
+            "reason",
+            "metadata",
+            "source",
+            "created_at",
+            "review_state",
+            "reviewed_at",
+            "review_comment",
+        ]
+        read_only_fields = fields
 
 
 class SpanOut(serializers.ModelSerializer):
     class Meta:
         model = Span
         fields = ["id", "kind", "name", "input", "output", "started_at", "ended_at", "attributes", "created_at"]
+        read_only_fields = fields
 
 
 class ReportOut(serializers.ModelSerializer):
+    # As reported: {"id", "text", "score"?, "span_id"?}; texts are stored once per run (RunSource).
+    sources = serializers.ListField(child=serializers.DictField(), read_only=True)
+
     class Meta:
         model = GroundingReport
-        fields = ["seq", "grounding_scores", "citations", "unsupported_claims", "output_confidence", "output",
-                  "sources", "created_at"]
+        fields = [
+            "seq",
+            "grounding_scores",
+            "citations",
+            "unsupported_claims",
+            "output_confidence",
+            "output",
+            "sources",
+            "created_at",
+        ]
+        read_only_fields = fields
 
 
 class RunOut(serializers.ModelSerializer):
-    duration_ms = serializers.IntegerField(read_only=True)
+    duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
 
     class Meta:
         model = Run
-        fields = ["id", "agent_name", "workflow_name", "status", "final_action", "started_at", "ended_at",
-                  "duration_ms", "metadata", "report_count"]
+        fields = [
+            "id",
+            "agent_name",
+            "workflow_name",
+            "status",
+            "final_action",
+            "started_at",
+            "ended_at",
+            "duration_ms",
+            "metadata",
+            "report_count",
+        ]
+        read_only_fields = fields
 
 
 class RunDetailOut(RunOut):
@@ -109,26 +155,125 @@ class RunDetailOut(RunOut):
     reports = ReportOut(many=True, read_only=True)
 
     class Meta(RunOut.Meta):
-        fields = RunOut.Meta.fields + ["input", "result", "output", "error", "citations", "unsupported_claims",
-                                       "output_confidence", "reports", "spans", "evaluations"]
+        fields = RunOut.Meta.fields + [
+            "input",
+            "result",
+            "output",
+            "error",
+            "citations",
+            "unsupported_claims",
+            "output_confidence",
+            "reports",
+            "spans",
+            "evaluations",
+        ]
+        read_only_fields = fields
 
+    @extend_schema_field(EvaluationOut(many=True))
     def get_evaluations(self, run) -> list[dict]:
         return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
 
+    @extend_schema_field(serializers.ListField(child=serializers.JSONField()))
     def get_citations(self, run) -> list:
         return reports_accumulated(run.reports.all()).citations
 
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_unsupported_claims(self, run) -> list[str]:
         return reports_accumulated(run.reports.all()).unsupported_claims
 
+    @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_output_confidence(self, run) -> float | None:
         return reports_accumulated(run.reports.all()).output_confidence
 
 
 class AuditEventOut(serializers.ModelSerializer):
-    actor = serializers.CharField(source="actor_label")
+    actor = serializers.CharField(source="actor_label", read_only=True)
 
     class Meta:
         model = AuditEvent
-        fields = ["id", "created_at", "action", "actor", "request_id", "object_type", "object_id", "object_repr",
-                  "before", "after"]
+        fields = [
+            "id",
+            "created_at",
+            "action",
+            "actor",
+            "request_id",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "before",
+            "after",
+        ]
+        read_only_fields = fields
+
+
+# --- Decisions: what run start, grounding reports and complete answer --------------------------
+
+
+class DecisionEvaluationOut(serializers.Serializer):
+    """One policy's verdict inside a decision, as the engine or a judge gave it."""
+
+    policy_id = serializers.IntegerField(allow_null=True)
+    policy_name = serializers.CharField()
+    category = serializers.CharField()
+    phase = serializers.ChoiceField(choices=Phase.choices)
+    action = serializers.ChoiceField(choices=Action.choices)
+    reason = serializers.CharField()
+    metadata = serializers.DictField()
+    source = serializers.ChoiceField(
+        choices=Evaluation.Source.choices,
+        required=False,
+        help_text="Where the verdict came from; absent means `engine`.",
+    )
+
+
+class DecisionOut(serializers.Serializer):
+    """A decision: the combined action of every applicable policy at one phase. A block is a normal 200.
+
+    Answers are what this serializer declares: a key the engine adds to ``Decision.to_dict()``
+    reaches clients (and the schema) once it is declared here too.
+    """
+
+    action = serializers.ChoiceField(choices=Action.choices)
+    phase = serializers.ChoiceField(choices=Phase.choices)
+    reason = serializers.CharField()
+    abstention_response = serializers.CharField(
+        required=False, help_text="What to show instead of the answer; only on a block whose policy sets one."
+    )
+    evaluations = DecisionEvaluationOut(many=True)
+
+
+class ContextRulesOut(serializers.Serializer):
+    context_mode = serializers.ChoiceField(choices=MODES)
+    canonical_when_available = serializers.ChoiceField(choices=WHEN_AVAILABLE)
+    include_retrieved_text = serializers.BooleanField(allow_null=True)
+    max_context_chars = serializers.IntegerField(allow_null=True, min_value=1)
+
+
+class GroundingContextOut(serializers.Serializer):
+    """The context rules that apply to the agent, and the policy they come from (null: the defaults)."""
+
+    policy_id = serializers.IntegerField(allow_null=True)
+    policy_name = serializers.CharField(allow_null=True)
+    rules = ContextRulesOut()
+
+
+class StartDecisionOut(DecisionOut):
+    grounding_context = GroundingContextOut()
+
+
+class RunDecisionOut(serializers.Serializer):
+    """The answer to a grounding report or a completion."""
+
+    run_id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Run.Status.choices)
+    decision = DecisionOut()
+
+
+@extend_schema_serializer(deprecate_fields=["id"])
+class RunStartOut(serializers.Serializer):
+    """The answer to starting a run. `id` is the old name of `run_id`, kept for one release."""
+
+    run_id = serializers.IntegerField()
+    id = serializers.IntegerField(help_text="Deprecated: the same as `run_id`; removed in the next release.")
+    status = serializers.ChoiceField(choices=Run.Status.choices)
+    decision = StartDecisionOut()

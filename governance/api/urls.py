@@ -1,10 +1,11 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import (
     SpectacularAPIView,
     SpectacularRedocView,
     SpectacularSwaggerView,
 )
 
+from core.api.errors import not_found
 from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
@@ -29,8 +30,16 @@ urlpatterns = [
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
-         name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
-         name="api-redoc"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
+        name="api-docs",
+    ),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
+        name="api-redoc",
+    ),
+    # Last: whatever else is under /api/v1/ is a JSON 404, not Django's HTML page.
+    re_path(r"", not_found, name="api-not-found"),
 ]

@@ -7,193 +7,346 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('policies', '0001_initial'),
-        ('tenants', '0001_initial'),
+        ("policies", "0001_initial"),
+        ("tenants", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GroundingReport',
+            name="GroundingReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('grounding_scores', models.JSONField(default=list)),
-                ('citations', models.JSONField(default=list)),
-                ('unsupported_claims', models.JSONField(default=list)),
-                ('output_confidence', models.FloatField(blank=True, null=True)),
-                ('output', models.TextField(blank=True, default='')),
-                ('sources', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("seq", models.PositiveIntegerField()),
+                ("grounding_scores", models.JSONField(default=list)),
+                ("citations", models.JSONField(default=list)),
+                ("unsupported_claims", models.JSONField(default=list)),
+                ("output_confidence", models.FloatField(blank=True, null=True)),
+                ("output", models.TextField(blank=True, default="")),
+                ("sources", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'seq'],
+                "ordering": ["run", "seq"],
             },
         ),
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('phase', models.CharField(choices=[('before_workflow', 'Before'), ('mid_execution', 'Mid'), ('after_workflow', 'After')], max_length=20)),
-                ('action', models.CharField(choices=[('allow', 'Allow'), ('warn', 'Warn'), ('block', 'Block')], max_length=8)),
-                ('reason', models.TextField(blank=True, default='')),
-                ('abstention_response', models.TextField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
-                ('report', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='governance.groundingreport')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "phase",
+                    models.CharField(
+                        choices=[("before_workflow", "Before"), ("mid_execution", "Mid"), ("after_workflow", "After")],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "action",
+                    models.CharField(choices=[("allow", "Allow"), ("warn", "Warn"), ("block", "Block")], max_length=8),
+                ),
+                ("reason", models.TextField(blank=True, default="")),
+                ("abstention_response", models.TextField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
+                (
+                    "report",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="governance.groundingreport",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'id'],
+                "ordering": ["run", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('agent_name', models.CharField(max_length=200)),
-                ('workflow_name', models.CharField(blank=True, default='', max_length=200)),
-                ('input', models.JSONField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('running', 'Running'), ('completed', 'Completed'), ('blocked', 'Blocked'), ('failed', 'Failed')], default='running', max_length=16)),
-                ('final_action', models.CharField(choices=[('allow', 'Allow'), ('warn', 'Warn'), ('block', 'Block')], default='allow', max_length=8)),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('output', models.TextField(blank=True, default='')),
-                ('error', models.TextField(blank=True, default='')),
-                ('citations', models.JSONField(blank=True, default=list)),
-                ('unsupported_claims', models.JSONField(blank=True, default=list)),
-                ('sources', models.JSONField(blank=True, default=list)),
-                ('output_confidence', models.FloatField(blank=True, null=True)),
-                ('report_count', models.PositiveIntegerField(default=0)),
-                ('api_key', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='tenants.apikey')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("agent_name", models.CharField(max_length=200)),
+                ("workflow_name", models.CharField(blank=True, default="", max_length=200)),
+                ("input", models.JSONField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("blocked", "Blocked"),
+                            ("failed", "Failed"),
+                        ],
+                        default="running",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "final_action",
+                    models.CharField(
+                        choices=[("allow", "Allow"), ("warn", "Warn"), ("block", "Block")],
+                        default="allow",
+                        max_length=8,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("output", models.TextField(blank=True, default="")),
+                ("error", models.TextField(blank=True, default="")),
+                ("citations", models.JSONField(blank=True, default=list)),
+                ("unsupported_claims", models.JSONField(blank=True, default=list)),
+                ("sources", models.JSONField(blank=True, default=list)),
+                ("output_confidence", models.FloatField(blank=True, null=True)),
+                ("report_count", models.PositiveIntegerField(default=0)),
+                (
+                    "api_key",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="tenants.apikey",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.AddField(
-            model_name='groundingreport',
-            name='run',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reports', to='governance.run'),
+            model_name="groundingreport",
+            name="run",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="reports", to="governance.run"
+            ),
         ),
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('policy_ref', models.BigIntegerField(blank=True, null=True)),
-                ('policy_name', models.CharField(max_length=200)),
-                ('policy_version', models.PositiveIntegerField(default=1)),
-                ('category', models.CharField(max_length=64)),
-                ('agent_name', models.CharField(max_length=200)),
-                ('phase', models.CharField(choices=[('before_workflow', 'Before'), ('mid_execution', 'Mid'), ('after_workflow', 'After')], max_length=20)),
-                ('action', models.CharField(choices=[('allow', 'Allow'), ('warn', 'Warn'), ('block', 'Block')], max_length=8)),
-                ('reason', models.TextField(blank=True, default='')),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('source', models.CharField(choices=[('engine', 'Engine'), ('llm_judge', 'Llm Judge'), ('verifier', 'Verifier')], default='engine', max_length=16)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('review_state', models.CharField(choices=[('pending', 'Pending'), ('confirmed', 'Confirmed'), ('dismissed', 'Dismissed')], default='pending', max_length=16)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('review_comment', models.TextField(blank=True, default='')),
-                ('decision', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='governance.decision')),
-                ('policy', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='evaluations', to='policies.policy')),
-                ('reviewed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='governance.run')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("policy_ref", models.BigIntegerField(blank=True, null=True)),
+                ("policy_name", models.CharField(max_length=200)),
+                ("policy_version", models.PositiveIntegerField(default=1)),
+                ("category", models.CharField(max_length=64)),
+                ("agent_name", models.CharField(max_length=200)),
+                (
+                    "phase",
+                    models.CharField(
+                        choices=[("before_workflow", "Before"), ("mid_execution", "Mid"), ("after_workflow", "After")],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "action",
+                    models.CharField(choices=[("allow", "Allow"), ("warn", "Warn"), ("block", "Block")], max_length=8),
+                ),
+                ("reason", models.TextField(blank=True, default="")),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("engine", "Engine"), ("llm_judge", "Llm Judge"), ("verifier", "Verifier")],
+                        default="engine",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "review_state",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("confirmed", "Confirmed"), ("dismissed", "Dismissed")],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                ("review_comment", models.TextField(blank=True, default="")),
+                (
+                    "decision",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="evaluations",
+                        to="governance.decision",
+                    ),
+                ),
+                (
+                    "policy",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="evaluations",
+                        to="policies.policy",
+                    ),
+                ),
+                (
+                    "reviewed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="evaluations", to="governance.run"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.AddField(
-            model_name='decision',
-            name='run',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='governance.run'),
+            model_name="decision",
+            name="run",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="decisions", to="governance.run"
+            ),
         ),
         migrations.CreateModel(
-            name='Span',
+            name="Span",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('tool', 'Tool'), ('llm', 'Llm'), ('retrieval', 'Retrieval')], max_length=16)),
-                ('name', models.CharField(max_length=200)),
-                ('input', models.JSONField(blank=True, null=True)),
-                ('output', models.JSONField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('attributes', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='spans', to='governance.run')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("tool", "Tool"), ("llm", "Llm"), ("retrieval", "Retrieval")], max_length=16
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("input", models.JSONField(blank=True, null=True)),
+                ("output", models.JSONField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("attributes", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="spans", to="governance.run"
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'id'],
+                "ordering": ["run", "id"],
             },
         ),
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(db_index=True, max_length=100)),
-                ('actor_label', models.CharField(blank=True, default='', max_length=200)),
-                ('request_id', models.CharField(blank=True, default='', max_length=64)),
-                ('object_type', models.CharField(blank=True, default='', max_length=64)),
-                ('object_id', models.CharField(blank=True, default='', max_length=64)),
-                ('object_repr', models.CharField(blank=True, default='', max_length=200)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("action", models.CharField(db_index=True, max_length=100)),
+                ("actor_label", models.CharField(blank=True, default="", max_length=200)),
+                ("request_id", models.CharField(blank=True, default="", max_length=64)),
+                ("object_type", models.CharField(blank=True, default="", max_length=64)),
+                ("object_id", models.CharField(blank=True, default="", max_length=64)),
+                ("object_repr", models.CharField(blank=True, default="", max_length=200)),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
-                'indexes': [models.Index(fields=['tenant', '-id'], name='governance__tenant__a467f4_idx')],
+                "ordering": ["-id"],
+                "indexes": [models.Index(fields=["tenant", "-id"], name="governance__tenant__a467f4_idx")],
             },
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(fields=['tenant', '-id'], name='governance__tenant__d37cd0_idx'),
+            model_name="run",
+            index=models.Index(fields=["tenant", "-id"], name="governance__tenant__d37cd0_idx"),
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(fields=['tenant', 'agent_name', '-id'], name='governance__tenant__e67672_idx'),
+            model_name="run",
+            index=models.Index(fields=["tenant", "agent_name", "-id"], name="governance__tenant__e67672_idx"),
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(fields=['tenant', 'status', '-id'], name='governance__tenant__f73f01_idx'),
+            model_name="run",
+            index=models.Index(fields=["tenant", "status", "-id"], name="governance__tenant__f73f01_idx"),
         ),
         migrations.AddConstraint(
-            model_name='groundingreport',
-            constraint=models.UniqueConstraint(fields=('run', 'seq'), name='uniq_report_seq'),
+            model_name="groundingreport",
+            constraint=models.UniqueConstraint(fields=("run", "seq"), name="uniq_report_seq"),
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', '-id'], name='governance__tenant__74c4ac_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "-id"], name="governance__tenant__74c4ac_idx"),
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', 'action', '-id'], name='governance__tenant__71ae9e_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "action", "-id"], name="governance__tenant__71ae9e_idx"),
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', 'agent_name', '-id'], name='governance__tenant__9d8fbb_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "agent_name", "-id"], name="governance__tenant__9d8fbb_idx"),
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', 'policy_ref', '-id'], name='governance__tenant__89ebeb_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "policy_ref", "-id"], name="governance__tenant__89ebeb_idx"),
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', 'review_state', '-id'], name='governance__tenant__e4bfdb_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "review_state", "-id"], name="governance__tenant__e4bfdb_idx"),
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', 'created_at'], name='governance__tenant__5582f8_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "created_at"], name="governance__tenant__5582f8_idx"),
         ),
     ]

@@ -5,21 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('governance', '0002_audit_append_only'),
-        ('policies', '0001_initial'),
-        ('tenants', '0001_initial'),
+        ("governance", "0002_audit_append_only"),
+        ("policies", "0001_initial"),
+        ("tenants", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['tenant', 'agent_name', 'action', '-id'], name='governance__tenant__06bb40_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["tenant", "agent_name", "action", "-id"], name="governance__tenant__06bb40_idx"),
         ),
         migrations.AddIndex(
-            model_name='run',
-            index=models.Index(fields=['tenant', 'started_at'], name='governance__tenant__e5b33a_idx'),
+            model_name="run",
+            index=models.Index(fields=["tenant", "started_at"], name="governance__tenant__e5b33a_idx"),
         ),
     ]

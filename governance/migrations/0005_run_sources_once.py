@@ -49,8 +49,9 @@ def sources_to_rows(apps, schema_editor):
     not_derivable = []
     run_ids = list(Run._base_manager.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(run_ids), CHUNK):
-        runs = Run._base_manager.filter(pk__in=run_ids[start:start + CHUNK]).only(
-            "pk", "tenant_id", "citations", "unsupported_claims", "output_confidence", "sources")
+        runs = Run._base_manager.filter(pk__in=run_ids[start : start + CHUNK]).only(
+            "pk", "tenant_id", "citations", "unsupported_claims", "output_confidence", "sources"
+        )
         for run in runs:
             reports = list(GroundingReport._base_manager.filter(run_id=run.pk).order_by("seq"))
             derived = _derived(reports)
@@ -65,20 +66,30 @@ def sources_to_rows(apps, schema_editor):
                     ident, text = str(source.get("id", "")), source.get("text") or ""
                     digest = _hash(text)
                     texts.setdefault((ident, digest), text)
-                    refs.append({"id": ident, SOURCE_HASH: digest,
-                                 **{k: v for k, v in source.items() if k not in ("id", "text")}})
+                    refs.append(
+                        {
+                            "id": ident,
+                            SOURCE_HASH: digest,
+                            **{k: v for k, v in source.items() if k not in ("id", "text")},
+                        }
+                    )
                 report.source_refs = refs
             GroundingReport._base_manager.bulk_update(reports, ["source_refs"], batch_size=CHUNK)
             RunSource._base_manager.bulk_create(
-                [RunSource(tenant_id=run.tenant_id, run_id=run.pk, source_id=ident, content_hash=digest, text=text)
-                 for (ident, digest), text in texts.items()],
-                batch_size=CHUNK, ignore_conflicts=True)
+                [
+                    RunSource(tenant_id=run.tenant_id, run_id=run.pk, source_id=ident, content_hash=digest, text=text)
+                    for (ident, digest), text in texts.items()
+                ],
+                batch_size=CHUNK,
+                ignore_conflicts=True,
+            )
     if not_derivable:
         shown = ", ".join(str(pk) for pk in not_derivable[:20])
         raise RuntimeError(
             f"{len(not_derivable)} run(s) carry grounding data their reports do not add up to "
             f"(runs {shown}{' ...' if len(not_derivable) > 20 else ''}); dropping Run.citations, "
-            "unsupported_claims, sources and output_confidence would lose it. Nothing was changed.")
+            "unsupported_claims, sources and output_confidence would lose it. Nothing was changed."
+        )
 
 
 def rows_to_sources(apps, schema_editor):
@@ -90,18 +101,21 @@ def rows_to_sources(apps, schema_editor):
         reports = list(GroundingReport._base_manager.filter(run_id=run.pk).order_by("seq"))
         for report in reports:
             report.sources = [
-                {"id": ref["id"], "text": texts.get((ref["id"], ref[SOURCE_HASH]), ""),
-                 **{k: v for k, v in ref.items() if k not in ("id", SOURCE_HASH)}}
+                {
+                    "id": ref["id"],
+                    "text": texts.get((ref["id"], ref[SOURCE_HASH]), ""),
+                    **{k: v for k, v in ref.items() if k not in ("id", SOURCE_HASH)},
+                }
                 for ref in report.source_refs or []
             ]
         GroundingReport._base_manager.bulk_update(reports, ["sources"], batch_size=CHUNK)
         citations, claims, confidence, sources = _derived(reports)
-        Run._base_manager.filter(pk=run.pk).update(citations=citations, unsupported_claims=claims,
-                                                   output_confidence=confidence, sources=sources)
+        Run._base_manager.filter(pk=run.pk).update(
+            citations=citations, unsupported_claims=claims, output_confidence=confidence, sources=sources
+        )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("governance", "0004_auditevent_moves_to_tenants"),
         ("tenants", "0002_auditevent"),
@@ -116,15 +130,24 @@ class Migration(migrations.Migration):
                 ("content_hash", models.CharField(max_length=64)),
                 ("text", models.TextField(blank=True, default="")),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("run", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="source_rows",
-                                          to="governance.run")),
-                ("tenant", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+",
-                                             to="tenants.tenant")),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="source_rows", to="governance.run"
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
                 "ordering": ["run", "id"],
-                "constraints": [models.UniqueConstraint(fields=("run", "source_id", "content_hash"),
-                                                        name="uniq_run_source")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "source_id", "content_hash"), name="uniq_run_source")
+                ],
             },
         ),
         migrations.AddField(

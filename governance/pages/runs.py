@@ -14,11 +14,19 @@ TABS = ("governance", "trace")
 @require_GET
 @require_role()
 def run_list(request):
-    filterset, page = selectors.run_list(tenant=request.tenant, data=request.GET,
-                                         before=parse_cursor(request.GET.get("before")),
-                                         after=parse_cursor(request.GET.get("after")))
-    context = {"filter": filterset, "page": page, "filtered": has_filters(request.GET),
-               "statuses": Run.Status.choices, "actions": Action.choices}
+    filterset, page = selectors.run_list(
+        tenant=request.tenant,
+        data=request.GET,
+        before=parse_cursor(request.GET.get("before")),
+        after=parse_cursor(request.GET.get("after")),
+    )
+    context = {
+        "filter": filterset,
+        "page": page,
+        "filtered": has_filters(request.GET),
+        "statuses": Run.Status.choices,
+        "actions": Action.choices,
+    }
     return render_page(request, "runs/list.html", context, fragment="results")
 
 

@@ -36,6 +36,7 @@ def _list_of_dicts(value) -> list[dict]:
 @dataclass
 class SourceSpan:
     """The source sentence a claim was judged against, and the source it came from."""
+
     id: str
     span: str
     content: str
@@ -143,8 +144,13 @@ def _source_span(raw) -> SourceSpan | None:
     ident = raw.get("id")
     if not (span or content or ident):
         return None
-    return SourceSpan(id=str(ident) if ident is not None else "", span=span or content, content=content,
-                      score=_number(raw.get("score")), relevance=_number(raw.get("relevance")))
+    return SourceSpan(
+        id=str(ident) if ident is not None else "",
+        span=span or content,
+        content=content,
+        score=_number(raw.get("score")),
+        relevance=_number(raw.get("relevance")),
+    )
 
 
 def _verification(raw) -> Verification | None:
@@ -153,11 +159,16 @@ def _verification(raw) -> Verification | None:
     claims = []
     for c in _list_of_dicts(raw.get("claims")):
         verdict = c.get("verdict")
-        claims.append(ClaimVerdict(
-            claim=_text_of(c.get("claim")), verdict=verdict if verdict in VERDICTS else "unknown",
-            confidence=_number(c.get("confidence")), reason=_text_of(c.get("reason")),
-            kind=_text_of(c.get("kind")), best=_source_span(c.get("best_source")),
-        ))
+        claims.append(
+            ClaimVerdict(
+                claim=_text_of(c.get("claim")),
+                verdict=verdict if verdict in VERDICTS else "unknown",
+                confidence=_number(c.get("confidence")),
+                reason=_text_of(c.get("reason")),
+                kind=_text_of(c.get("kind")),
+                best=_source_span(c.get("best_source")),
+            )
+        )
     counted = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
 
     def count(verdict: str) -> int:
@@ -166,22 +177,32 @@ def _verification(raw) -> Verification | None:
 
     grounded = raw.get("grounded")
     return Verification(
-        claims=claims[:MAX_SHOWN_CLAIMS], hidden=max(0, len(claims) - MAX_SHOWN_CLAIMS),
-        supported=count("supported"), contradicted=count("contradicted"), unverifiable=count("unverifiable"),
-        unverifiable_ratio=_number(raw.get("unverifiable_ratio")), summary=_text_of(raw.get("summary")),
-        method=_text_of(raw.get("method")), grounded=grounded if isinstance(grounded, bool) else None,
+        claims=claims[:MAX_SHOWN_CLAIMS],
+        hidden=max(0, len(claims) - MAX_SHOWN_CLAIMS),
+        supported=count("supported"),
+        contradicted=count("contradicted"),
+        unverifiable=count("unverifiable"),
+        unverifiable_ratio=_number(raw.get("unverifiable_ratio")),
+        summary=_text_of(raw.get("summary")),
+        method=_text_of(raw.get("method")),
+        grounded=grounded if isinstance(grounded, bool) else None,
     )
 
 
 def _consistency(meta: dict) -> Consistency | None:
     if meta.get("check") != "consistency":
         return None
-    pairs = [Contradiction(_text_of(c.get("claim_a")), _text_of(c.get("claim_b")), _text_of(c.get("reason")))
-             for c in _list_of_dicts(meta.get("contradictions"))]
+    pairs = [
+        Contradiction(_text_of(c.get("claim_a")), _text_of(c.get("claim_b")), _text_of(c.get("reason")))
+        for c in _list_of_dicts(meta.get("contradictions"))
+    ]
     total = meta.get("contradictions_total")
     checked = meta.get("claims_checked")
-    return Consistency(contradictions=pairs, claims_checked=int(checked) if _is_number(checked) else None,
-                       total=int(total) if _is_number(total) and total >= len(pairs) else len(pairs))
+    return Consistency(
+        contradictions=pairs,
+        claims_checked=int(checked) if _is_number(checked) else None,
+        total=int(total) if _is_number(total) and total >= len(pairs) else len(pairs),
+    )
 
 
 def _citation_failures(meta: dict) -> CitationFailures | None:
@@ -191,8 +212,14 @@ def _citation_failures(meta: dict) -> CitationFailures | None:
         if isinstance(f.get("source_id"), str) and f["source_id"]:
             ident = f["source_id"]
         text = f.get("source_text")
-        items.append(CitationFailure(source_id=ident, quote=quote, problem=_text_of(f.get("problem")),
-                                     source_text=text if isinstance(text, str) else None))
+        items.append(
+            CitationFailure(
+                source_id=ident,
+                quote=quote,
+                problem=_text_of(f.get("problem")),
+                source_text=text if isinstance(text, str) else None,
+            )
+        )
     if not items:
         return None
     total = meta.get("citation_failures_total")

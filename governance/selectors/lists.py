@@ -31,8 +31,9 @@ class KeysetPage:
         return self.older is not None or self.newer is not None
 
 
-def keyset_page(querysets: Sequence[QuerySet], *, before: int | None = None, after: int | None = None,
-                size: int = PAGE_SIZE) -> KeysetPage:
+def keyset_page(
+    querysets: Sequence[QuerySet], *, before: int | None = None, after: int | None = None, size: int = PAGE_SIZE
+) -> KeysetPage:
     """Newest-first rows by id from one or more querysets over disjoint rows, merged.
 
     Several querysets let a caller split an `IN (...)` filter into one range scan per value (the

@@ -96,18 +96,27 @@ def overview_stats(*, tenant, period: str, now: datetime | None = None) -> Overv
         buckets[cursor] = Bucket(starts=cursor)
         cursor += step
 
-    runs = (Run.objects.filter(tenant=tenant, started_at__gte=since, started_at__lte=now)
-            .annotate(bucket=Trunc("started_at", unit, tzinfo=UTC)).values("bucket")
-            .annotate(n=Count("id")).order_by())
+    runs = (
+        Run.objects.filter(tenant=tenant, started_at__gte=since, started_at__lte=now)
+        .annotate(bucket=Trunc("started_at", unit, tzinfo=UTC))
+        .values("bucket")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
     for row in runs:
         bucket = buckets.get(_as_utc(row["bucket"]))
         if bucket:
             bucket.runs += row["n"]
 
-    violations = Evaluation.objects.filter(tenant=tenant, created_at__gte=since, created_at__lte=now,
-                                           action__in=VIOLATION_ACTIONS)
-    per_bucket = (violations.annotate(bucket=Trunc("created_at", unit, tzinfo=UTC)).values("bucket", "action")
-                  .annotate(n=Count("id")).order_by())
+    violations = Evaluation.objects.filter(
+        tenant=tenant, created_at__gte=since, created_at__lte=now, action__in=VIOLATION_ACTIONS
+    )
+    per_bucket = (
+        violations.annotate(bucket=Trunc("created_at", unit, tzinfo=UTC))
+        .values("bucket", "action")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
     for row in per_bucket:
         bucket = buckets.get(_as_utc(row["bucket"]))
         if bucket:
@@ -117,11 +126,23 @@ def overview_stats(*, tenant, period: str, now: datetime | None = None) -> Overv
                 bucket.warns += row["n"]
 
     def top(column: str) -> list[dict]:
-        rows = (violations.values(column)
-                .annotate(total=Count("id"), blocks=Count("id", filter=Q(action=Action.BLOCK)),
-                          warns=Count("id", filter=Q(action=Action.WARN)))
-                .order_by("-total", column)[:TOP_N])
+        rows = (
+            violations.values(column)
+            .annotate(
+                total=Count("id"),
+                blocks=Count("id", filter=Q(action=Action.BLOCK)),
+                warns=Count("id", filter=Q(action=Action.WARN)),
+            )
+            .order_by("-total", column)[:TOP_N]
+        )
         return [{"name": r[column], "total": r["total"], "blocks": r["blocks"], "warns": r["warns"]} for r in rows]
 
-    return OverviewStats(period=period, label=label, since=since, unit=unit, buckets=list(buckets.values()),
-                         top_policies=top("policy_name"), top_agents=top("agent_name"))
+    return OverviewStats(
+        period=period,
+        label=label,
+        since=since,
+        unit=unit,
+        buckets=list(buckets.values()),
+        top_policies=top("policy_name"),
+        top_agents=top("agent_name"),
+    )

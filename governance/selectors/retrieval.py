@@ -126,15 +126,21 @@ def _result(raw: dict, *, cited, quoted, problems, floors) -> RetrievedResult | 
     text = raw.get("text") if isinstance(raw.get("text"), str) else _text_of(raw.get("text_preview"))
     metadata = raw.get("metadata")
     return RetrievedResult(
-        source_id=ident, source_type=_text_of(raw.get("source_type")), relevance=relevance, text=text,
+        source_id=ident,
+        source_type=_text_of(raw.get("source_type")),
+        relevance=relevance,
+        text=text,
         metadata=metadata if isinstance(metadata, dict) else {},
-        cited=ident in cited, quoted=ident in quoted, citation_problems=problems.get(ident, []),
+        cited=ident in cited,
+        quoted=ident in quoted,
+        citation_problems=problems.get(ident, []),
         below=[(floor, names) for floor, names in floors if relevance is not None and relevance < floor],
     )
 
 
-def retrieval_view(provenance, *, citations=(), rules: dict[str, dict] | None = None,
-                   problems: dict[str, list[str]] | None = None) -> Retrieval | None:
+def retrieval_view(
+    provenance, *, citations=(), rules: dict[str, dict] | None = None, problems: dict[str, list[str]] | None = None
+) -> Retrieval | None:
     """A provenance record as the Trace tab shows it; None when it is not a record at all."""
     if not isinstance(provenance, dict):
         return None
@@ -154,8 +160,14 @@ def retrieval_view(provenance, *, citations=(), rules: dict[str, dict] | None = 
     floors = _relevance_floors(rules or {})
     groups = []
     for name, raws in grouped:
-        results = [r for r in (_result(raw, cited=cited, quoted=quoted, problems=problems or {}, floors=floors)
-                               for raw in raws[:MAX_SHOWN_RESULTS]) if r]
+        results = [
+            r
+            for r in (
+                _result(raw, cited=cited, quoted=quoted, problems=problems or {}, floors=floors)
+                for raw in raws[:MAX_SHOWN_RESULTS]
+            )
+            if r
+        ]
         groups.append(RetrievedGroup(name=name, results=results, hidden=max(0, len(raws) - MAX_SHOWN_RESULTS)))
     queries = intent.get("text_queries")
     filters = intent.get("filters")
@@ -166,9 +178,13 @@ def retrieval_view(provenance, *, citations=(), rules: dict[str, dict] | None = 
 
     return Retrieval(
         queries=[q for q in queries if isinstance(q, str)] if isinstance(queries, list) else [],
-        scope=_text_of(intent.get("scope")), mode=_text_of(intent.get("mode")),
-        filters=filters if isinstance(filters, dict) else {}, groups=groups, floors=floors,
-        total_results=count("total_results"), deduplicated_to=count("deduplicated_to"),
+        scope=_text_of(intent.get("scope")),
+        mode=_text_of(intent.get("mode")),
+        filters=filters if isinstance(filters, dict) else {},
+        groups=groups,
+        floors=floors,
+        total_results=count("total_results"),
+        deduplicated_to=count("deduplicated_to"),
         retrieval_time_ms=_number(provenance.get("retrieval_time_ms")),
         intent_resolution_time_ms=_number(provenance.get("intent_resolution_time_ms")),
     )

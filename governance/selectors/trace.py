@@ -79,8 +79,10 @@ def _report_thresholds(view: DecisionView | None, rules: dict[str, dict]) -> dic
     thresholds: dict[str, dict] = {}
     for name, r in rules.items():
         thresholds[name] = {
-            "threshold": r.get("min_grounding_score"), "floor": r.get("score_relevance_floor"),
-            "abstention": r.get("abstention_threshold"), "min_citations": r.get("min_citations"),
+            "threshold": r.get("min_grounding_score"),
+            "floor": r.get("score_relevance_floor"),
+            "abstention": r.get("abstention_threshold"),
+            "min_citations": r.get("min_citations"),
             "max_unsupported": r.get("max_unsupported_claims"),
         }
     for e in view.evaluations if view else ():
@@ -131,14 +133,21 @@ def run_trace(*, run: Run) -> Trace:
         if s.kind == Span.Kind.RETRIEVAL and isinstance(s.attributes, dict) and "provenance" in s.attributes:
             if problems is None:
                 problems = _citation_problems(evaluations)
-            retrieval = retrieval_view(s.attributes["provenance"], citations=cited, rules=rules,
-                                       problems=problems)
+            retrieval = retrieval_view(s.attributes["provenance"], citations=cited, rules=rules, problems=problems)
         items.append(TraceItem(kind="span", at=start, ends=ends, obj=s, retrieval=retrieval))
     for r in reports:
         view = by_report.get(r.id)
         thresholds = _report_thresholds(view, rules)
-        items.append(TraceItem(kind="report", at=r.created_at, obj=r, decision=view, thresholds=thresholds,
-                               scores=_score_checks(r.grounding_scores, thresholds)))
+        items.append(
+            TraceItem(
+                kind="report",
+                at=r.created_at,
+                obj=r,
+                decision=view,
+                thresholds=thresholds,
+                scores=_score_checks(r.grounding_scores, thresholds),
+            )
+        )
     for v in views:
         if v.decision and v.decision.report_id is None:
             items.append(TraceItem(kind="decision", at=v.decision.created_at, obj=v.decision, decision=v))

@@ -22,16 +22,24 @@ class Evidence:
 
 def violation_evidence(*, evaluation: Evaluation) -> Evidence:
     """What the evaluation judged: the report of its decision (mid_execution) or the whole run's data."""
-    decision = (Decision.objects.filter(pk=evaluation.decision_id).select_related("report").first()
-                if evaluation.decision_id else None)
+    decision = (
+        Decision.objects.filter(pk=evaluation.decision_id).select_related("report").first()
+        if evaluation.decision_id
+        else None
+    )
     others = list(
-        Evaluation.objects.filter(run_id=evaluation.run_id).exclude(pk=evaluation.pk).defer("metadata")
+        Evaluation.objects.filter(run_id=evaluation.run_id)
+        .exclude(pk=evaluation.pk)
+        .defer("metadata")
         .order_by("id")[: OTHER_EVALUATIONS_LIMIT + 1]
     )
     rules = {}
     if evaluation.phase != Phase.BEFORE:
-        before = (Evaluation.objects.filter(run_id=evaluation.run_id, phase=Phase.BEFORE,
-                                            policy_name=evaluation.policy_name).only("metadata").first())
+        before = (
+            Evaluation.objects.filter(run_id=evaluation.run_id, phase=Phase.BEFORE, policy_name=evaluation.policy_name)
+            .only("metadata")
+            .first()
+        )
         if before and isinstance(before.metadata, dict) and isinstance(before.metadata.get("rules"), dict):
             rules = before.metadata["rules"]
     after = evaluation.phase == Phase.AFTER

@@ -43,22 +43,32 @@ def _render(value, depth: int):
         if not value:
             return mark_safe('<span class="json-empty">{}</span>')
         if depth >= MAX_DEPTH:
-            return format_html("<pre class=\"json\">{}</pre>", _text(pretty_json(value)))
+            return format_html('<pre class="json">{}</pre>', _text(pretty_json(value)))
         items = list(value.items())
-        rows = format_html_join("", "<div class=\"kv-row\"><dt>{}</dt><dd>{}</dd></div>",
-                                ((str(k), _render(v, depth + 1)) for k, v in items[:MAX_ITEMS]))
-        more = format_html('<div class="kv-row"><dt>…</dt><dd>{} more keys</dd></div>',
-                           len(items) - MAX_ITEMS) if len(items) > MAX_ITEMS else ""
+        rows = format_html_join(
+            "",
+            '<div class="kv-row"><dt>{}</dt><dd>{}</dd></div>',
+            ((str(k), _render(v, depth + 1)) for k, v in items[:MAX_ITEMS]),
+        )
+        more = (
+            format_html('<div class="kv-row"><dt>…</dt><dd>{} more keys</dd></div>', len(items) - MAX_ITEMS)
+            if len(items) > MAX_ITEMS
+            else ""
+        )
         if depth > 0 and len(items) > FOLD_KEYS:
             # A big nested object (a policy's whole rule set) folds away so the top level stays readable.
-            return format_html('<details class="json-fold"><summary>{} keys</summary><dl class="kv">{}{}</dl></details>',
-                               len(items), rows, more)
+            return format_html(
+                '<details class="json-fold"><summary>{} keys</summary><dl class="kv">{}{}</dl></details>',
+                len(items),
+                rows,
+                more,
+            )
         return format_html('<dl class="kv">{}{}</dl>', rows, more)
     if isinstance(value, list):
         if not value:
             return mark_safe('<span class="json-empty">[]</span>')
         if depth >= MAX_DEPTH:
-            return format_html("<pre class=\"json\">{}</pre>", _text(pretty_json(value)))
+            return format_html('<pre class="json">{}</pre>', _text(pretty_json(value)))
         items = format_html_join("", "<li>{}</li>", ((_render(v, depth + 1),) for v in value[:MAX_ITEMS]))
         more = format_html("<li>… {} more</li>", len(value) - MAX_ITEMS) if len(value) > MAX_ITEMS else ""
         return format_html('<ul class="json-list">{}{}</ul>', items, more)
@@ -142,12 +152,20 @@ def source_view(source) -> dict:
     """
     if isinstance(source, dict):
         score, span_id = source.get("score"), source.get("span_id")
-        return {"id": source.get("id"), "text": source.get("text"),
-                "score": score if isinstance(score, Real) and not isinstance(score, bool) else None,
-                "span_id": span_id if type(span_id) is int else None,
-                "extra": {k: v for k, v in source.items() if k not in ("id", "text", "score", "span_id")}}
-    return {"id": None, "text": source if isinstance(source, str) else pretty_json(source), "score": None,
-            "span_id": None, "extra": {}}
+        return {
+            "id": source.get("id"),
+            "text": source.get("text"),
+            "score": score if isinstance(score, Real) and not isinstance(score, bool) else None,
+            "span_id": span_id if type(span_id) is int else None,
+            "extra": {k: v for k, v in source.items() if k not in ("id", "text", "score", "span_id")},
+        }
+    return {
+        "id": None,
+        "text": source if isinstance(source, str) else pretty_json(source),
+        "score": None,
+        "span_id": None,
+        "extra": {},
+    }
 
 
 @register.filter
@@ -164,9 +182,12 @@ def citation(value):
     if isinstance(value, dict) and isinstance(value.get("source_id"), str):
         ident, quote = citation_parts(value)
         extra = {k: v for k, v in value.items() if k not in ("source_id", "quote")}
-        return format_html('<code class="gr-cite-id">{}</code>{}{}', _text(ident),
-                           format_html(' <q class="gr-quote">{}</q>', _text(quote)) if quote else "",
-                           format_html(' <span class="gr-muted">{}</span>', _render(extra, 1)) if extra else "")
+        return format_html(
+            '<code class="gr-cite-id">{}</code>{}{}',
+            _text(ident),
+            format_html(' <q class="gr-quote">{}</q>', _text(quote)) if quote else "",
+            format_html(' <span class="gr-muted">{}</span>', _render(extra, 1)) if extra else "",
+        )
     return _render(value, 0)
 
 
@@ -187,8 +208,14 @@ def highlight(content, span):
         return format_html("{}", _text(content))
     stop = at + len(span)
     start, end = max(0, at - HIGHLIGHT_CONTEXT), min(len(content), stop + HIGHLIGHT_CONTEXT)
-    return format_html("{}{}<mark>{}</mark>{}{}", "… " if start else "", content[start:at],
-                       _text(content[at:stop]), content[stop:end], " …" if end < len(content) else "")
+    return format_html(
+        "{}{}<mark>{}</mark>{}{}",
+        "… " if start else "",
+        content[start:at],
+        _text(content[at:stop]),
+        content[stop:end],
+        " …" if end < len(content) else "",
+    )
 
 
 @register.filter
@@ -202,4 +229,4 @@ def without(value, key):
 @register.simple_tag
 def badge(action: str):
     """An action or state as a coloured badge whose text, not only its colour, says what it is."""
-    return format_html("<span class=\"badge badge-{}\">{}</span>", action, action)
+    return format_html('<span class="badge badge-{}">{}</span>', action, action)

@@ -67,6 +67,7 @@ SCORE_SCALE = (
 _DATA_TAGS = ("sources", "source", "citations", "citation", "output", "criteria")
 _TAG_RE = re.compile(r"<(\s*/?\s*(?:" + "|".join(_DATA_TAGS) + r")\b)", re.IGNORECASE)
 
+# The prompt is prose: its long lines are sentences, not code.
 _SYSTEM = """You are a strict grounding judge. You check whether an AI agent's OUTPUT is grounded in the SOURCES it was given.
 
 Assess three dimensions:

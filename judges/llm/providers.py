@@ -150,9 +150,7 @@ KEY_FRAGMENT_CHARS = 8
 def _has_key_fragment(text: str, api_key: str) -> bool:
     if len(api_key) < KEY_FRAGMENT_CHARS:
         return False
-    return any(
-        api_key[i : i + KEY_FRAGMENT_CHARS] in text for i in range(len(api_key) - KEY_FRAGMENT_CHARS + 1)
-    )
+    return any(api_key[i : i + KEY_FRAGMENT_CHARS] in text for i in range(len(api_key) - KEY_FRAGMENT_CHARS + 1))
 
 
 def _scrub(text: str, api_key: str | None) -> str:
@@ -467,7 +465,7 @@ def judge(
             if time.perf_counter() + delay + MIN_ATTEMPT_SECONDS > deadline:
                 break  # no time left to wait and try again
             time.sleep(delay)
-    except Exception as err:  # noqa: BLE001 - the judge must never break a run
+    except Exception as err:
         last_status = STATUS_ERROR
         last_error = f"{provider} judge failed ({type(err).__name__}): {_scrub(str(err), api_key)}"
 

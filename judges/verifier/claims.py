@@ -38,11 +38,70 @@ _INLINE_CODE_RE = re.compile(r"`([^`\n]*)`")
 
 # Abbreviations after which a full stop does not end a sentence.
 _ABBREVIATIONS = {
-    "e.g", "i.e", "etc", "vs", "cf", "al", "approx", "ca", "circa", "mr", "mrs", "ms", "dr",
-    "prof", "sr", "jr", "st", "mt", "no", "nos", "fig", "figs", "vol", "pp", "p", "ed", "eds",
-    "inc", "ltd", "co", "corp", "dept", "est", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
-    "sep", "sept", "oct", "nov", "dec", "a.m", "p.m", "u.s", "u.k", "e.u", "u.n", "ph.d",
-    "min", "max", "avg", "incl", "excl", "resp", "gen", "gov", "rev", "lt", "col", "sgt",
+    "e.g",
+    "i.e",
+    "etc",
+    "vs",
+    "cf",
+    "al",
+    "approx",
+    "ca",
+    "circa",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "sr",
+    "jr",
+    "st",
+    "mt",
+    "no",
+    "nos",
+    "fig",
+    "figs",
+    "vol",
+    "pp",
+    "p",
+    "ed",
+    "eds",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "dept",
+    "est",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "a.m",
+    "p.m",
+    "u.s",
+    "u.k",
+    "e.u",
+    "u.n",
+    "ph.d",
+    "min",
+    "max",
+    "avg",
+    "incl",
+    "excl",
+    "resp",
+    "gen",
+    "gov",
+    "rev",
+    "lt",
+    "col",
+    "sgt",
 }
 # Abbreviations that usually close a sentence when a capitalised word follows.
 _SENTENCE_FINAL_ABBREVIATIONS = {"etc", "a.m", "p.m", "inc", "ltd", "co", "corp"}
@@ -54,8 +113,19 @@ _HEADING_RE = re.compile(r"^\s*#{1,6}\s+")
 _HEDGE_PREFIXES = ("i think", "maybe", "perhaps", "it seems", "i believe")
 _META_MARKERS = ("i hope this helps", "let me know if", "feel free to")
 _META_PREFIXES = ("here's", "here’s", "here is", "here are")
-_GREETING_PREFIXES = ("hello", "hi there", "hi,", "hi!", "hey there", "sure!", "sure,",
-                      "great question", "of course", "certainly!", "absolutely!")
+_GREETING_PREFIXES = (
+    "hello",
+    "hi there",
+    "hi,",
+    "hi!",
+    "hey there",
+    "sure!",
+    "sure,",
+    "great question",
+    "of course",
+    "certainly!",
+    "absolutely!",
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +163,7 @@ def _split_line(line: str, offset: int) -> list[Sentence]:
     for m in _BOUNDARY_RE.finditer(line):
         punct = m.group(1)
         end_of_sentence = m.end(2)
-        nxt = line[m.end():m.end() + 1]
+        nxt = line[m.end() : m.end() + 1]
         if punct == ".":
             dot = m.start(1)
             if _is_abbreviation(line, dot):
@@ -167,7 +237,7 @@ def _strip_greeting(sentence: str) -> str | None:
     low = s.lower()
     for prefix in _GREETING_PREFIXES:
         if low.startswith(prefix):
-            rest = s[len(prefix):].lstrip(" ,!.—-:")
+            rest = s[len(prefix) :].lstrip(" ,!.—-:")
             words = re.findall(r"[\w][\w'’.,%-]*", rest)
             if len(words) >= 3:
                 return rest[0].upper() + rest[1:]

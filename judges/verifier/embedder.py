@@ -19,8 +19,8 @@ from __future__ import annotations
 import importlib.util
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -58,8 +58,14 @@ def default_model_paths() -> tuple[Path, Path]:
 
 
 class Embedder:
-    def __init__(self, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None,
-                 threads: int = 1, max_length: int = MAX_LENGTH, max_batch: int = 64) -> None:
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        threads: int = 1,
+        max_length: int = MAX_LENGTH,
+        max_batch: int = 64,
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -84,8 +90,9 @@ class Embedder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            self.session = ort.InferenceSession(str(self.model_path), sess_options=opts,
-                                                providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(
+                str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:  # pragma: no cover - depends on the file
             raise EmbedderUnavailable(f"cannot load {self.model_path}: {exc}") from exc
         self.input_names = {i.name for i in self.session.get_inputs()}
@@ -120,7 +127,7 @@ class Embedder:
         order = sorted(range(len(ids)), key=lambda k: len(ids[k]))
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
         for b in range(0, len(order), self.max_batch):
-            chunk = order[b:b + self.max_batch]
+            chunk = order[b : b + self.max_batch]
             feed = self._feed([ids[k] for k in chunk])
             hidden = self.session.run([self.output_name], feed)[0]
             self.runs += 1
@@ -144,8 +151,9 @@ _EMBEDDERS: dict[tuple, Embedder] = {}
 _LOCK = threading.Lock()
 
 
-def get_embedder(threads: int = 1, model_path: str | Path | None = None,
-                 tokenizer_path: str | Path | None = None) -> Embedder:
+def get_embedder(
+    threads: int = 1, model_path: str | Path | None = None, tokenizer_path: str | Path | None = None
+) -> Embedder:
     """The process-wide embedder for this thread count (loaded on first use)."""
     key = (max(1, int(threads)), str(model_path or ""), str(tokenizer_path or ""))
     emb = _EMBEDDERS.get(key)

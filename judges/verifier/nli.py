@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -61,8 +61,9 @@ def _label_kind(name: str) -> str | None:
 
 
 class NLIModel:
-    def __init__(self, model_dir: str | Path, threads: int = 1, batch_size: int = 16,
-                 max_length: int | None = None) -> None:
+    def __init__(
+        self, model_dir: str | Path, threads: int = 1, batch_size: int = 16, max_length: int | None = None
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -109,8 +110,9 @@ class NLIModel:
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            self.session = ort.InferenceSession(str(files["model.onnx"]), sess_options=opts,
-                                                providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(
+                str(files["model.onnx"]), sess_options=opts, providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:
             raise NLIModelError(f"cannot load {files['model.onnx']}: {exc}") from exc
         self.inputs = {i.name: _INT_TYPES.get(i.type, np.int64) for i in self.session.get_inputs()}
@@ -147,7 +149,7 @@ class NLIModel:
         order = sorted(range(len(encodings)), key=lambda k: len(encodings[k].ids))
         out = np.zeros((len(pairs), self.num_labels), dtype=np.float64)
         for b in range(0, len(order), self.batch_size):
-            chunk = order[b:b + self.batch_size]
+            chunk = order[b : b + self.batch_size]
             logits = self.session.run([self.output_name], self._feed([encodings[k] for k in chunk]))[0]
             self.runs += 1
             logits = np.asarray(logits, dtype=np.float64).reshape(len(chunk), -1)

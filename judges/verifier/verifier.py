@@ -68,8 +68,9 @@ separate.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -236,8 +237,11 @@ def _normalise_sources(sources: Sequence[str | dict] | None, limit: int) -> list
     return [s for _, s in out][: max(1, int(limit))]
 
 
-_CLAUSE_SPLIT_RE = re.compile(r";\s+|,\s+(?=(?:although|though|while|whereas|but|yet|however|except)\b)"
-                              r"|\s+(?=but\b)|\s+—\s+", re.I)
+_CLAUSE_SPLIT_RE = re.compile(
+    r";\s+|,\s+(?=(?:although|though|while|whereas|but|yet|however|except)\b)"
+    r"|\s+(?=but\b)|\s+—\s+",
+    re.I,
+)
 
 
 @dataclass
@@ -306,8 +310,9 @@ def _support_score(sim: float, coverage: float) -> float:
     return float(min(1.0, max(0.0, 0.7 + SUPPORT_SLOPE * (raw - SUPPORT_CUT))))
 
 
-def _best_sentence_by_words(claim: Analysis, sentences: list[str],
-                            proper: frozenset[str]) -> tuple[str, Alignment | None, Analysis | None]:
+def _best_sentence_by_words(
+    claim: Analysis, sentences: list[str], proper: frozenset[str]
+) -> tuple[str, Alignment | None, Analysis | None]:
     """The sentence sharing most of the claim's wording (the NLI path has no embeddings)."""
     best, best_al, best_an, best_cov = "", None, None, -1.0
     for s in sentences:
@@ -334,8 +339,9 @@ class _Candidate:
         return c if c is not None and c.confidence >= BLOCKING_CONFLICT else None
 
 
-def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: VerifierConfig,
-                            embedder=None) -> list[ClaimVerdict]:
+def _verify_with_embeddings(
+    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None
+) -> list[ClaimVerdict]:
     from .embedder import get_embedder
 
     emb = embedder or get_embedder(config.threads)
@@ -373,8 +379,9 @@ def _verify_with_embeddings(claims: list[str], sources: list[_Source], config: V
                     if k not in aligned:
                         aligned[k] = align(c_an, span_an[k], everything, context=ctx_an[k])
                     extra.extend(aligned[k].conflicts)
-                al = Alignment(al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered,
-                               al.support_coverage)
+                al = Alignment(
+                    al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered, al.support_coverage
+                )
             candidates.append(_Candidate(int(si), sim, al, _support_score(sim, al.support_coverage)))
         results.append(_decide(claim, candidates, spans, sources, config))
     return results
@@ -386,17 +393,26 @@ def _match(cand: _Candidate, spans: list[_Span], sources: list[_Source]) -> Sour
     return SourceMatch(src.id, src.text, round(cand.sim, 4), sp.sentence, src.relevance)
 
 
-def _decide(claim: str, candidates: list[_Candidate], spans: list[_Span], sources: list[_Source],
-            config: VerifierConfig) -> ClaimVerdict:
+def _decide(
+    claim: str, candidates: list[_Candidate], spans: list[_Span], sources: list[_Source], config: VerifierConfig
+) -> ClaimVerdict:
     if not candidates:
         return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
     relevant = [c for c in candidates if c.sim >= RELEVANCE_FLOOR]
-    ok = [c for c in relevant if c.blocking is None and not c.alignment.missing
-          and c.support >= config.entailment_threshold]
+    ok = [
+        c
+        for c in relevant
+        if c.blocking is None and not c.alignment.missing and c.support >= config.entailment_threshold
+    ]
     # (a multi-clause sentence blocks support with its clauses' conflicts, but the clauses
     # themselves are the contradiction candidates)
-    contra = [c for c in relevant if c.alignment.best_conflict is not None and not spans[c.span_index].clauses
-              and c.alignment.best_conflict.confidence >= config.contradiction_threshold]
+    contra = [
+        c
+        for c in relevant
+        if c.alignment.best_conflict is not None
+        and not spans[c.span_index].clauses
+        and c.alignment.best_conflict.confidence >= config.contradiction_threshold
+    ]
     if ok and contra:
         # a supporting sentence wins, unless a contradicting one covers more of the claim
         top_cov = max(c.alignment.coverage for c in ok)
@@ -415,8 +431,9 @@ def _decide(claim: str, candidates: list[_Candidate], spans: list[_Span], source
         best = max(contra, key=lambda c: (c.alignment.best_conflict.confidence, c.sim))  # type: ignore[union-attr]
         conflict = best.alignment.best_conflict
         assert conflict is not None
-        return ClaimVerdict(claim, CONTRADICTED, conflict.confidence, _match(best, spans, sources),
-                            conflict.reason, kind=conflict.kind)
+        return ClaimVerdict(
+            claim, CONTRADICTED, conflict.confidence, _match(best, spans, sources), conflict.reason, kind=conflict.kind
+        )
     top = candidates[0]
     if top.sim < RELEVANCE_FLOOR:
         reason = f"no source sentence on the same topic (best similarity {top.sim:.2f})"
@@ -435,8 +452,7 @@ def _decide(claim: str, candidates: list[_Candidate], spans: list[_Span], source
         else:
             reason = f"source sentence is only loosely similar ({top.sim:.2f})"
         conf = 1.0 - max(c.support for c in relevant)
-    return ClaimVerdict(claim, UNVERIFIABLE, round(max(0.0, min(1.0, conf)), 4),
-                        _match(top, spans, sources), reason)
+    return ClaimVerdict(claim, UNVERIFIABLE, round(max(0.0, min(1.0, conf)), 4), _match(top, spans, sources), reason)
 
 
 # --------------------------------------------------------------------------- NLI path
@@ -453,7 +469,7 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
     results: list[ClaimVerdict] = []
     n = len(sources)
     for ci, claim in enumerate(claims):
-        row = scores[ci * n:(ci + 1) * n]
+        row = scores[ci * n : (ci + 1) * n]
         best_e = max(range(n), key=lambda k: row[k].entailment)
         best_c = max(range(n), key=lambda k: row[k].contradiction)
         c_an = analyse(claim, proper)
@@ -464,13 +480,24 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
 
         if row[best_e].entailment >= config.entailment_threshold:
             s = row[best_e]
-            results.append(ClaimVerdict(claim, SUPPORTED, s.entailment, match(best_e, s.entailment),
-                                        f"entailment {s.entailment:.2f} (NLI)"))
+            results.append(
+                ClaimVerdict(
+                    claim, SUPPORTED, s.entailment, match(best_e, s.entailment), f"entailment {s.entailment:.2f} (NLI)"
+                )
+            )
             continue
         if row[best_c].contradiction >= config.contradiction_threshold:
             s = row[best_c]
-            results.append(ClaimVerdict(claim, CONTRADICTED, s.contradiction, match(best_c, s.contradiction),
-                                        f"contradiction {s.contradiction:.2f} (NLI)", kind="nli"))
+            results.append(
+                ClaimVerdict(
+                    claim,
+                    CONTRADICTED,
+                    s.contradiction,
+                    match(best_c, s.contradiction),
+                    f"contradiction {s.contradiction:.2f} (NLI)",
+                    kind="nli",
+                )
+            )
             continue
         if config.fact_backstop:
             backstop = None
@@ -479,33 +506,46 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
                 if span_an is None:
                     continue
                 al = align(c_an, span_an, analyse(sources[k].text, proper))
-                hard = [c for c in al.conflicts if c.kind in ("number", "unit", "date", "time", "entity")
-                        and c.confidence >= config.contradiction_threshold]
+                hard = [
+                    c
+                    for c in al.conflicts
+                    if c.kind in ("number", "unit", "date", "time", "entity")
+                    and c.confidence >= config.contradiction_threshold
+                ]
                 if hard:
                     conflict = max(hard, key=lambda c: c.confidence)
-                    backstop = ClaimVerdict(claim, CONTRADICTED, conflict.confidence,
-                                            SourceMatch(sources[k].id, sources[k].text, row[k].contradiction,
-                                                        span, sources[k].relevance),
-                                            f"fact check: {conflict.reason} (NLI undecided: entailment "
-                                            f"{row[k].entailment:.2f}, contradiction {row[k].contradiction:.2f})",
-                                            kind=conflict.kind)
+                    backstop = ClaimVerdict(
+                        claim,
+                        CONTRADICTED,
+                        conflict.confidence,
+                        SourceMatch(sources[k].id, sources[k].text, row[k].contradiction, span, sources[k].relevance),
+                        f"fact check: {conflict.reason} (NLI undecided: entailment "
+                        f"{row[k].entailment:.2f}, contradiction {row[k].contradiction:.2f})",
+                        kind=conflict.kind,
+                    )
                     break
             if backstop is not None:
                 results.append(backstop)
                 continue
         s = row[best_e]
-        results.append(ClaimVerdict(claim, UNVERIFIABLE, max(s.neutral, 1.0 - s.entailment - s.contradiction, 0.0),
-                                    match(best_e, s.entailment),
-                                    f"NLI undecided: entailment {s.entailment:.2f}, contradiction "
-                                    f"{row[best_c].contradiction:.2f}"))
+        results.append(
+            ClaimVerdict(
+                claim,
+                UNVERIFIABLE,
+                max(s.neutral, 1.0 - s.entailment - s.contradiction, 0.0),
+                match(best_e, s.entailment),
+                f"NLI undecided: entailment {s.entailment:.2f}, contradiction {row[best_c].contradiction:.2f}",
+            )
+        )
     return results
 
 
 # --------------------------------------------------------------------------- public API
 
 
-def check_grounding(text: str, sources: Sequence[str | dict] | None,
-                    config: VerifierConfig | None = None, *, embedder=None) -> GroundingCheck:
+def check_grounding(
+    text: str, sources: Sequence[str | dict] | None, config: VerifierConfig | None = None, *, embedder=None
+) -> GroundingCheck:
     """Check every factual claim of ``text`` against ``sources``.
 
     ``sources`` are strings (ids ``source-0``, ``source-1`` ...) or dicts
@@ -517,8 +557,13 @@ def check_grounding(text: str, sources: Sequence[str | dict] | None,
     method = "nli" if config.nli_model_dir else "embedding+facts"
     srcs = _normalise_sources(sources, config.max_sources_per_claim)
     if not srcs:
-        return GroundingCheck(grounded=True, claims=[], summary="No sources to verify against",
-                              reason_code=REASON_NO_SOURCES, method=method)
+        return GroundingCheck(
+            grounded=True,
+            claims=[],
+            summary="No sources to verify against",
+            reason_code=REASON_NO_SOURCES,
+            method=method,
+        )
     claims = extract_claims(text or "")
     if not claims:
         return GroundingCheck(grounded=True, claims=[], summary=_summary([]), method=method)
@@ -529,8 +574,9 @@ def check_grounding(text: str, sources: Sequence[str | dict] | None,
     return _finish(verdicts, config, method)
 
 
-def find_contradictions(claims: list[str], config: VerifierConfig | None = None, *,
-                        embedder=None) -> list[tuple[str, str, str]]:
+def find_contradictions(
+    claims: list[str], config: VerifierConfig | None = None, *, embedder=None
+) -> list[tuple[str, str, str]]:
     """Pairs of claims of one answer that state conflicting facts about the same thing.
 
     Two claims are compared when they are similar (cosine ≥ 0.5) or share a name; a pair
@@ -558,7 +604,11 @@ def find_contradictions(claims: list[str], config: VerifierConfig | None = None,
             conflicts = [c for c in conflicts if c.confidence >= config.contradiction_threshold]
             if conflicts:
                 best = max(conflicts, key=lambda c: c.confidence)
-                reason = (best.reason.replace("claim says", "one claim says").replace("source says", "another says")
-                          .replace("claim has", "one claim has").replace("source has", "another has"))
+                reason = (
+                    best.reason.replace("claim says", "one claim says")
+                    .replace("source says", "another says")
+                    .replace("claim has", "one claim has")
+                    .replace("source has", "another has")
+                )
                 out.append((claims[i], claims[j], reason))
     return out

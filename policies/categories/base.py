@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from core.vocabulary import ACTIONS, PHASES, SEVERITY
+from core.text import text_problem
+from core.vocabulary import PHASES
 
 RULE_TYPES = ("boolean", "number", "integer", "string", "enum")
 
@@ -62,11 +63,9 @@ def fast_constructor(cls):
     twin = type(f"_{cls.__name__}Builder", (), {"__slots__": slots})
     args = ", ".join(slots)
     body = "".join(f"    _o.{name} = {name}\n" for name in slots)
-    source = (
-        f"def build({args}):\n    _o = _twin()\n{body}    _o.__class__ = _cls\n    return _o\n"
-    )
+    source = f"def build({args}):\n    _o = _twin()\n{body}    _o.__class__ = _cls\n    return _o\n"
     namespace = {"_twin": twin, "_cls": cls}
-    exec(source, namespace)  # noqa: S102 - the source is built from our own slot names
+    exec(source, namespace)
     build = namespace["build"]
     build.__qualname__ = f"new_{cls.__name__.lower()}"
     return build
@@ -88,9 +87,7 @@ class RuleValidationError(Exception):
 
     def __init__(self, errors: dict[str, list[str]]):
         self.errors = errors
-        super().__init__(
-            "; ".join(f"{key}: {' '.join(messages)}" for key, messages in errors.items())
-        )
+        super().__init__("; ".join(f"{key}: {' '.join(messages)}" for key, messages in errors.items()))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,9 +147,7 @@ class RuleSpec:
         return ""
 
     def _in_range(self, value) -> bool:
-        return (self.minimum is None or value >= self.minimum) and (
-            self.maximum is None or value <= self.maximum
-        )
+        return (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
 
 
 def _clean_boolean(spec: RuleSpec, value: Any) -> bool:
@@ -186,14 +181,9 @@ def _clean_integer(spec: RuleSpec, value: Any) -> int:
 def _clean_text(value: Any, message: str) -> str:
     if type(value) is not str:
         raise ValueError(message)
-    # Both would make PostgreSQL refuse the row (jsonb has no \u0000; text must be UTF-8),
-    # turning a bad input into a server error.
-    if "\x00" in value:
-        raise ValueError("Must not contain null characters.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("Must be valid Unicode text.") from None
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

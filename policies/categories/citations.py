@@ -29,12 +29,25 @@ MAX_FAILURES = 50
 MAX_SOURCE_TEXT = 500
 MAX_LABEL = 100
 
-_QUOTES = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u02bc": "'",
-    "\u0060": "'", "\u00b4": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"',
-    "\u00bb": '"',
-})
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u02bc": "'",
+        "\u0060": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+    }
+)
 
 
 # Every grounding policy checks the same citations against the same sources: at after_workflow
@@ -138,8 +151,14 @@ def check_citations(rules: dict, citations, sources) -> tuple[list[str], list[di
             if ident not in normalised:
                 normalised[ident] = [normalise(text) for text in found]
             if not wanted or not any(wanted in text for text in normalised[ident]):
-                failures.append({"citation": citation, "problem": QUOTE_NOT_FOUND, "source_id": ident,
-                                 "source_text": _excerpt(found)})
+                failures.append(
+                    {
+                        "citation": citation,
+                        "problem": QUOTE_NOT_FOUND,
+                        "source_id": ident,
+                        "source_text": _excerpt(found),
+                    }
+                )
     listed = failures[:MAX_LISTED_REASONS]
     reasons += [_reason(f["problem"], label(f["citation"])) for f in listed]
     if len(failures) > len(listed):
@@ -150,7 +169,7 @@ def check_citations(rules: dict, citations, sources) -> tuple[list[str], list[di
 def failures_metadata(failures: list[dict]) -> dict:
     if not failures:
         return {}
-    data = {"citation_failures": failures[:MAX_FAILURES]}
+    data: dict[str, object] = {"citation_failures": failures[:MAX_FAILURES]}
     if len(failures) > MAX_FAILURES:
         data["citation_failures_total"] = len(failures)
     return data

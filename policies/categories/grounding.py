@@ -7,15 +7,15 @@ The llm_* rules are validated and stored here; the judge itself runs in ``judges
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .base import Category, Check, Result, RuleSpec, RunState
 from .citations import check_citations, failures_metadata
 
 # Integers have no upper bound in the seed; this one only keeps absurd values out of storage.
 _MAX_COUNT = 1_000_000
 
-NO_SCORES_ABOVE_FLOOR = (
-    "No grounding scores above relevance floor — all retrieved results appear irrelevant"
-)
+NO_SCORES_ABOVE_FLOOR = "No grounding scores above relevance floor — all retrieved results appear irrelevant"
 NO_CITATIONS = "No source citations provided (grounding required)"
 
 # The pass reasons for common counts, prebuilt: formatting them is a tenth of a passing check.
@@ -38,8 +38,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         nullable=True,
         minimum=0.0,
         maximum=1.0,
-        help="Lowest acceptable score per claim (0.0-1.0), checked at mid_execution. "
-        "Empty turns the score check off.",
+        help="Lowest acceptable score per claim (0.0-1.0), checked at mid_execution. Empty turns the score check off.",
     ),
     RuleSpec(
         name="min_citations",
@@ -115,8 +114,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         type="enum",
         default="all",
         choices=("all", "average", "top_n"),
-        help="all: every score must pass; average: their mean must pass; "
-        "top_n: only the N highest scores are checked.",
+        help="all: every score must pass; average: their mean must pass; top_n: only the N highest scores are checked.",
     ),
     RuleSpec(
         name="score_top_n",
@@ -141,8 +139,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         default="gpt-4o-mini",
         max_length=200,
         prefixes=("gpt-", "claude-", "llama-", "mixtral-"),
-        help="Model for the judge: gpt-* (OpenAI), claude-* (Anthropic), "
-        "llama-* or mixtral-* (Groq).",
+        help="Model for the judge: gpt-* (OpenAI), claude-* (Anthropic), llama-* or mixtral-* (Groq).",
     ),
     RuleSpec(
         name="llm_grounding_threshold",
@@ -329,7 +326,7 @@ def _mid_execution(rules: dict, state: RunState) -> Result:
 
 
 def _mid_scores(rules: dict, state: RunState) -> Result:
-    scores = state.grounding_scores
+    scores: Sequence[float] = state.grounding_scores
     if not scores:
         return ("allow", "No grounding scores to check", {}, None)
     threshold = rules["min_grounding_score"]
@@ -382,11 +379,7 @@ def _mid_scores(rules: dict, state: RunState) -> Result:
             )
         checked = len(top)
         metadata = {"checked": checked, "threshold": threshold, "mode": mode}
-    reason = (
-        _SCORES_PASSED[checked]
-        if checked < 128
-        else f"Grounding scores passed ({checked} checked)"
-    )
+    reason = _SCORES_PASSED[checked] if checked < 128 else f"Grounding scores passed ({checked} checked)"
     return "allow", reason, metadata, None
 
 
@@ -400,19 +393,15 @@ def _after_workflow(rules: dict, state: RunState) -> Result:
         warnings.append(NO_CITATIONS)
     max_unsupported = rules["max_unsupported_claims"]
     if max_unsupported is not None and len(state.unsupported_claims) > max_unsupported:
-        warnings.append(
-            f"Unsupported claims ({len(state.unsupported_claims)}) exceeds max ({max_unsupported})"
-        )
+        warnings.append(f"Unsupported claims ({len(state.unsupported_claims)}) exceeds max ({max_unsupported})")
     abstention = False
     threshold = rules["abstention_threshold"]
     confidence = state.output_confidence
     if threshold is not None and confidence is not None and confidence < threshold:
         abstention = True
-        warnings.append(
-            f"Output confidence ({confidence}) below abstention threshold ({threshold})"
-        )
+        warnings.append(f"Output confidence ({confidence}) below abstention threshold ({threshold})")
 
-    failures = ()
+    failures: list[dict] = []
     if state.citations:
         reasons, failures = check_citations(rules, state.citations, state.sources)
         warnings += reasons

@@ -90,9 +90,7 @@ def decide_grounding(
     if mode not in MODES:
         raise ValueError(f"context_mode must be one of {', '.join(MODES)}; got {mode!r}")
     if when_available not in WHEN_AVAILABLE:
-        raise ValueError(
-            f"canonical_when_available must be one of {', '.join(WHEN_AVAILABLE)}; got {when_available!r}"
-        )
+        raise ValueError(f"canonical_when_available must be one of {', '.join(WHEN_AVAILABLE)}; got {when_available!r}")
     if override is not None and type(override) is not bool:
         raise ValueError(f"include_retrieved_text must be true, false or None; got {override!r}")
     if max_chars is not None and (type(max_chars) is not int or max_chars < 1):

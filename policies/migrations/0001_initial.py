@@ -7,60 +7,117 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('tenants', '0001_initial'),
+        ("tenants", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Policy',
+            name="Policy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True, default='')),
-                ('category', models.CharField(max_length=64)),
-                ('rules', models.JSONField(default=dict)),
-                ('scope', models.JSONField(default=dict)),
-                ('enabled', models.BooleanField(default=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='policies', to='tenants.tenant')),
-                ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True, default="")),
+                ("category", models.CharField(max_length=64)),
+                ("rules", models.JSONField(default=dict)),
+                ("scope", models.JSONField(default=dict)),
+                ("enabled", models.BooleanField(default=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="policies", to="tenants.tenant"
+                    ),
+                ),
+                (
+                    "updated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='PolicyVersion',
+            name="PolicyVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('policy_ref', models.BigIntegerField(db_index=True)),
-                ('version', models.PositiveIntegerField()),
-                ('change', models.CharField(choices=[('created', 'Created'), ('updated', 'Updated'), ('enabled', 'Enabled'), ('disabled', 'Disabled'), ('deleted', 'Deleted')], max_length=16)),
-                ('snapshot', models.JSONField()),
-                ('actor_label', models.CharField(blank=True, default='', max_length=200)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('policy', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='versions', to='policies.policy')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("policy_ref", models.BigIntegerField(db_index=True)),
+                ("version", models.PositiveIntegerField()),
+                (
+                    "change",
+                    models.CharField(
+                        choices=[
+                            ("created", "Created"),
+                            ("updated", "Updated"),
+                            ("enabled", "Enabled"),
+                            ("disabled", "Disabled"),
+                            ("deleted", "Deleted"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("snapshot", models.JSONField()),
+                ("actor_label", models.CharField(blank=True, default="", max_length=200)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "policy",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="versions",
+                        to="policies.policy",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.AddIndex(
-            model_name='policy',
-            index=models.Index(fields=['tenant', 'enabled'], name='policies_po_tenant__ea8896_idx'),
+            model_name="policy",
+            index=models.Index(fields=["tenant", "enabled"], name="policies_po_tenant__ea8896_idx"),
         ),
         migrations.AddConstraint(
-            model_name='policy',
-            constraint=models.UniqueConstraint(fields=('tenant', 'name'), name='uniq_policy_name'),
+            model_name="policy",
+            constraint=models.UniqueConstraint(fields=("tenant", "name"), name="uniq_policy_name"),
         ),
     ]

@@ -54,7 +54,9 @@ def rule_form_field(spec: RuleSpec) -> forms.Field:
     placeholder = "empty" if spec.default is None else f"default {format_value(spec.default)}"
     if spec.type == "boolean":
         if spec.nullable:
-            return forms.CharField(widget=forms.Select(choices=[("", "empty"), ("true", "Yes"), ("false", "No")]), **common)
+            return forms.CharField(
+                widget=forms.Select(choices=[("", "empty"), ("true", "Yes"), ("false", "No")]), **common
+            )
         return forms.BooleanField(**common)
     if spec.type in ("number", "integer"):
         attrs = _number_attrs(spec, "1" if spec.type == "integer" else "0.01")
@@ -121,16 +123,33 @@ def parse_agents(text: str) -> list[str]:
 # factual_consistency_check stays in "Checks": it is seed 002's own rule, an after_workflow check of
 # the answer like the ones beside it, and it works without turning the claim verifier on.
 RULE_GROUPS: dict[str, tuple[str, ...]] = {
-    "Checks": ("require_source_grounding", "min_grounding_score", "min_citations", "max_unsupported_claims",
-               "factual_consistency_check"),
+    "Checks": (
+        "require_source_grounding",
+        "min_grounding_score",
+        "min_citations",
+        "max_unsupported_claims",
+        "factual_consistency_check",
+    ),
     "On violation": ("action_on_violation", "abstention_threshold", "abstention_response"),
     "Citations": ("citation_quotes", "max_citations", "citations_must_resolve"),
     "Retrieval score filtering": ("score_relevance_floor", "score_eval_mode", "score_top_n"),
     "Context": ("context_mode", "canonical_when_available", "include_retrieved_text", "max_context_chars"),
-    "Verifier": ("nli_check", "nli_phase", "entailment_threshold", "contradiction_threshold",
-                 "max_unverifiable_ratio", "contradiction_action", "unverifiable_action"),
-    "LLM judge": ("llm_grounding_check", "llm_grounding_model", "llm_grounding_threshold", "llm_grounding_criteria",
-                  "llm_grounding_phase"),
+    "Verifier": (
+        "nli_check",
+        "nli_phase",
+        "entailment_threshold",
+        "contradiction_threshold",
+        "max_unverifiable_ratio",
+        "contradiction_action",
+        "unverifiable_action",
+    ),
+    "LLM judge": (
+        "llm_grounding_check",
+        "llm_grounding_model",
+        "llm_grounding_threshold",
+        "llm_grounding_criteria",
+        "llm_grounding_phase",
+    ),
 }
 OTHER_GROUP = "Other rules"
 # Shown open; the others fold away unless a rule in them is set or has an error.
@@ -162,23 +181,36 @@ class RuleGroup:
 
 
 class PolicyForm(forms.Form):
-    name = forms.CharField(required=False, label="Name", strip=False,
-                           widget=forms.TextInput(attrs={"maxlength": 200, "autocomplete": "off"}))
-    description = forms.CharField(required=False, label="Description", strip=False,
-                                  widget=forms.Textarea(attrs={"rows": 2, "maxlength": 5000}))
+    name = forms.CharField(
+        required=False,
+        label="Name",
+        strip=False,
+        widget=forms.TextInput(attrs={"maxlength": 200, "autocomplete": "off"}),
+    )
+    description = forms.CharField(
+        required=False, label="Description", strip=False, widget=forms.Textarea(attrs={"rows": 2, "maxlength": 5000})
+    )
     agents = forms.CharField(
-        required=False, label="Scope: agents",
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "research-agent\nsupport-*",
-                                     "spellcheck": "false", "autocomplete": "off"}),
+        required=False,
+        label="Scope: agents",
+        widget=forms.Textarea(
+            attrs={"rows": 2, "placeholder": "research-agent\nsupport-*", "spellcheck": "false", "autocomplete": "off"}
+        ),
         help_text="Agent names or patterns such as research-*, separated by commas or new lines. "
         "Empty applies the policy to every agent.",
     )
-    enabled = forms.BooleanField(required=False, label="Enabled",
-                                 help_text="Disabled policies are kept but not evaluated.")
+    enabled = forms.BooleanField(
+        required=False, label="Enabled", help_text="Disabled policies are kept but not evaluated."
+    )
 
     # Service error keys → form fields (the rest become non-field errors).
-    SERVICE_FIELDS = {"name": "name", "description": "description", "enabled": "enabled",
-                      "scope": "agents", "scope.agents": "agents"}
+    SERVICE_FIELDS = {
+        "name": "name",
+        "description": "description",
+        "enabled": "enabled",
+        "scope": "agents",
+        "scope.agents": "agents",
+    }
 
     def __init__(self, *args, category: Category, explicit_rules=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -254,14 +286,25 @@ class PolicyForm(forms.Form):
             if isinstance(rules, dict):
                 return _as_list(rules.get(self.specs[field_name].name, []))
             return []
-        return [m for key, target in self.SERVICE_FIELDS.items() if target == field_name
-                for m in _as_list(errors.get(key, []))]
+        return [
+            m
+            for key, target in self.SERVICE_FIELDS.items()
+            if target == field_name
+            for m in _as_list(errors.get(key, []))
+        ]
 
 
 def _same(a, b) -> bool:
-    return type(a) is type(b) and a == b or (
-        isinstance(a, (int, float)) and isinstance(b, (int, float))
-        and not isinstance(a, bool) and not isinstance(b, bool) and a == b
+    return (
+        type(a) is type(b)
+        and a == b
+        or (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and not isinstance(a, bool)
+            and not isinstance(b, bool)
+            and a == b
+        )
     )
 
 
@@ -274,14 +317,25 @@ def _as_list(messages) -> list[str]:
 
 
 class PolicyFilterForm(forms.Form):
-    q = forms.CharField(required=False, label="Search",
-                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Name, description or agent",
-                                                      "data-search": "", "autocomplete": "off"}))
+    q = forms.CharField(
+        required=False,
+        label="Search",
+        widget=forms.TextInput(
+            attrs={
+                "type": "search",
+                "placeholder": "Name, description or agent",
+                "data-search": "",
+                "autocomplete": "off",
+            }
+        ),
+    )
     category = forms.ChoiceField(required=False, label="Category")
-    enabled = forms.ChoiceField(required=False, label="Status",
-                                choices=[("", "Any status"), ("true", "Enabled"), ("false", "Disabled")])
-    action = forms.ChoiceField(required=False, label="Action",
-                               choices=[("", "Any action"), ("warn", "warn"), ("block", "block")])
+    enabled = forms.ChoiceField(
+        required=False, label="Status", choices=[("", "Any status"), ("true", "Enabled"), ("false", "Disabled")]
+    )
+    action = forms.ChoiceField(
+        required=False, label="Action", choices=[("", "Any action"), ("warn", "warn"), ("block", "block")]
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -65,8 +65,9 @@ def snapshot_diff(old: dict | None, new: dict | None) -> list[Change]:
                 continue
             changes.append(Change(key, label, "", _show(new_value)))
             continue
-        changes.append(Change(key, label, _show(old_value) if key in before else "",
-                              _show(new_value) if key in after else ""))
+        changes.append(
+            Change(key, label, _show(old_value) if key in before else "", _show(new_value) if key in after else "")
+        )
     return changes
 
 

@@ -37,8 +37,9 @@ def policies_queryset(tenant):
     latest = PolicyVersion.objects.filter(policy=OuterRef("pk")).order_by("-id")
     return (
         Policy.objects.filter(tenant=tenant)
-        .annotate(last_actor=Subquery(latest.values("actor_label")[:1]),
-                  last_change=Subquery(latest.values("change")[:1]))
+        .annotate(
+            last_actor=Subquery(latest.values("actor_label")[:1]), last_change=Subquery(latest.values("change")[:1])
+        )
         .order_by(Lower("name"), "id")
     )
 
@@ -67,8 +68,9 @@ def _filtered(queryset, filters: dict):
 
 def _back(request, default: str) -> str:
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                   require_https=request.is_secure()):
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return default
 
@@ -115,8 +117,9 @@ def policy_toggle(request, pk):
     text = f"“{policy.name}” {'enabled' if policy.enabled else 'disabled'}."
     if request.htmx:
         row = policies_queryset(request.tenant).get(pk=policy.pk)
-        return _toast(render(request, "policies/list.html#row",
-                                     {"policy": row, "next": request.POST.get("next", "")}), text)
+        return _toast(
+            render(request, "policies/list.html#row", {"policy": row, "next": request.POST.get("next", "")}), text
+        )
     messages.success(request, text)
     return redirect(_back(request, reverse("policy_detail", args=[policy.pk])))
 
@@ -145,13 +148,17 @@ def policy_delete(request, pk):
 def policy_new(request):
     category_name = request.POST.get("category") or request.GET.get("category")
     if not category_name:
-        return render(request, "policies/new_category.html", {
-            "categories": [(c, templates_for_category(c.name)) for _, c in sorted(CATEGORIES.items())],
-        })
+        return render(
+            request,
+            "policies/new_category.html",
+            {
+                "categories": [(c, templates_for_category(c.name)) for _, c in sorted(CATEGORIES.items())],
+            },
+        )
     try:
         category = get_category(category_name)
     except UnknownCategory:
-        raise Http404("Unknown category.")
+        raise Http404("Unknown category.") from None
     template = template_for(request.GET.get("template"))
     if template is not None and template.category != category.name:
         template = None
@@ -159,8 +166,9 @@ def policy_new(request):
         form = PolicyForm(request.POST, category=category, label_suffix="")
         if form.is_valid():
             try:
-                policy = services.policy_create(tenant=request.tenant, actor=Actor.from_request(request),
-                                                **form.payload())
+                policy = services.policy_create(
+                    tenant=request.tenant, actor=Actor.from_request(request), **form.payload()
+                )
             except InvalidInput as exc:
                 form.add_service_errors(exc.errors)
             else:
@@ -168,8 +176,9 @@ def policy_new(request):
                 return redirect("policy_detail", pk=policy.pk)
     else:
         if template:
-            initial = PolicyForm.initial_for(category=category, name=template.name,
-                                             description=template.summary, rules=template.rules)
+            initial = PolicyForm.initial_for(
+                category=category, name=template.name, description=template.summary, rules=template.rules
+            )
         else:
             initial = PolicyForm.initial_for(category=category)
         form = PolicyForm(initial=initial, category=category, label_suffix="")
@@ -181,8 +190,7 @@ def policy_new(request):
         "templates": templates_for_category(category.name),
         "validate_url": reverse("policy_validate"),
     }
-    return render_page(request, "policies/form.html", context, fragment="editor",
-                       status=400 if form.errors else 200)
+    return render_page(request, "policies/form.html", context, fragment="editor", status=400 if form.errors else 200)
 
 
 @require_role("admin")
@@ -207,8 +215,14 @@ def policy_edit(request, pk):
                     messages.success(request, f"Saved “{policy.name}” as version {policy.version}.")
                 return redirect("policy_detail", pk=policy.pk)
     else:
-        initial = PolicyForm.initial_for(category=category, name=policy.name, description=policy.description,
-                                         agents=policy.agents, enabled=policy.enabled, rules=policy.rules)
+        initial = PolicyForm.initial_for(
+            category=category,
+            name=policy.name,
+            description=policy.description,
+            agents=policy.agents,
+            enabled=policy.enabled,
+            rules=policy.rules,
+        )
         form = PolicyForm(initial=initial, category=category, explicit_rules=policy.rules, label_suffix="")
     context = {
         "form": form,
@@ -216,8 +230,7 @@ def policy_edit(request, pk):
         "policy": policy,
         "validate_url": f"{reverse('policy_validate')}?policy={policy.pk}",
     }
-    return render_page(request, "policies/form.html", context, fragment="editor",
-                       status=400 if form.errors else 200)
+    return render_page(request, "policies/form.html", context, fragment="editor", status=400 if form.errors else 200)
 
 
 @require_role("admin")
@@ -231,8 +244,7 @@ def policy_validate(request):
     except UnknownCategory:
         return HttpResponseBadRequest("Unknown category.")
     policy = policy_for(request.tenant, request.GET["policy"]) if request.GET.get("policy") else None
-    form = PolicyForm(request.POST, category=category, explicit_rules=policy.rules if policy else (),
-                      label_suffix="")
+    form = PolicyForm(request.POST, category=category, explicit_rules=policy.rules if policy else (), label_suffix="")
     if field_name not in form.fields:
         return HttpResponseBadRequest("Unknown field.")
     form.is_valid()
@@ -260,17 +272,28 @@ def policy_detail(request, pk):
         for spec in category.rules
     ]
     last = PolicyVersion.objects.filter(policy=policy).order_by("-id").first()
-    return render(request, "policies/detail.html", {
-        "policy": policy, "category": category, "rule_groups": group_rules(rules, lambda row: row["spec"].name),
-        "set_count": sum(1 for row in rules if not row["is_default"]), "last_version": last,
-    })
+    return render(
+        request,
+        "policies/detail.html",
+        {
+            "policy": policy,
+            "category": category,
+            "rule_groups": group_rules(rules, lambda row: row["spec"].name),
+            "set_count": sum(1 for row in rules if not row["is_default"]),
+            "last_version": last,
+        },
+    )
 
 
 @require_role()
 def policy_history(request, pk):
     policy = policy_for(request.tenant, pk)
     versions = PolicyVersion.objects.filter(policy_ref=policy.pk).select_related("actor").order_by("version", "id")
-    return render(request, "policies/history.html", {
-        "policy": policy,
-        "versions": versions_with_diffs(versions),
-    })
+    return render(
+        request,
+        "policies/history.html",
+        {
+            "policy": policy,
+            "versions": versions_with_diffs(versions),
+        },
+    )

@@ -19,7 +19,12 @@ class Migration(migrations.Migration):
                 migrations.CreateModel(
                     name="AuditEvent",
                     fields=[
-                        ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                        (
+                            "id",
+                            models.BigAutoField(
+                                auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                            ),
+                        ),
                         ("action", models.CharField(db_index=True, max_length=100)),
                         ("actor_label", models.CharField(blank=True, default="", max_length=200)),
                         ("request_id", models.CharField(blank=True, default="", max_length=64)),
@@ -29,10 +34,22 @@ class Migration(migrations.Migration):
                         ("before", models.JSONField(blank=True, null=True)),
                         ("after", models.JSONField(blank=True, null=True)),
                         ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                        ("actor", models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL,
-                                                    related_name="+", to=settings.AUTH_USER_MODEL)),
-                        ("tenant", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+",
-                                                     to="tenants.tenant")),
+                        (
+                            "actor",
+                            models.ForeignKey(
+                                blank=True,
+                                null=True,
+                                on_delete=django.db.models.deletion.SET_NULL,
+                                related_name="+",
+                                to=settings.AUTH_USER_MODEL,
+                            ),
+                        ),
+                        (
+                            "tenant",
+                            models.ForeignKey(
+                                on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                            ),
+                        ),
                     ],
                     options={
                         "db_table": "governance_auditevent",

@@ -6,8 +6,12 @@ from django.core.exceptions import ValidationError
 from tenants.models import Role
 
 KNOWN_SECRET_NAMES = (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY",
-    "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GROQ_BASE_URL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GROQ_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "GROQ_BASE_URL",
 )
 
 
@@ -25,31 +29,46 @@ class ServiceErrorsMixin:
 
 class SecretForm(ServiceErrorsMixin, forms.Form):
     name = forms.CharField(
-        label="Name", max_length=64, strip=True,
-        widget=forms.TextInput(attrs={"placeholder": "OPENAI_API_KEY", "list": "secret-names",
-                                      "autocomplete": "off", "spellcheck": "false", "autocapitalize": "characters"}),
+        label="Name",
+        max_length=64,
+        strip=True,
+        widget=forms.TextInput(
+            attrs={
+                "placeholder": "OPENAI_API_KEY",
+                "list": "secret-names",
+                "autocomplete": "off",
+                "spellcheck": "false",
+                "autocapitalize": "characters",
+            }
+        ),
         help_text="Environment-variable style: A-Z, 0-9 and _. Setting an existing name replaces its value.",
     )
     # render_value=False: a value typed into this form is never sent back to the browser,
     # not even when the form comes back with an error.
     value = forms.CharField(
-        label="Value", strip=False,
+        label="Value",
+        strip=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password", "spellcheck": "false"}),
         help_text="Stored encrypted. It cannot be shown again, only replaced.",
     )
 
 
 class ApiKeyForm(ServiceErrorsMixin, forms.Form):
-    name = forms.CharField(label="Name", max_length=100,
-                           widget=forms.TextInput(attrs={"placeholder": "research-agent production",
-                                                         "autocomplete": "off"}),
-                           help_text="What the key is for, so you know which one to revoke.")
+    name = forms.CharField(
+        label="Name",
+        max_length=100,
+        widget=forms.TextInput(attrs={"placeholder": "research-agent production", "autocomplete": "off"}),
+        help_text="What the key is for, so you know which one to revoke.",
+    )
 
 
 class MemberAddForm(ServiceErrorsMixin, forms.Form):
-    user = forms.CharField(label="Username or email", max_length=254,
-                           widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
-                           help_text="The person must already have an account on this server.")
+    user = forms.CharField(
+        label="Username or email",
+        max_length=254,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+        help_text="The person must already have an account on this server.",
+    )
     role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.VIEWER)
 
 

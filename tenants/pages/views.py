@@ -56,8 +56,9 @@ def tenant_switch(request):
     request.session[SESSION_TENANT_KEY] = membership.tenant_id
     messages.info(request, f"Switched to {membership.tenant.name}.")
     target = request.POST.get("next") or "/"
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         target = "/"
     target = target.split("?", 1)[0]
     if match := _OBJECT_PATH.match(target):
@@ -67,6 +68,7 @@ def tenant_switch(request):
 
 # --- secrets ------------------------------------------------------------------------------------
 
+
 @require_role(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def secrets(request):
@@ -74,8 +76,12 @@ def secrets(request):
         form = SecretForm(request.POST)
         if form.is_valid():
             try:
-                secret = services.secret_set(tenant=request.tenant, name=form.cleaned_data["name"],
-                                             value=form.cleaned_data["value"], actor=Actor.from_request(request))
+                secret = services.secret_set(
+                    tenant=request.tenant,
+                    name=form.cleaned_data["name"],
+                    value=form.cleaned_data["value"],
+                    actor=Actor.from_request(request),
+                )
             except ValidationError as exc:
                 form.add_service_errors(exc)
             else:
@@ -83,12 +89,22 @@ def secrets(request):
                 return redirect("settings_secrets")
     else:
         form = SecretForm(initial={"name": request.GET.get("replace", "")[:64]})
-    rows = (TenantSecret.objects.filter(tenant=request.tenant)
-            .only("name", "hint", "created_at", "updated_at").order_by("name"))
-    response = render(request, "settings/secrets.html", {
-        "form": form, "secrets": rows, "known_names": KNOWN_SECRET_NAMES,
-        "replacing": request.GET.get("replace", ""),
-    }, status=400 if form.errors else 200)
+    rows = (
+        TenantSecret.objects.filter(tenant=request.tenant)
+        .only("name", "hint", "created_at", "updated_at")
+        .order_by("name")
+    )
+    response = render(
+        request,
+        "settings/secrets.html",
+        {
+            "form": form,
+            "secrets": rows,
+            "known_names": KNOWN_SECRET_NAMES,
+            "replacing": request.GET.get("replace", ""),
+        },
+        status=400 if form.errors else 200,
+    )
     add_never_cache_headers(response)
     return response
 
@@ -107,6 +123,7 @@ def secret_delete(request, name):
 
 # --- API keys -----------------------------------------------------------------------------------
 
+
 def _api_key_rows(tenant):
     return ApiKey.objects.filter(tenant=tenant).select_related("created_by").order_by("revoked_at", "-created_at")
 
@@ -118,16 +135,25 @@ def api_keys(request):
     form = ApiKeyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            new_key, raw_key = services.api_key_create(tenant=request.tenant, name=form.cleaned_data["name"],
-                                                       actor=Actor.from_request(request))
+            new_key, raw_key = services.api_key_create(
+                tenant=request.tenant, name=form.cleaned_data["name"], actor=Actor.from_request(request)
+            )
         except ValidationError as exc:
             form.add_service_errors(exc)
         else:
             form = ApiKeyForm()
     # The raw key is on this one response only: it is never stored, and the page is not cached.
-    response = render(request, "settings/api_keys.html", {
-        "form": form, "keys": _api_key_rows(request.tenant), "new_key": new_key, "raw_key": raw_key,
-    }, status=400 if form.errors else 200)
+    response = render(
+        request,
+        "settings/api_keys.html",
+        {
+            "form": form,
+            "keys": _api_key_rows(request.tenant),
+            "new_key": new_key,
+            "raw_key": raw_key,
+        },
+        status=400 if form.errors else 200,
+    )
     add_never_cache_headers(response)
     return response
 
@@ -146,6 +172,7 @@ def api_key_revoke(request, pk):
 
 
 # --- members ------------------------------------------------------------------------------------
+
 
 def _member_context(request, add_form):
     rows = list(Membership.objects.filter(tenant=request.tenant).select_related("user").order_by("user__username"))
@@ -187,20 +214,25 @@ def members(request):
                 form.add_error("user", f"{user.get_username()} is already a member; change their role below.")
             else:
                 try:
-                    services.membership_set(tenant=request.tenant, user=user, role=form.cleaned_data["role"],
-                                            actor=Actor.from_request(request))
+                    services.membership_set(
+                        tenant=request.tenant,
+                        user=user,
+                        role=form.cleaned_data["role"],
+                        actor=Actor.from_request(request),
+                    )
                 except ValidationError as exc:
                     form.add_service_errors(exc)
                 else:
                     messages.success(request, f"{user.get_username()} added as {form.cleaned_data['role']}.")
                     return redirect("settings_members")
-    return render(request, "settings/members.html", _member_context(request, form),
-                  status=400 if form.errors else 200)
+    return render(request, "settings/members.html", _member_context(request, form), status=400 if form.errors else 200)
 
 
 def _is_last_admin(membership: Membership) -> bool:
-    return (membership.role == Role.ADMIN
-            and Membership.objects.filter(tenant=membership.tenant, role=Role.ADMIN).count() <= 1)
+    return (
+        membership.role == Role.ADMIN
+        and Membership.objects.filter(tenant=membership.tenant, role=Role.ADMIN).count() <= 1
+    )
 
 
 @require_role(Role.ADMIN)
@@ -215,8 +247,12 @@ def member_role(request, pk):
         error = "A tenant must keep at least one admin."
     if error is None and form.cleaned_data["role"] != membership.role:
         try:
-            membership = services.membership_set(tenant=request.tenant, user=membership.user,
-                                                 role=form.cleaned_data["role"], actor=Actor.from_request(request))
+            membership = services.membership_set(
+                tenant=request.tenant,
+                user=membership.user,
+                role=form.cleaned_data["role"],
+                actor=Actor.from_request(request),
+            )
         except ValidationError as exc:
             error = " ".join(exc.messages)
     text = error or f"{membership.user.get_username()} is now {membership.role}."

@@ -13,29 +13,40 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 pytest.importorskip("playwright")
-from django.contrib.auth import get_user_model  # noqa: E402
-from django_scopes import scopes_disabled  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from django.contrib.auth import get_user_model
+from django_scopes import scopes_disabled
+from playwright.sync_api import expect
 
-from policies import services as policy_services  # noqa: E402
-from tenants import services as tenant_services  # noqa: E402
-from tenants.audit import Actor  # noqa: E402
-from tenants.models import Role  # noqa: E402
+from policies import services as policy_services
+from tenants import services as tenant_services
+from tenants.audit import Actor
+from tenants.models import Role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "correct-horse-battery"
 SYSTEM = Actor.system("browser-tests")
-RULES = {"nli_check": True, "nli_phase": "both", "contradiction_action": "block", "citation_quotes": "required",
-         "citations_must_resolve": True, "score_relevance_floor": 0.5, "min_citations": 1}
+RULES = {
+    "nli_check": True,
+    "nli_phase": "both",
+    "contradiction_action": "block",
+    "citation_quotes": "required",
+    "citations_must_resolve": True,
+    "score_relevance_floor": 0.5,
+    "min_citations": 1,
+}
 
-FED = ("In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points, to a range of 4.75% "
-       "to 5%. The vote was unanimous.")
+FED = (
+    "In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points, to a range of 4.75% "
+    "to 5%. The vote was unanimous."
+)
 IMF = "The IMF expects global growth of 3.0% in 2023, down from 3.4% in 2022."
 ECB = "The ECB raised its deposit rate by 50 basis points in March 2023."
 NEWS = "Markets rallied after the central bank decision in March 2023."
-OUTPUT = ("The Federal Reserve raised its benchmark rate by 50 basis points in March 2023. "
-          "The IMF expects global growth of 3.0% in 2023.")
+OUTPUT = (
+    "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023. "
+    "The IMF expects global growth of 3.0% in 2023."
+)
 
 
 @pytest.fixture
@@ -44,8 +55,15 @@ def world(live_server):
         acme = tenant_services.tenant_create(slug="acme", name="Acme Research", actor=SYSTEM)
         alice = get_user_model().objects.create_user("alice", "alice@example.com", PASSWORD)
         tenant_services.membership_set(tenant=acme, user=alice, role=Role.ADMIN, actor=SYSTEM)
-        policy_services.policy_create(tenant=acme, actor=SYSTEM, name="Verified Research", category="grounding",
-                                      rules=RULES, scope={"agents": ["research-*"]}, enabled=True)
+        policy_services.policy_create(
+            tenant=acme,
+            actor=SYSTEM,
+            name="Verified Research",
+            category="grounding",
+            rules=RULES,
+            scope={"agents": ["research-*"]},
+            enabled=True,
+        )
         _, key = tenant_services.api_key_create(tenant=acme, name="agent", actor=SYSTEM)
     return {"url": live_server.url, "key": key}
 
@@ -54,40 +72,73 @@ def _run_agent(url: str, key: str) -> int:
     import groundrule
 
     with groundrule.Client(base_url=url, api_key=key, max_retries=0) as client:
-        with client.run(agent_name="research-agent", workflow_name="answer-question",
-                        input={"question": "What did the Fed do in March 2023?"}, enforce_policy=False) as run:
+        with client.run(
+            agent_name="research-agent",
+            workflow_name="answer-question",
+            input={"question": "What did the Fed do in March 2023?"},
+            enforce_policy=False,
+        ) as run:
             t0 = datetime.now(UTC)
             run.record_retrieval(
                 ["fed rate decision march 2023", "imf global growth forecast 2023"],
-                {"knowledge_base": [
-                    {"source_id": "fed-2023-03", "source_type": "vector_kb", "relevance": 0.92, "text": FED,
-                     "metadata": {"heading_path": "Rates > 2023 > March"}},
-                    {"source_id": "ecb-2023-03", "source_type": "vector_kb", "relevance": 0.58, "text": ECB},
-                    {"source_id": "imf-weo-2023", "source_type": "vector_kb", "relevance": 0.41, "text": IMF},
-                ], "web_search": [
-                    {"source_id": "news-4411", "source_type": "web", "relevance": 0.63, "text": NEWS},
-                    {"source_id": "news-0921", "source_type": "web", "relevance": 0.22,
-                     "text": "A bakery in Ohio won a regional prize."},
-                ]},
-                name="kb-search", scope="focused", filters={"year": 2023}, total_results=14, deduplicated_to=5,
-                retrieval_time_ms=45.2, intent_resolution_time_ms=120.5,
-                started_at=t0, ended_at=t0 + timedelta(milliseconds=165),
+                {
+                    "knowledge_base": [
+                        {
+                            "source_id": "fed-2023-03",
+                            "source_type": "vector_kb",
+                            "relevance": 0.92,
+                            "text": FED,
+                            "metadata": {"heading_path": "Rates > 2023 > March"},
+                        },
+                        {"source_id": "ecb-2023-03", "source_type": "vector_kb", "relevance": 0.58, "text": ECB},
+                        {"source_id": "imf-weo-2023", "source_type": "vector_kb", "relevance": 0.41, "text": IMF},
+                    ],
+                    "web_search": [
+                        {"source_id": "news-4411", "source_type": "web", "relevance": 0.63, "text": NEWS},
+                        {
+                            "source_id": "news-0921",
+                            "source_type": "web",
+                            "relevance": 0.22,
+                            "text": "A bakery in Ohio won a regional prize.",
+                        },
+                    ],
+                },
+                name="kb-search",
+                scope="focused",
+                filters={"year": 2023},
+                total_results=14,
+                deduplicated_to=5,
+                retrieval_time_ms=45.2,
+                intent_resolution_time_ms=120.5,
+                started_at=t0,
+                ended_at=t0 + timedelta(milliseconds=165),
             )
-            run.record_llm_call("gpt-4o-mini", prompt="What did the Fed do in March 2023?", response=OUTPUT,
-                                prompt_tokens=812, completion_tokens=36, started_at=t0 + timedelta(milliseconds=170),
-                                ended_at=t0 + timedelta(milliseconds=910))
+            run.record_llm_call(
+                "gpt-4o-mini",
+                prompt="What did the Fed do in March 2023?",
+                response=OUTPUT,
+                prompt_tokens=812,
+                completion_tokens=36,
+                started_at=t0 + timedelta(milliseconds=170),
+                ended_at=t0 + timedelta(milliseconds=910),
+            )
             run.record_grounding(
-                grounding_scores=[0.92, 0.41], output=OUTPUT, output_confidence=0.8,
-                citations=[{"source_id": "fed-2023-03", "quote": "raised its benchmark rate by 50 basis points"},
-                           {"source_id": "imf-weo-2023", "quote": "global growth of 3.0% in 2023"}],
+                grounding_scores=[0.92, 0.41],
+                output=OUTPUT,
+                output_confidence=0.8,
+                citations=[
+                    {"source_id": "fed-2023-03", "quote": "raised its benchmark rate by 50 basis points"},
+                    {"source_id": "imf-weo-2023", "quote": "global growth of 3.0% in 2023"},
+                ],
                 sources=[{"id": "fed-2023-03"}, {"id": "imf-weo-2023"}],
             )
             run.set_result({"answer": OUTPUT}, output=OUTPUT)
         return run.id
 
 
-def test_reviewer_sees_the_failed_claim_the_failed_citation_and_the_retrieval(browser_page, sign_in, screenshot,
-                                                                               world, dark_page):
+def test_reviewer_sees_the_failed_claim_the_failed_citation_and_the_retrieval(
+    browser_page, sign_in, screenshot, world, dark_page
+):
     page, base = browser_page, world["url"]
     run_id = _run_agent(base, world["key"])
 
@@ -100,7 +151,8 @@ def test_reviewer_sees_the_failed_claim_the_failed_citation_and_the_retrieval(br
     expect(claims).to_be_visible()
     failed = claims.locator("tr.gr-claim--contradicted").first
     expect(failed.get_by_role("rowheader")).to_have_text(
-        "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023.")
+        "The Federal Reserve raised its benchmark rate by 50 basis points in March 2023."
+    )
     expect(failed).to_contain_text("contradicted")
     expect(failed.locator("blockquote")).to_contain_text("raised its benchmark rate by 25 basis points")
     expect(failed).to_contain_text("number mismatch")

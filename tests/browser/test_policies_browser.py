@@ -9,10 +9,10 @@ import re
 import pytest
 
 pytest.importorskip("playwright")
-from django_scopes import scopes_disabled  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from django_scopes import scopes_disabled
+from playwright.sync_api import expect
 
-from policies.models import Policy  # noqa: E402
+from policies.models import Policy
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -154,12 +154,15 @@ def test_admin_creates_toggles_edits_and_reads_history(browser_page, sign_in, sc
         assert not Policy.objects.filter(pk=policy.pk).exists()
 
 
-def test_viewer_sees_no_write_controls_and_a_refused_write_is_explained(browser_page, sign_in, screenshot, dave,
-                                                                         make_policy):
-    make_policy(name="Medical Q&A", rules={"action_on_violation": "block", "min_grounding_score": 0.9},
-                agents=["medical-*"])
-    make_policy(name="Lenient RAG Agent", rules={"min_grounding_score": 0.6, "max_unsupported_claims": 3},
-                enabled=False)
+def test_viewer_sees_no_write_controls_and_a_refused_write_is_explained(
+    browser_page, sign_in, screenshot, dave, make_policy
+):
+    make_policy(
+        name="Medical Q&A", rules={"action_on_violation": "block", "min_grounding_score": 0.9}, agents=["medical-*"]
+    )
+    make_policy(
+        name="Lenient RAG Agent", rules={"min_grounding_score": 0.6, "max_unsupported_claims": 3}, enabled=False
+    )
     page = browser_page
     sign_in(page, "dave", PASSWORD, next_path="/policies/")
     expect(page.get_by_role("link", name="Medical Q&A")).to_be_visible()
@@ -220,9 +223,13 @@ def test_settings_pages(browser_page, sign_in, screenshot, alice, bob, dave):
     screenshot(page, "auth-password-change")
 
 
+@pytest.mark.screenshots
 def test_dark_mode_screenshots(dark_page, sign_in, screenshot, alice, make_policy):
-    make_policy(name="Strict Research Grounding", rules={"action_on_violation": "block", "min_citations": 2},
-                agents=["research-agent"])
+    make_policy(
+        name="Strict Research Grounding",
+        rules={"action_on_violation": "block", "min_citations": 2},
+        agents=["research-agent"],
+    )
     make_policy(name="Lenient Average-Based", rules={"score_eval_mode": "average", "score_relevance_floor": 0.4})
     sign_in(dark_page, "alice", PASSWORD, next_path="/policies/")
     screenshot(dark_page, "policies-list-dark")

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("playwright")
-from django.contrib.auth import get_user_model  # noqa: E402
-from django_scopes import scopes_disabled  # noqa: E402
-from playwright.sync_api import expect  # noqa: E402
+from django.contrib.auth import get_user_model
+from django_scopes import scopes_disabled
+from playwright.sync_api import expect
 
-from policies import services as policy_services  # noqa: E402
-from tenants import services as tenant_services  # noqa: E402
-from tenants.audit import Actor  # noqa: E402
-from tenants.models import Role  # noqa: E402
+from policies import services as policy_services
+from tenants import services as tenant_services
+from tenants.audit import Actor
+from tenants.models import Role
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -30,8 +30,11 @@ PASSWORD = "correct-horse-battery"
 SYSTEM = Actor.system("browser-tests")
 
 STRICT = {
-    "require_source_grounding": True, "min_grounding_score": 0.7, "min_citations": 1,
-    "max_unsupported_claims": 0, "abstention_threshold": 0.5,
+    "require_source_grounding": True,
+    "min_grounding_score": 0.7,
+    "min_citations": 1,
+    "max_unsupported_claims": 0,
+    "abstention_threshold": 0.5,
     "abstention_response": "I don't have sufficient grounded evidence to answer this accurately.",
     "action_on_violation": "block",
 }
@@ -44,9 +47,15 @@ def reviewer_world(live_server):
         acme = tenant_services.tenant_create(slug="acme", name="Acme Research", actor=SYSTEM)
         alice = get_user_model().objects.create_user("alice", "alice@example.com", PASSWORD)
         tenant_services.membership_set(tenant=acme, user=alice, role=Role.ADMIN, actor=SYSTEM)
-        policy_services.policy_create(tenant=acme, actor=SYSTEM, name="Strict Research Grounding",
-                                      category="grounding", rules=STRICT, scope={"agents": ["research-*"]},
-                                      enabled=True)
+        policy_services.policy_create(
+            tenant=acme,
+            actor=SYSTEM,
+            name="Strict Research Grounding",
+            category="grounding",
+            rules=STRICT,
+            scope={"agents": ["research-*"]},
+            enabled=True,
+        )
         _, key = tenant_services.api_key_create(tenant=acme, name="agent", actor=SYSTEM)
     return {"url": live_server.url, "key": key}
 
@@ -56,25 +65,47 @@ def _run_agent(url: str, key: str, *, scores, citations, agent="research-agent")
     import groundrule
 
     with groundrule.Client(base_url=url, api_key=key, max_retries=0) as client:
-        with client.run(agent_name=agent, workflow_name="answer-question",
-                        input={"question": "When was the Eiffel Tower built?"}, enforce_policy=False) as run:
+        with client.run(
+            agent_name=agent,
+            workflow_name="answer-question",
+            input={"question": "When was the Eiffel Tower built?"},
+            enforce_policy=False,
+        ) as run:
             t0 = datetime.now(UTC)
-            run.record_span("retrieval", "vector_search", input={"query": "Eiffel Tower construction", "k": 5},
-                            output={"hits": 5}, started_at=t0, ended_at=t0 + timedelta(milliseconds=45))
-            run.record_tool_call("source_retrieval", input={"query": "Eiffel Tower construction"},
-                                 output={"sources_found": 2}, started_at=t0 + timedelta(milliseconds=50),
-                                 ended_at=t0 + timedelta(milliseconds=140))
-            run.record_llm_call("gpt-4o-mini", prompt="When was the Eiffel Tower built?",
-                                response="It was built in 1989 by Gustave Eiffel.", prompt_tokens=812,
-                                completion_tokens=24, started_at=t0 + timedelta(milliseconds=145),
-                                ended_at=t0 + timedelta(milliseconds=190))
+            run.record_span(
+                "retrieval",
+                "vector_search",
+                input={"query": "Eiffel Tower construction", "k": 5},
+                output={"hits": 5},
+                started_at=t0,
+                ended_at=t0 + timedelta(milliseconds=45),
+            )
+            run.record_tool_call(
+                "source_retrieval",
+                input={"query": "Eiffel Tower construction"},
+                output={"sources_found": 2},
+                started_at=t0 + timedelta(milliseconds=50),
+                ended_at=t0 + timedelta(milliseconds=140),
+            )
+            run.record_llm_call(
+                "gpt-4o-mini",
+                prompt="When was the Eiffel Tower built?",
+                response="It was built in 1989 by Gustave Eiffel.",
+                prompt_tokens=812,
+                completion_tokens=24,
+                started_at=t0 + timedelta(milliseconds=145),
+                ended_at=t0 + timedelta(milliseconds=190),
+            )
             run.record_grounding(
-                grounding_scores=list(scores), citations=list(citations),
+                grounding_scores=list(scores),
+                citations=list(citations),
                 unsupported_claims=["It was built in 1989"] if not citations else [],
                 output_confidence=0.41 if not citations else 0.9,
                 output="It was built in 1989 by Gustave Eiffel.",
-                sources=[{"id": "wiki/eiffel", "text": "The Eiffel Tower was built from 1887 to 1889.", "score": 0.83},
-                         {"id": "wiki/paris", "text": "Paris is the capital of France.", "score": 0.31}],
+                sources=[
+                    {"id": "wiki/eiffel", "text": "The Eiffel Tower was built from 1887 to 1889.", "score": 0.83},
+                    {"id": "wiki/paris", "text": "Paris is the capital of France.", "score": 0.31},
+                ],
             )
             run.set_result({"answer": "It was built in 1989."}, output="It was built in 1989 by Gustave Eiffel.")
         return run.id
@@ -85,8 +116,7 @@ def _signed_in(page, sign_in, next_path: str) -> None:
     page.wait_for_load_state("load")  # htmx (a deferred script) is listening from here on
 
 
-def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(browser_page, sign_in, screenshot,
-                                                                    reviewer_world):
+def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(browser_page, sign_in, screenshot, reviewer_world):
     page, base = browser_page, reviewer_world["url"]
     _run_agent(base, reviewer_world["key"], scores=[0.95, 0.9], citations=["wiki/eiffel"])  # a clean run
     blocked_id = _run_agent(base, reviewer_world["key"], scores=[0.91, 0.42], citations=[])
@@ -161,8 +191,7 @@ def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(browser_page,
 def test_reading_works_with_javascript_off(chromium, sign_in, reviewer_world):
     base = reviewer_world["url"]
     blocked_id = _run_agent(base, reviewer_world["key"], scores=[0.91, 0.42], citations=[])
-    context = chromium.new_context(base_url=base, viewport={"width": 1360, "height": 900},
-                                   java_script_enabled=False)
+    context = chromium.new_context(base_url=base, viewport={"width": 1360, "height": 900}, java_script_enabled=False)
     page = context.new_page()
     page.set_default_timeout(10_000)
     try:

@@ -24,35 +24,78 @@ REVIEWER_EMAIL = "reviewer@demo.local"
 PASSWORD = "groundrule-demo"
 
 POLICIES = [
-    ("Strict Research Grounding", ["research-*"], {
-        "require_source_grounding": True, "min_grounding_score": 0.8, "min_citations": 2,
-        "max_unsupported_claims": 0, "abstention_threshold": 0.5,
-        "abstention_response": "I don't have sufficient grounded evidence to answer this accurately.",
-        "action_on_violation": "block"}),
-    ("Lenient RAG Agent", ["support-*"], {
-        "require_source_grounding": False, "min_grounding_score": 0.6, "min_citations": 1,
-        "max_unsupported_claims": 3, "abstention_threshold": None, "action_on_violation": "warn"}),
-    ("RAG Pipeline", ["rag-*"], {
-        "min_grounding_score": 0.7, "score_relevance_floor": 0.5, "score_eval_mode": "all", "min_citations": 1,
-        "action_on_violation": "block"}),
-    ("Local verifier", ["research-*", "support-*"], {
-        "nli_check": True, "nli_phase": "after_workflow", "min_citations": 0, "min_grounding_score": None,
-        "contradiction_action": "warn", "unverifiable_action": "warn", "max_unverifiable_ratio": 0.5}),
-    ("Medical Q&A", ["medical-*"], {
-        "require_source_grounding": True, "min_grounding_score": 0.9, "min_citations": 3,
-        "max_unsupported_claims": 0, "abstention_threshold": 0.7,
-        "abstention_response": "I cannot provide a reliable answer based on available evidence. "
-                               "Please consult a qualified professional.",
-        "action_on_violation": "block"}),
+    (
+        "Strict Research Grounding",
+        ["research-*"],
+        {
+            "require_source_grounding": True,
+            "min_grounding_score": 0.8,
+            "min_citations": 2,
+            "max_unsupported_claims": 0,
+            "abstention_threshold": 0.5,
+            "abstention_response": "I don't have sufficient grounded evidence to answer this accurately.",
+            "action_on_violation": "block",
+        },
+    ),
+    (
+        "Lenient RAG Agent",
+        ["support-*"],
+        {
+            "require_source_grounding": False,
+            "min_grounding_score": 0.6,
+            "min_citations": 1,
+            "max_unsupported_claims": 3,
+            "abstention_threshold": None,
+            "action_on_violation": "warn",
+        },
+    ),
+    (
+        "RAG Pipeline",
+        ["rag-*"],
+        {
+            "min_grounding_score": 0.7,
+            "score_relevance_floor": 0.5,
+            "score_eval_mode": "all",
+            "min_citations": 1,
+            "action_on_violation": "block",
+        },
+    ),
+    (
+        "Local verifier",
+        ["research-*", "support-*"],
+        {
+            "nli_check": True,
+            "nli_phase": "after_workflow",
+            "min_citations": 0,
+            "min_grounding_score": None,
+            "contradiction_action": "warn",
+            "unverifiable_action": "warn",
+            "max_unverifiable_ratio": 0.5,
+        },
+    ),
+    (
+        "Medical Q&A",
+        ["medical-*"],
+        {
+            "require_source_grounding": True,
+            "min_grounding_score": 0.9,
+            "min_citations": 3,
+            "max_unsupported_claims": 0,
+            "abstention_threshold": 0.7,
+            "abstention_response": "I cannot provide a reliable answer based on available evidence. "
+            "Please consult a qualified professional.",
+            "action_on_violation": "block",
+        },
+    ),
 ]
 
 AGENTS = ["research-agent", "support-bot", "rag-indexer", "medical-assistant"]
 # A tiny corpus so the demo's runs carry real sources, retrieval provenance and verifier verdicts.
 CORPUS = {
     "fed-report-2023": "The Federal Reserve raised interest rates by 25 basis points in July 2023. "
-                       "Inflation fell to 3.2 percent in October 2023.",
+    "Inflation fell to 3.2 percent in October 2023.",
     "imf-outlook": "The IMF projects global growth of 3.0 percent in 2024. Emerging markets grow faster than "
-                   "advanced economies.",
+    "advanced economies.",
     "sec-filing-2023": "The company reported revenue of 4.2 billion dollars in fiscal 2023.",
     "who-guidance": "The World Health Organization recommends 150 minutes of moderate exercise per week.",
     "product-manual-v3": "Premium users get 1,000 requests per minute. Free users get 100 requests per minute.",
@@ -89,12 +132,14 @@ class Command(BaseCommand):
             tenant_scope = scope(tenant=tenant)
             tenant_scope.__enter__()
             tenant_services.user_create_admin(tenant=tenant, email=ADMIN_EMAIL, password=PASSWORD, actor=actor)
-            reviewer = tenant_services.user_create_admin(tenant=tenant, email=REVIEWER_EMAIL, password=PASSWORD,
-                                                         actor=actor)
+            reviewer = tenant_services.user_create_admin(
+                tenant=tenant, email=REVIEWER_EMAIL, password=PASSWORD, actor=actor
+            )
             tenant_services.membership_set(tenant=tenant, user=reviewer, role=Role.REVIEWER, actor=actor)
             for name, agents, rules in POLICIES:
-                policy_services.policy_create(tenant=tenant, actor=actor, name=name, category="grounding",
-                                              rules=rules, scope={"agents": agents})
+                policy_services.policy_create(
+                    tenant=tenant, actor=actor, name=name, category="grounding", rules=rules, scope={"agents": agents}
+                )
             _, raw_key = tenant_services.api_key_create(tenant=tenant, name="demo", actor=actor)
             tenant_scope.__exit__(None, None, None)
         tenant.refresh_from_db()
@@ -108,33 +153,63 @@ class Command(BaseCommand):
     def _sample_run(self, tenant, rng: random.Random, i: int, total: int) -> None:
         agent = AGENTS[i % len(AGENTS)]
         question = f"Sample question {i + 1}"
-        run, _ = run_services.run_start(tenant=tenant, agent_name=agent, workflow_name="answer-question",
-                                        input={"question": question})
+        run, _ = run_services.run_start(
+            tenant=tenant, agent_name=agent, workflow_name="answer-question", input={"question": question}
+        )
         quality = rng.random()
         answer, answer_source = rng.choice(GOOD_ANSWERS if quality > 0.4 else BAD_ANSWERS)
         ids = [answer_source, *rng.sample(sorted(set(CORPUS) - {answer_source}), 2)]
-        results = [{"source_id": sid, "source_type": "document", "relevance": round(rng.uniform(0.3, 0.95), 2),
-                    "text": CORPUS[sid]} for sid in ids]
+        results = [
+            {
+                "source_id": sid,
+                "source_type": "document",
+                "relevance": round(rng.uniform(0.3, 0.95), 2),
+                "text": CORPUS[sid],
+            }
+            for sid in ids
+        ]
         started = timezone.now()
         run_services.run_record_span(
-            tenant=tenant, run_id=run.pk, kind="retrieval", name="kb-search", started_at=started,
+            tenant=tenant,
+            run_id=run.pk,
+            kind="retrieval",
+            name="kb-search",
+            started_at=started,
             ended_at=started + timedelta(milliseconds=rng.randint(20, 120)),
-            attributes={"provenance": {
-                "intent": {"text_queries": [question], "scope": "knowledge_base", "filters": {}},
-                "results_by_source": {"knowledge_base": results}, "total_results": len(results),
-                "deduplicated_to": len(results), "retrieval_time_ms": rng.randint(20, 120)}})
+            attributes={
+                "provenance": {
+                    "intent": {"text_queries": [question], "scope": "knowledge_base", "filters": {}},
+                    "results_by_source": {"knowledge_base": results},
+                    "total_results": len(results),
+                    "deduplicated_to": len(results),
+                    "retrieval_time_ms": rng.randint(20, 120),
+                }
+            },
+        )
         run_services.run_record_span(
-            tenant=tenant, run_id=run.pk, kind="llm", name="gpt-4o-mini", input={"prompt": question},
-            output={"text": "…"}, attributes={"prompt_tokens": rng.randint(300, 900), "completion_tokens": 120})
+            tenant=tenant,
+            run_id=run.pk,
+            kind="llm",
+            name="gpt-4o-mini",
+            input={"prompt": question},
+            output={"text": "…"},
+            attributes={"prompt_tokens": rng.randint(300, 900), "completion_tokens": 120},
+        )
         for _step in range(rng.choice([1, 1, 2])):
             good = quality > 0.3
-            scores = [round(rng.uniform(0.75, 0.98) if good else rng.uniform(0.3, 0.9), 2)
-                      for _ in range(rng.randint(2, 5))]
+            scores = [
+                round(rng.uniform(0.75, 0.98) if good else rng.uniform(0.3, 0.9), 2) for _ in range(rng.randint(2, 5))
+            ]
             citations = ids[: rng.randint(1, 3)] if quality > 0.15 else []
             claims = [] if quality > 0.5 else ["The rate will fall by 2% next quarter."][: rng.randint(0, 1)]
             run_services.run_record_grounding(
-                tenant=tenant, run_id=run.pk, grounding_scores=scores, citations=citations,
-                unsupported_claims=claims, output_confidence=round(rng.uniform(0.3, 0.95), 2), output=answer,
+                tenant=tenant,
+                run_id=run.pk,
+                grounding_scores=scores,
+                citations=citations,
+                unsupported_claims=claims,
+                output_confidence=round(rng.uniform(0.3, 0.95), 2),
+                output=answer,
                 sources=[{"id": sid, "text": CORPUS[sid]} for sid in ids],
             )
         run_services.run_complete(tenant=tenant, run_id=run.pk, result={"answer": "Sample answer"})

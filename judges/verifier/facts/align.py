@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .analysis import Analysis
 from .compare import _exact, _fact_relation
@@ -45,8 +45,9 @@ WordSim = Callable[[str, str], float]
 
 # Physical dimensions name their slot by themselves; the others (durations, money, shares,
 # plain counts) recur in one text for different things, so a conflict needs more context.
-_STRONG_DIMS = frozenset("length mass volume temperature speed data charge energy power frequency "
-                         "calories dose".split())
+_STRONG_DIMS = frozenset(
+    "length mass volume temperature speed data charge energy power frequency calories dose".split()
+)
 
 #: In the support score, a matched number / date / name weighs as much as two content words.
 FACT_WEIGHT = 2
@@ -59,8 +60,13 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     return v in words or stem(v) in words or _alias_in_text(f.text, text_low)
 
 
-def _coverage(claim: Analysis, span: Analysis, exclude: set[int], word_sim: WordSim | None,
-              given: set[int] | frozenset[int] = frozenset()) -> tuple[float, list[str]]:
+def _coverage(
+    claim: Analysis,
+    span: Analysis,
+    exclude: set[int],
+    word_sim: WordSim | None,
+    given: set[int] | frozenset[int] = frozenset(),
+) -> tuple[float, list[str]]:
     """Share of the claim's content words (minus ``exclude`` token indices) that the span has.
     ``given`` token indices count as covered (names the source mentions in another sentence,
     which the span refers back to with a pronoun)."""
@@ -93,8 +99,23 @@ def _conf(base: float, slope: float, cov: float) -> float:
     return round(max(0.0, min(0.99, base + slope * cov)), 4)
 
 
-_PRONOUN_STARTS = ("it ", "its ", "it's ", "they ", "their ", "he ", "his ", "she ", "her ", "this ", "these ",
-                   "that ", "those ", "the latter ", "the former ")
+_PRONOUN_STARTS = (
+    "it ",
+    "its ",
+    "it's ",
+    "they ",
+    "their ",
+    "he ",
+    "his ",
+    "she ",
+    "her ",
+    "this ",
+    "these ",
+    "that ",
+    "those ",
+    "the latter ",
+    "the former ",
+)
 
 
 def refers_back(sentence: str) -> bool:
@@ -102,8 +123,13 @@ def refers_back(sentence: str) -> bool:
     return sentence.strip().lower().replace("’", "'").startswith(_PRONOUN_STARTS)
 
 
-def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
-          word_sim: WordSim | None = None, context: Analysis | None = None) -> Alignment:
+def align(
+    claim: Analysis,
+    span: Analysis,
+    doc: Analysis | None = None,
+    word_sim: WordSim | None = None,
+    context: Analysis | None = None,
+) -> Alignment:
     """Align a claim with one source sentence (``span``) of a source (``doc``).
 
     Returns conflicts (with a confidence each; see the verifier module for how the
@@ -130,13 +156,19 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
         hit = next((sf for rel, sf in span_rel if rel == "match" and _exact(cf, sf)), None)
         if hit is None and not any(rel == "unit" for rel, _ in span_rel):
             hit = next((sf for rel, sf in span_rel if rel == "match"), None)
-        if cf.kind == "entity" and cf.dim != "identifier" and hit is None and _entity_present(cf, span.words, span_text_low):
+        if (
+            cf.kind == "entity"
+            and cf.dim != "identifier"
+            and hit is None
+            and _entity_present(cf, span.words, span_text_low)
+        ):
             hit = cf
         if hit is not None:
             matched.append((cf, hit))
             continue
         in_doc = any(_fact_relation(cf, df) == "match" and _exact(cf, df) for df in doc.facts) or (
-            cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low))
+            cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
+        )
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
             in_doc = _entity_present(cf, doc.words, doc_text_low)
         # 2. conflicts against the span
@@ -152,11 +184,24 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
             cov_wo = (cov_all * n_all + cov_rel * n_rel) / (n_all + n_rel) if n_all + n_rel else 0.5
         for rel, sf in span_rel:
             if rel == "unit":
-                conflicts.append(Conflict("unit", cf.describe(), sf.describe(), _conf(0.75, 0.2, ctx_cov),
-                                          f"unit mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
+                conflicts.append(
+                    Conflict(
+                        "unit",
+                        cf.describe(),
+                        sf.describe(),
+                        _conf(0.75, 0.2, ctx_cov),
+                        f"unit mismatch: claim says {cf.describe()}, source says {sf.describe()}",
+                    )
+                )
             elif rel == "conflict":
-                kind = {"quantity": "number", "date": "date", "time": "time", "ordinal": "ordinal",
-                        "weekday": "date", "entity": "entity"}[cf.kind]
+                kind = {
+                    "quantity": "number",
+                    "date": "date",
+                    "time": "time",
+                    "ordinal": "ordinal",
+                    "weekday": "date",
+                    "entity": "entity",
+                }[cf.kind]
                 if cf.kind == "quantity":
                     strong = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
                     conf = _conf(0.7, 0.25, ctx_cov) if strong else _conf(0.35, 0.55, ctx_cov)
@@ -166,8 +211,15 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
-                conflicts.append(Conflict(kind, cf.describe(), sf.describe(), conf,
-                                          f"{kind} mismatch: claim says {cf.describe()}, source says {sf.describe()}"))
+                conflicts.append(
+                    Conflict(
+                        kind,
+                        cf.describe(),
+                        sf.describe(),
+                        conf,
+                        f"{kind} mismatch: claim says {cf.describe()}, source says {sf.describe()}",
+                    )
+                )
         if cf.kind == "entity" and cf.dim != "identifier" and not (set(cf.tokens) & given):
             sub = _entity_substitute(claim, span, cf, guess=not cf.weak)
             if sub is not None:
@@ -175,8 +227,15 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
                 conf = _conf(0.8, 0.15, cov_wo) if shares_name else _conf(0.25, 0.6, cov_wo)
                 if in_doc:
                     conf = min(conf, 0.65)  # the sources name it elsewhere: doubtful, not a contradiction
-                conflicts.append(Conflict("entity", cf.text, sf.text, conf,
-                                          f"entity mismatch: claim says {cf.text}, source says {sf.text}"))
+                conflicts.append(
+                    Conflict(
+                        "entity",
+                        cf.text,
+                        sf.text,
+                        conf,
+                        f"entity mismatch: claim says {cf.text}, source says {sf.text}",
+                    )
+                )
         if not in_doc and not cf.weak:
             missing.append(cf)
 
@@ -184,26 +243,52 @@ def align(claim: Analysis, span: Analysis, doc: Analysis | None = None,
     if (claim.polarity % 2) != (span.polarity % 2):
         cue_c = ", ".join(claim.negation_cues) or "no negation"
         cue_s = ", ".join(span.negation_cues) or "no negation"
-        conflicts.append(Conflict("negation", cue_c, cue_s, _conf(0.3, 0.6, ctx_cov),
-                                  f"negation mismatch: claim has {_quote(cue_c)}, source has {_quote(cue_s)}"))
+        conflicts.append(
+            Conflict(
+                "negation",
+                cue_c,
+                cue_s,
+                _conf(0.3, 0.6, ctx_cov),
+                f"negation mismatch: claim has {_quote(cue_c)}, source has {_quote(cue_s)}",
+            )
+        )
     for group, (side, word) in claim.directions.items():
         other = span.directions.get(group)
         if other is None or other[0] == side:
             continue
         if _swapped(claim, span):
             continue  # "A is less than B" = "B is more than A"
-        conflicts.append(Conflict("antonym", word, other[1], _conf(0.2, 0.6, ctx_cov),
-                                  f"opposite meaning: claim says {_quote(word)}, source says {_quote(other[1])}"))
+        conflicts.append(
+            Conflict(
+                "antonym",
+                word,
+                other[1],
+                _conf(0.2, 0.6, ctx_cov),
+                f"opposite meaning: claim says {_quote(word)}, source says {_quote(other[1])}",
+            )
+        )
     for group, (side, word) in claim.directions.items():
         other = span.directions.get(group)
         if other is not None and other[0] == side and _swapped(claim, span):
-            conflicts.append(Conflict("comparative", word, other[1], _conf(0.2, 0.6, ctx_cov),
-                                      f"comparison reversed: claim and source say {_quote(word)} "
-                                      f"of opposite things"))
+            conflicts.append(
+                Conflict(
+                    "comparative",
+                    word,
+                    other[1],
+                    _conf(0.2, 0.6, ctx_cov),
+                    f"comparison reversed: claim and source say {_quote(word)} of opposite things",
+                )
+            )
     if claim.universal and span.partial and not span.universal:
-        conflicts.append(Conflict("quantifier", claim.universal[0], span.partial[0], _conf(0.2, 0.6, ctx_cov),
-                                  f"quantifier mismatch: claim says {_quote(claim.universal[0])}, "
-                                  f"source says {_quote(span.partial[0])}"))
+        conflicts.append(
+            Conflict(
+                "quantifier",
+                claim.universal[0],
+                span.partial[0],
+                _conf(0.2, 0.6, ctx_cov),
+                f"quantifier mismatch: claim says {_quote(claim.universal[0])}, source says {_quote(span.partial[0])}",
+            )
+        )
     n_words = len([1 for i, _ in claim.content if i not in fact_tokens])
     # values (numbers, dates, times, identifiers) -- names are already content words
     strong = [f for f in claim.facts if not f.weak and (f.kind != "entity" or f.dim == "identifier")]
@@ -238,13 +323,27 @@ def _common_prefix(a: str, b: str) -> int:
 def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = True) -> tuple[Fact, bool] | None:
     """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
     claim_words = claim.words
-    candidates = [sf for sf in span.facts if sf.kind == "entity" and sf.dim == "name"
-                  and sf.value not in claim_words and stem(str(sf.value)) not in claim_words]
+    candidates = [
+        sf
+        for sf in span.facts
+        if sf.kind == "entity"
+        and sf.dim == "name"
+        and sf.value not in claim_words
+        and stem(str(sf.value)) not in claim_words
+    ]
     # a capitalised word opening the span may be a name too ("Canberra is the capital ...")
     for k, t in enumerate(span.tokens):
-        if guess and t.initial and t.is_cap and t.low not in STOPWORDS and t.low not in _FILLER \
-                and t.low not in claim_words and stem(t.low) not in claim_words \
-                and not any(k in f.tokens for f in span.facts) and k not in span.polar:
+        if (
+            guess
+            and t.initial
+            and t.is_cap
+            and t.low not in STOPWORDS
+            and t.low not in _FILLER
+            and t.low not in claim_words
+            and stem(t.low) not in claim_words
+            and not any(k in f.tokens for f in span.facts)
+            and k not in span.polar
+        ):
             candidates.append(Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(k,)))
     if not candidates:
         return None
@@ -258,10 +357,13 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
     # not a substitute: part of a name the claim also uses ("Mediterranean Sea" for
     # "the Mediterranean"), or a derived form ("Martian" for "Mars", "Canadian" for "Canada")
     claim_names = {claim.tokens[i].low for i in claim.entity_tokens}
-    candidates = [sf for sf in candidates
-                  if not ({span.tokens[i].low for i in sf.tokens} & claim_names)
-                  and not _common_prefix(c_low, str(sf.value)) >= 3
-                  and not is_alias(cf.text, sf.text)]
+    candidates = [
+        sf
+        for sf in candidates
+        if not ({span.tokens[i].low for i in sf.tokens} & claim_names)
+        and not _common_prefix(c_low, str(sf.value)) >= 3
+        and not is_alias(cf.text, sf.text)
+    ]
     if not candidates:
         return None
     # the aligned position in a word-level diff
@@ -277,8 +379,11 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
     if len(candidates) == 1:
         return candidates[0], False
     # the nearest entity after the same preceding content word
-    prev_words = [claim.tokens[k].low for k in range(max(0, min(c_idx) - 3), min(c_idx))
-                  if claim.tokens[k].kind == "word" and claim.tokens[k].low not in STOPWORDS]
+    prev_words = [
+        claim.tokens[k].low
+        for k in range(max(0, min(c_idx) - 3), min(c_idx))
+        if claim.tokens[k].kind == "word" and claim.tokens[k].low not in STOPWORDS
+    ]
     if prev_words:
         for sf in candidates:
             start = min(sf.tokens)

@@ -11,8 +11,8 @@ claim's remaining content words, used to judge whether a source sentence talks a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from .dates import _extract_dates, _extract_times
 from .entities import _extract_entities
@@ -141,10 +141,30 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     than_before: set[str] = set()
     for i, t in enumerate(tokens):
         if t.low == "than" and i not in used:
-            than_after = {stem(x.low) for x in tokens[i + 1:i + 6]
-                          if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS}
-            than_before = {stem(x.low) for x in tokens[max(0, i - 8):i]
-                           if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS}
+            than_after = {
+                stem(x.low)
+                for x in tokens[i + 1 : i + 6]
+                if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS
+            }
+            than_before = {
+                stem(x.low)
+                for x in tokens[max(0, i - 8) : i]
+                if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS
+            }
             break
-    return Analysis(text, tokens, facts, len(neg_cues), neg_cues, directions, universal, partial,
-                    content, entity_tokens, words, than_after, than_before, polar)
+    return Analysis(
+        text,
+        tokens,
+        facts,
+        len(neg_cues),
+        neg_cues,
+        directions,
+        universal,
+        partial,
+        content,
+        entity_tokens,
+        words,
+        than_after,
+        than_before,
+        polar,
+    )

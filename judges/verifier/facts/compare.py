@@ -41,9 +41,17 @@ def _same_slot(c: Fact, s: Fact) -> bool:
 
 
 def compare_quantities(c: Fact, s: Fact) -> str:
-    """"match", "conflict", "unit" (same number, different unit of the same kind) or "compatible"."""
-    if c.raw is not None and s.raw is not None and c.unit and s.unit and c.unit != s.unit \
-            and _close(c.raw, s.raw, 1e-9) and c.dim == s.dim and not _close(float(c.value), float(s.value), 0.02):  # type: ignore[arg-type]
+    """ "match", "conflict", "unit" (same number, different unit of the same kind) or "compatible"."""
+    if (
+        c.raw is not None
+        and s.raw is not None
+        and c.unit
+        and s.unit
+        and c.unit != s.unit
+        and _close(c.raw, s.raw, 1e-9)
+        and c.dim == s.dim
+        and not _close(float(c.value), float(s.value), 0.02)
+    ):  # type: ignore[arg-type]
         return "unit"
     tol = _REL_TOL_SAME_UNIT if c.unit == s.unit else _REL_TOL_CONVERTED
     cv, sv = float(c.value), float(s.value)  # type: ignore[arg-type]

@@ -39,8 +39,10 @@ def _month_at(tokens: list[Token], i: int) -> int | None:
         after_prep = prv is not None and prv.low in ("in", "of", "since", "until", "by", "early", "late", "mid")
         if not (near_number or after_prep):
             return None
-    if low in ("mar", "jan", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "feb", "apr", "sept") \
-            and t.text != t.text.capitalize():
+    if (
+        low in ("mar", "jan", "jun", "jul", "aug", "sep", "oct", "nov", "dec", "feb", "apr", "sept")
+        and t.text != t.text.capitalize()
+    ):
         return None
     return _MONTHS[low]
 
@@ -54,8 +56,12 @@ def _day_at(tokens: list[Token], i: int) -> tuple[int, int] | None:
     if not 1 <= d <= 31:
         return None
     end = i
-    if i + 1 < len(tokens) and tokens[i + 1].kind == "word" and tokens[i + 1].low in ("st", "nd", "rd", "th") \
-            and tokens[i + 1].start == t.end:
+    if (
+        i + 1 < len(tokens)
+        and tokens[i + 1].kind == "word"
+        and tokens[i + 1].low in ("st", "nd", "rd", "th")
+        and tokens[i + 1].start == t.end
+    ):
         end = i + 1
     return d, end
 
@@ -75,8 +81,17 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
     def add(value: tuple, i0: int, i1: int, weak: bool = False) -> None:
         idx = tuple(range(i0, i1 + 1))
         used.update(idx)
-        facts.append(Fact("date", value, text[tokens[i0].start:tokens[i1].end],
-                          tokens[i0].start, tokens[i1].end, weak=weak, tokens=idx))
+        facts.append(
+            Fact(
+                "date",
+                value,
+                text[tokens[i0].start : tokens[i1].end],
+                tokens[i0].start,
+                tokens[i1].end,
+                weak=weak,
+                tokens=idx,
+            )
+        )
 
     for i, t in enumerate(tokens):
         if t.kind == "iso" and i not in used:
@@ -168,12 +183,23 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
             continue
         if nxt is not None and nxt.kind == "sym" and nxt.text in ("%",):
             continue
-        if nxt is not None and nxt.kind == "word" and not nxt.text[0].isupper() \
-                and nxt.low not in STOPWORDS and nxt.low not in _FILLER \
-                and not (prev is not None and prev.low in _YEAR_PREPOSITIONS):
+        if (
+            nxt is not None
+            and nxt.kind == "word"
+            and not nxt.text[0].isupper()
+            and nxt.low not in STOPWORDS
+            and nxt.low not in _FILLER
+            and not (prev is not None and prev.low in _YEAR_PREPOSITIONS)
+        ):
             continue  # "2000 requests", "1000 req/min"
-        if prev is not None and prev.kind == "word" and prev.is_cap and prev.low not in STOPWORDS \
-                and prev.low not in _MONTHS and not prev.initial:
+        if (
+            prev is not None
+            and prev.kind == "word"
+            and prev.is_cap
+            and prev.low not in STOPWORDS
+            and prev.low not in _MONTHS
+            and not prev.initial
+        ):
             continue  # "Windows 2000" is an identifier
         used.add(i)
         facts.append(Fact("date", (y, None, None), t.text, t.start, t.end, tokens=(i,)))
@@ -203,13 +229,18 @@ def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 if 1 <= h <= 12:
                     minutes = (h % 12) * 60 + (720 if nxt.low.startswith("p") else 0)
                     end = i + 1
-                    if i + 2 < n and tokens[i + 2].text == "." and tokens[i + 2].start == nxt.end \
-                            and nxt.low in ("a.m", "p.m"):
+                    if (
+                        i + 2 < n
+                        and tokens[i + 2].text == "."
+                        and tokens[i + 2].start == nxt.end
+                        and nxt.low in ("a.m", "p.m")
+                    ):
                         end = i + 2
         elif t.kind == "word" and t.low in ("noon", "midday", "midnight"):
             minutes = 0 if t.low == "midnight" else 720
         if minutes is not None:
             idx = tuple(range(i, end + 1))
             used.update(idx)
-            facts.append(Fact("time", minutes % 1440, text[t.start:tokens[end].end], t.start,
-                              tokens[end].end, tokens=idx))
+            facts.append(
+                Fact("time", minutes % 1440, text[t.start : tokens[end].end], t.start, tokens[end].end, tokens=idx)
+            )

@@ -22,8 +22,9 @@ _NOT_ENTITIES = frozenset("""i i'm i've i'd i'll ok okay yes no note warning tip
 _ENTITY_CONNECTORS = frozenset("of upon de del der van von da di la le".split())
 
 
-def _extract_entities(tokens: list[Token], used: set[int], facts: list[Fact], text: str,
-                      proper: frozenset[str] | set[str]) -> None:
+def _extract_entities(
+    tokens: list[Token], used: set[int], facts: list[Fact], text: str, proper: frozenset[str] | set[str]
+) -> None:
     n = len(tokens)
     is_ent = [False] * n
     for i, t in enumerate(tokens):
@@ -43,8 +44,14 @@ def _extract_entities(tokens: list[Token], used: set[int], facts: list[Fact], te
             continue
         if not t.text[0].isupper():
             continue
-        if low in STOPWORDS or low in _FILLER or low in _NEGATIONS or low in _DIRECTION_WORDS \
-                or low in _UNIVERSAL or low in _PARTIAL:
+        if (
+            low in STOPWORDS
+            or low in _FILLER
+            or low in _NEGATIONS
+            or low in _DIRECTION_WORDS
+            or low in _UNIVERSAL
+            or low in _PARTIAL
+        ):
             continue
         if not t.initial:
             is_ent[i] = True
@@ -52,8 +59,9 @@ def _extract_entities(tokens: list[Token], used: set[int], facts: list[Fact], te
         # sentence-initial capital: a name only if the texts use it as one, or a capitalised
         # word or a number follows it ("Pierre Curie", "Apollo 11")
         nxt = tokens[i + 1] if i + 1 < n else None
-        if low in proper or (nxt is not None and nxt.kind == "word" and nxt.text[0].isupper()
-                             and nxt.low not in STOPWORDS):
+        if low in proper or (
+            nxt is not None and nxt.kind == "word" and nxt.text[0].isupper() and nxt.low not in STOPWORDS
+        ):
             is_ent[i] = True
     i = 0
     while i < n:
@@ -61,18 +69,29 @@ def _extract_entities(tokens: list[Token], used: set[int], facts: list[Fact], te
             i += 1
             continue
         j = i
-        while j + 1 < n and (is_ent[j + 1] or (tokens[j + 1].low in _ENTITY_CONNECTORS and j + 2 < n
-                                               and is_ent[j + 2])):
+        while j + 1 < n and (
+            is_ent[j + 1] or (tokens[j + 1].low in _ENTITY_CONNECTORS and j + 2 < n and is_ent[j + 2])
+        ):
             j += 1
         idx = tuple(k for k in range(i, j + 1) if is_ent[k])
-        phrase = text[tokens[i].start:tokens[j].end]
+        phrase = text[tokens[i].start : tokens[j].end]
         used.update(range(i, j + 1))
         for k in idx:
             # a lone acronym ("API", "RAM", "UTC") is as often a common noun as a name:
             # it can conflict, but its absence alone does not make a claim unverifiable
             acronym_only = len(idx) == 1 and tokens[k].text.isupper()
-            facts.append(Fact("entity", tokens[k].low, phrase, tokens[k].start, tokens[k].end,
-                              dim="name", weak=acronym_only, tokens=idx))
+            facts.append(
+                Fact(
+                    "entity",
+                    tokens[k].low,
+                    phrase,
+                    tokens[k].start,
+                    tokens[k].end,
+                    dim="name",
+                    weak=acronym_only,
+                    tokens=idx,
+                )
+            )
         i = j + 1
 
 
@@ -108,6 +127,6 @@ def _alias_in_text(name: str, text_low: str) -> bool:
     if name.isupper() and 2 <= len(word) <= 8:
         letters = [t for t in tokens if t not in _ACRONYM_SKIP]
         for i in range(len(letters) - len(word) + 1):
-            if "".join(t[0] for t in letters[i:i + len(word)]) == word:
+            if "".join(t[0] for t in letters[i : i + len(word)]) == word:
                 return True
     return len(word) >= 3 and any(t.startswith(word) and len(t) > len(word) + 1 for t in tokens)

@@ -55,8 +55,21 @@ class Fact:
         return self.text
 
 
-_MONTH_NAMES = [None, "January", "February", "March", "April", "May", "June", "July", "August",
-                "September", "October", "November", "December"]
+_MONTH_NAMES = [
+    None,
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 def _fmt_number(x: float) -> str:
@@ -68,8 +81,9 @@ def _fmt_number(x: float) -> str:
 
 
 def _describe_quantity(f: Fact) -> str:
-    prefix = {"ge": "at least ", "gt": "more than ", "le": "up to ", "lt": "less than ",
-              "approx": "about "}.get(f.bound, "")
+    prefix = {"ge": "at least ", "gt": "more than ", "le": "up to ", "lt": "less than ", "approx": "about "}.get(
+        f.bound, ""
+    )
     raw = _fmt_number(f.raw if f.raw is not None else float(f.value))  # type: ignore[arg-type]
     if f.dim.startswith("currency:"):
         unit = f.dim.split(":", 1)[1]

@@ -3,7 +3,8 @@ currencies, bound phrases) and a light stemmer."""
 
 from __future__ import annotations
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the this that these those there here it its it's they them their theirs he him his she her hers
 we us our ours you your yours i me my mine one's who whom whose which what when where why how
 is are was were be been being am do does did done doing have has had having will would shall should
@@ -14,32 +15,41 @@ within without through throughout across along among amongst between behind beyo
 up down out off again further once any some many much more most other another own same few less
 least lot lots several all every whole s t don't doesn't just like get gets got getting
 been make makes made use used using new now one ones around near also well may might
-""".split()) | {"its", "it’s", "'s"}
+""".split()
+) | {"its", "it’s", "'s"}
 
 # Words that never count as content (grammar, discourse, hedges)
-_FILLER = frozenset("""
+_FILLER = frozenset(
+    """
 however therefore thus hence indeed really actually usually generally typically often sometimes
 always never also still overall currently total approximately roughly nearly almost about around
 include includes including included e.g i.e etc
-""".split())
+""".split()
+)
 
-_NEGATIONS = frozenset("""
+_NEGATIONS = frozenset(
+    """
 not no never none nothing nobody nowhere neither nor without cannot can't won't don't doesn't didn't
 isn't aren't wasn't weren't hasn't haven't hadn't shouldn't mustn't wouldn't couldn't mightn't needn't
 ain't n't
-""".split())
+""".split()
+)
 
 # Words that state the negative of a condition: they carry negative polarity, so
 # "closed" vs "open", "missing" vs "not found" line up as a polarity (dis)agreement.
-_NEGATIVE_STATES = frozenset("""
+_NEGATIVE_STATES = frozenset(
+    """
 closed missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
 prohibited forbidden banned disallowed disabled excluded denied refused rejected exempt
 impossible illegal unsupported unsafe invalid incorrect false
-""".split())
-_POSITIVE_STATES = frozenset("""
+""".split()
+)
+_POSITIVE_STATES = frozenset(
+    """
 open opened available allowed permitted enabled included accepted supported possible legal
 safe valid correct true allows permits
-""".split())
+""".split()
+)
 
 # Antonymic direction groups: word -> (group, side)
 _DIRECTION_WORDS: dict[str, tuple[str, int]] = {}
@@ -50,14 +60,22 @@ def _dir(group: str, side: int, words: str) -> None:
         _DIRECTION_WORDS[w] = (group, side)
 
 
-_dir("magnitude", +1, """increase increases increased increasing rise rises rose risen rising grow grows grew
+_dir(
+    "magnitude",
+    +1,
+    """increase increases increased increasing rise rises rose risen rising grow grows grew
 grown growing growth gain gains gained climb climbs climbed jump jumped surge surged raise raises raised
 boost boosts boosted more higher highest greater greatest larger largest bigger biggest above exceed
-exceeds exceeded maximum""")
-_dir("magnitude", -1, """decrease decreases decreased decreasing fall falls fell fallen falling drop drops
+exceeds exceeded maximum""",
+)
+_dir(
+    "magnitude",
+    -1,
+    """decrease decreases decreased decreasing fall falls fell fallen falling drop drops
 dropped dropping decline declines declined declining shrink shrinks shrank shrunk reduce reduces reduced
 reducing reduction lower lowers lowered lowest less fewer fewest smaller smallest below minimum least
-plunge plunged dip dipped cut cuts""")
+plunge plunged dip dipped cut cuts""",
+)
 _dir("speed", +1, "fast faster fastest quick quicker quickest rapid rapidly quickly")
 _dir("speed", -1, "slow slower slowest slowly")
 _dir("order", +1, "after later latest afterwards subsequently")
@@ -87,36 +105,105 @@ _dir("access", -1, "private")
 _dir("connect", +1, "online")
 _dir("connect", -1, "offline")
 
-_NON_NEGATING = {("not", "only"), ("no", "doubt"), ("no", "matter"), ("not", "just"),
-                 ("never", "mind"), ("no", "sooner")}
+_NON_NEGATING = {
+    ("not", "only"),
+    ("no", "doubt"),
+    ("no", "matter"),
+    ("not", "just"),
+    ("never", "mind"),
+    ("no", "sooner"),
+}
 
 _UNIVERSAL = frozenset("all every each always everyone everybody everything everywhere entire".split())
-_PARTIAL = frozenset("""some most many several few sometimes often usually occasionally rarely seldom
-partly partially certain majority minority""".split())
+_PARTIAL = frozenset(
+    """some most many several few sometimes often usually occasionally rarely seldom
+partly partially certain majority minority""".split()
+)
 
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sep": 9,
+    "sept": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
 _WEEKDAYS = {
-    "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 7,
-    "mondays": 1, "tuesdays": 2, "wednesdays": 3, "thursdays": 4, "fridays": 5, "saturdays": 6, "sundays": 7,
+    "monday": 1,
+    "tuesday": 2,
+    "wednesday": 3,
+    "thursday": 4,
+    "friday": 5,
+    "saturday": 6,
+    "sunday": 7,
+    "mondays": 1,
+    "tuesdays": 2,
+    "wednesdays": 3,
+    "thursdays": 4,
+    "fridays": 5,
+    "saturdays": 6,
+    "sundays": 7,
 }
 
 _UNITS_1 = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
 }
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-         "eighty": 80, "ninety": 90}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 _SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _SHORT_SCALES = {"k": 1e3, "mn": 1e6, "bn": 1e9}
 _ORDINALS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20,
-    "hundredth": 100, "last": -1,
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "twentieth": 20,
+    "hundredth": 100,
+    "last": -1,
 }
 
 # unit surface (lower case) -> (dimension, factor to base unit, canonical symbol)
@@ -165,9 +252,9 @@ _u("data", 1e6, "MB", "mb megabyte megabytes")
 _u("data", 1e9, "GB", "gb gigabyte gigabytes")
 _u("data", 1e12, "TB", "tb terabyte terabytes")
 _u("data", 1024.0, "KiB", "kib")
-_u("data", 1024.0 ** 2, "MiB", "mib")
-_u("data", 1024.0 ** 3, "GiB", "gib")
-_u("data", 1024.0 ** 4, "TiB", "tib")
+_u("data", 1024.0**2, "MiB", "mib")
+_u("data", 1024.0**3, "GiB", "gib")
+_u("data", 1024.0**4, "TiB", "tib")
 _u("speed", 1 / 3.6, "km/h", "km/h kmh kph")
 _u("speed", 0.44704, "mph", "mph")
 _u("speed", 1.0, "m/s", "m/s")
@@ -183,49 +270,172 @@ _u("percent", 1.0, "%", "% percent pct")
 _u("dose", 1.0, "IU", "iu")
 
 _CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "us$": "USD"}
-_CURRENCY_CODES = {"usd": "USD", "eur": "EUR", "gbp": "GBP", "jpy": "JPY", "chf": "CHF",
-                   "cad": "CAD", "aud": "AUD", "inr": "INR", "cny": "CNY"}
-_CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "euro": "EUR", "euros": "EUR", "yen": "JPY",
-                   "cent": "USD_CENT", "cents": "USD_CENT", "rupee": "INR", "rupees": "INR",
-                   "francs": "CHF", "franc": "CHF"}
+_CURRENCY_CODES = {
+    "usd": "USD",
+    "eur": "EUR",
+    "gbp": "GBP",
+    "jpy": "JPY",
+    "chf": "CHF",
+    "cad": "CAD",
+    "aud": "AUD",
+    "inr": "INR",
+    "cny": "CNY",
+}
+_CURRENCY_WORDS = {
+    "dollar": "USD",
+    "dollars": "USD",
+    "euro": "EUR",
+    "euros": "EUR",
+    "yen": "JPY",
+    "cent": "USD_CENT",
+    "cents": "USD_CENT",
+    "rupee": "INR",
+    "rupees": "INR",
+    "francs": "CHF",
+    "franc": "CHF",
+}
 
-_ABBREVIATED_NOUNS = {"req": "request", "reqs": "request", "msg": "message", "msgs": "message",
-                      "ppl": "people", "pts": "point", "pt": "point", "emp": "employee"}
+_ABBREVIATED_NOUNS = {
+    "req": "request",
+    "reqs": "request",
+    "msg": "message",
+    "msgs": "message",
+    "ppl": "people",
+    "pts": "point",
+    "pt": "point",
+    "emp": "employee",
+}
 
 _BOUNDS = [  # (phrase, bound) -- longest first
-    ("no more than", "le"), ("no less than", "ge"), ("no fewer than", "ge"), ("not more than", "le"),
-    ("not less than", "ge"), ("a minimum of", "ge"), ("a maximum of", "le"), ("at least", "ge"),
-    ("at most", "le"), ("more than", "gt"), ("greater than", "gt"), ("less than", "lt"),
-    ("fewer than", "lt"), ("up to", "le"), ("as many as", "le"), ("as much as", "le"),
-    ("minimum of", "ge"), ("maximum of", "le"), ("limited to", "le"), ("capped at", "le"),
-    ("just over", "gt"), ("just under", "lt"), ("close to", "approx"), ("in excess of", "gt"),
-    ("over", "gt"), ("above", "gt"), ("exceeding", "gt"), ("under", "lt"), ("below", "lt"),
-    ("about", "approx"), ("approximately", "approx"), ("approx", "approx"), ("around", "approx"),
-    ("roughly", "approx"), ("nearly", "approx"), ("almost", "approx"), ("circa", "approx"),
-    ("some", "approx"), ("~", "approx"), ("estimated", "approx"), ("an estimated", "approx"),
-    ("maximum", "le"), ("minimum", "ge"), ("max", "le"), ("min", "ge"),
+    ("no more than", "le"),
+    ("no less than", "ge"),
+    ("no fewer than", "ge"),
+    ("not more than", "le"),
+    ("not less than", "ge"),
+    ("a minimum of", "ge"),
+    ("a maximum of", "le"),
+    ("at least", "ge"),
+    ("at most", "le"),
+    ("more than", "gt"),
+    ("greater than", "gt"),
+    ("less than", "lt"),
+    ("fewer than", "lt"),
+    ("up to", "le"),
+    ("as many as", "le"),
+    ("as much as", "le"),
+    ("minimum of", "ge"),
+    ("maximum of", "le"),
+    ("limited to", "le"),
+    ("capped at", "le"),
+    ("just over", "gt"),
+    ("just under", "lt"),
+    ("close to", "approx"),
+    ("in excess of", "gt"),
+    ("over", "gt"),
+    ("above", "gt"),
+    ("exceeding", "gt"),
+    ("under", "lt"),
+    ("below", "lt"),
+    ("about", "approx"),
+    ("approximately", "approx"),
+    ("approx", "approx"),
+    ("around", "approx"),
+    ("roughly", "approx"),
+    ("nearly", "approx"),
+    ("almost", "approx"),
+    ("circa", "approx"),
+    ("some", "approx"),
+    ("~", "approx"),
+    ("estimated", "approx"),
+    ("an estimated", "approx"),
+    ("maximum", "le"),
+    ("minimum", "ge"),
+    ("max", "le"),
+    ("min", "ge"),
 ]
 
-_DIMENSION_ADJECTIVES = frozenset("""long tall high wide deep thick old away apart ago later long
-across in-length""".split())
+_DIMENSION_ADJECTIVES = frozenset(
+    """long tall high wide deep thick old away apart ago later long
+across in-length""".split()
+)
 
-_YEAR_PREPOSITIONS = frozenset("in since by until till from of during before after circa to the "
-                               "early late mid end start beginning around".split())
+_YEAR_PREPOSITIONS = frozenset(
+    "in since by until till from of during before after circa to the early late mid end start beginning around".split()
+)
 
 _IRREGULAR = {
-    "won": "win", "grew": "grow", "grown": "grow", "fell": "fall", "fallen": "fall", "rose": "rise",
-    "risen": "rise", "began": "begin", "begun": "begin", "ran": "run", "built": "build",
-    "bought": "buy", "sold": "sell", "made": "make", "took": "take", "taken": "take", "gave": "give",
-    "given": "give", "went": "go", "gone": "go", "held": "hold", "born": "born", "men": "man",
-    "women": "woman", "children": "child", "people": "person", "feet": "foot", "teeth": "tooth",
-    "mice": "mouse", "data": "data", "media": "medium", "lay": "lie", "lain": "lie", "lies": "lie",
-    "wrote": "write", "written": "write", "found": "find", "led": "lead", "left": "leave",
-    "paid": "pay", "shrank": "shrink", "shrunk": "shrink", "drove": "drive", "driven": "drive",
-    "flew": "fly", "flown": "fly", "spoke": "speak", "spoken": "speak", "chose": "choose",
-    "chosen": "choose", "kept": "keep", "met": "meet", "sent": "send", "spent": "spend", "lost": "lose",
-    "brought": "bring", "thought": "think", "taught": "teach", "caught": "catch", "fought": "fight",
-    "sought": "seek", "known": "know", "knew": "know", "shown": "show", "seen": "see", "saw": "see",
-    "became": "become", "came": "come", "says": "say", "said": "say", "has": "have", "had": "have",
+    "won": "win",
+    "grew": "grow",
+    "grown": "grow",
+    "fell": "fall",
+    "fallen": "fall",
+    "rose": "rise",
+    "risen": "rise",
+    "began": "begin",
+    "begun": "begin",
+    "ran": "run",
+    "built": "build",
+    "bought": "buy",
+    "sold": "sell",
+    "made": "make",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+    "went": "go",
+    "gone": "go",
+    "held": "hold",
+    "born": "born",
+    "men": "man",
+    "women": "woman",
+    "children": "child",
+    "people": "person",
+    "feet": "foot",
+    "teeth": "tooth",
+    "mice": "mouse",
+    "data": "data",
+    "media": "medium",
+    "lay": "lie",
+    "lain": "lie",
+    "lies": "lie",
+    "wrote": "write",
+    "written": "write",
+    "found": "find",
+    "led": "lead",
+    "left": "leave",
+    "paid": "pay",
+    "shrank": "shrink",
+    "shrunk": "shrink",
+    "drove": "drive",
+    "driven": "drive",
+    "flew": "fly",
+    "flown": "fly",
+    "spoke": "speak",
+    "spoken": "speak",
+    "chose": "choose",
+    "chosen": "choose",
+    "kept": "keep",
+    "met": "meet",
+    "sent": "send",
+    "spent": "spend",
+    "lost": "lose",
+    "brought": "bring",
+    "thought": "think",
+    "taught": "teach",
+    "caught": "catch",
+    "fought": "fight",
+    "sought": "seek",
+    "known": "know",
+    "knew": "know",
+    "shown": "show",
+    "seen": "see",
+    "saw": "see",
+    "became": "become",
+    "came": "come",
+    "says": "say",
+    "said": "say",
+    "has": "have",
+    "had": "have",
 }
 
 
@@ -239,8 +449,18 @@ def stem(word: str) -> str:
         return _IRREGULAR[w]
     if len(w) <= 3:
         return w
-    for suffix, repl in (("ies", "y"), ("ied", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"),
-                         ("xes", "x"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
+    for suffix, repl in (
+        ("ies", "y"),
+        ("ied", "y"),
+        ("sses", "ss"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("xes", "x"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", "e"),
+        ("s", ""),
+    ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             if suffix == "s" and (w.endswith("ss") or w.endswith("us") or w.endswith("is")):
                 return w

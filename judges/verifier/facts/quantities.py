@@ -76,7 +76,7 @@ def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int
         j -= 1
     for phrase, bound in _BOUNDS:
         parts = phrase.split()
-        if len(parts) <= len(words) and [w for _, w in words[len(words) - len(parts):]] == parts:
+        if len(parts) <= len(words) and [w for _, w in words[len(words) - len(parts) :]] == parts:
             return bound, words[len(words) - len(parts)][0]
     return "eq", i
 
@@ -100,8 +100,12 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
     if t.kind == "sym" and t.text.startswith("°"):
         scale = t.text[1:].upper()
         end = j
-        if not scale and j + 1 < n and tokens[j + 1].low in ("c", "f", "celsius", "fahrenheit") \
-                and tokens[j + 1].start == t.end:
+        if (
+            not scale
+            and j + 1 < n
+            and tokens[j + 1].low in ("c", "f", "celsius", "fahrenheit")
+            and tokens[j + 1].start == t.end
+        ):
             scale = tokens[j + 1].low[0].upper()
             end = j + 1
         return ("temperature", 1.0, f"°{scale or '?'}", end)
@@ -123,8 +127,14 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
         # single letters only when glued to the number or clearly a unit ("5 m", "30 g")
         if len(low) == 1 and low not in ("m", "g", "h", "s", "l", "%"):
             return None
-        if low in ("s", "h", "m", "g", "l") and not glued and j + 1 < n and tokens[j + 1].kind == "word" \
-                and tokens[j + 1].low not in STOPWORDS and tokens[j + 1].low not in _DIMENSION_ADJECTIVES:
+        if (
+            low in ("s", "h", "m", "g", "l")
+            and not glued
+            and j + 1 < n
+            and tokens[j + 1].kind == "word"
+            and tokens[j + 1].low not in STOPWORDS
+            and tokens[j + 1].low not in _DIMENSION_ADJECTIVES
+        ):
             return None
         d, f, c = _UNITS[low]
         # MB vs mb vs Mb: bits are rare in prose; treat as bytes.
@@ -161,24 +171,42 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 bound, b0 = _bound_before(tokens, start_i, used)
                 idx = tuple(range(b0, i + 1))
                 used.update(idx)
-                facts.append(Fact("quantity", frac, text[tokens[b0].start:t.end], tokens[b0].start, t.end,
-                                  dim="percent", unit="%", bound=bound if bound != "eq" else (
-                                      "approx" if low in ("third", "thirds") else "eq"),
-                                  raw=frac, tokens=idx))
+                facts.append(
+                    Fact(
+                        "quantity",
+                        frac,
+                        text[tokens[b0].start : t.end],
+                        tokens[b0].start,
+                        t.end,
+                        dim="percent",
+                        unit="%",
+                        bound=bound if bound != "eq" else ("approx" if low in ("third", "thirds") else "eq"),
+                        raw=frac,
+                        tokens=idx,
+                    )
+                )
                 i += 1
                 continue
             if low in ("dozen",):
                 value = 12.0
-            elif low in ("once", "twice") and i + 2 < n and tokens[i + 1].low in ("a", "an", "per", "every") \
-                    and tokens[i + 2].low in _UNITS and _UNITS[tokens[i + 2].low][0] == "duration":
+            elif (
+                low in ("once", "twice")
+                and i + 2 < n
+                and tokens[i + 1].low in ("a", "an", "per", "every")
+                and tokens[i + 2].low in _UNITS
+                and _UNITS[tokens[i + 2].low][0] == "duration"
+            ):
                 value = 1.0 if low == "once" else 2.0
             elif _is_number_word(low) or (len(head) == 2 and _is_number_word(head[0])):
                 if _is_number_word(low):
                     # join "twenty one", "two hundred", "one thousand"
                     j = i
                     words = [low]
-                    while j + 1 < n and tokens[j + 1].kind == "word" and (
-                            _is_number_word(tokens[j + 1].low) or tokens[j + 1].low in _SCALES):
+                    while (
+                        j + 1 < n
+                        and tokens[j + 1].kind == "word"
+                        and (_is_number_word(tokens[j + 1].low) or tokens[j + 1].low in _SCALES)
+                    ):
                         j += 1
                         words.append(tokens[j].low)
                     value = parse_number(" ".join(words))
@@ -212,8 +240,13 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         raw = value
         # scale words: "1.5 million", "$2.3bn", "3k"
         j = end + 1
-        if j < n and tokens[j].kind == "word" and (tokens[j].low in _SCALES or tokens[j].low in _SHORT_SCALES
-                                                   or (currency and tokens[j].low in ("m", "b"))):
+        if (
+            j < n
+            and tokens[j].kind == "word"
+            and (
+                tokens[j].low in _SCALES or tokens[j].low in _SHORT_SCALES or (currency and tokens[j].low in ("m", "b"))
+            )
+        ):
             w = tokens[j].low
             scale = _SCALES.get(w) or _SHORT_SCALES.get(w) or (1e6 if w == "m" else 1e9)
             if w in _SHORT_SCALES or w in ("m", "b"):
@@ -263,8 +296,12 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         else:
             value = value * factor
         # "1.2 km long", "21 days apart", "5 years old": the adjective belongs to the quantity
-        if dim not in ("count", "percent") and not dim.startswith("currency") and j < n \
-                and tokens[j].low in _DIMENSION_ADJECTIVES:
+        if (
+            dim not in ("count", "percent")
+            and not dim.startswith("currency")
+            and j < n
+            and tokens[j].low in _DIMENSION_ADJECTIVES
+        ):
             end = j
             j += 1
         # count nouns: up to two content words after the number ("15 water stations")
@@ -272,9 +309,17 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             k = j
             while k < n and len(nouns) < 2:
                 tk = tokens[k]
-                if tk.kind != "word" or tk.low in STOPWORDS or tk.low in _FILLER or k in used \
-                        or _is_number_word(tk.low) or tk.low in _UNITS or tk.low in _ORDINALS \
-                        or tk.low in _SCALES or (tk.text[0].isupper() and nouns):
+                if (
+                    tk.kind != "word"
+                    or tk.low in STOPWORDS
+                    or tk.low in _FILLER
+                    or k in used
+                    or _is_number_word(tk.low)
+                    or tk.low in _UNITS
+                    or tk.low in _ORDINALS
+                    or tk.low in _SCALES
+                    or (tk.text[0].isupper() and nouns)
+                ):
                     break
                 if tk.low in _UNITS and _UNITS[tk.low][0] == "duration" and nouns:
                     break
@@ -303,9 +348,17 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         if dim == "count" and tokens[i].kind == "num" and i > 0:
             prev = tokens[i - 1]
             # identifiers: "Apollo 11", "Python 3.12", "Room 3B", "Windows 11"
-            if prev.kind == "word" and prev.is_cap and prev.low not in STOPWORDS and prev.low not in _MONTHS \
-                    and prev.low not in _WEEKDAYS and (i - 1) not in used and bound == "eq" \
-                    and prev.low not in ("chapter",) and not currency:
+            if (
+                prev.kind == "word"
+                and prev.is_cap
+                and prev.low not in STOPWORDS
+                and prev.low not in _MONTHS
+                and prev.low not in _WEEKDAYS
+                and (i - 1) not in used
+                and bound == "eq"
+                and prev.low not in ("chapter",)
+                and not currency
+            ):
                 tail = ""
                 e = i
                 if i + 1 < n and tokens[i + 1].kind == "word" and tokens[i + 1].start == t.end:
@@ -314,17 +367,40 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 ident = f"{prev.low} {t.text.lower()}{tail}"
                 idx = (i - 1, i) + ((e,) if e != i else ())
                 used.update(idx)
-                facts.append(Fact("entity", ident, text[prev.start:tokens[e].end], prev.start, tokens[e].end,
-                                  dim="identifier", tokens=idx))
+                facts.append(
+                    Fact(
+                        "entity",
+                        ident,
+                        text[prev.start : tokens[e].end],
+                        prev.start,
+                        tokens[e].end,
+                        dim="identifier",
+                        tokens=idx,
+                    )
+                )
                 i = e + 1
                 continue
         idx = tuple(range(start_i, end + 1))
         used.update(idx)
         # "one charge", "one of": a count of one written as a word is often just an article
         weak = dim == "count" and raw == 1 and tokens[i].kind == "word" and bound == "eq" and not per
-        facts.append(Fact("quantity", float(value), text[tokens[start_i].start:tokens[end].end],
-                          tokens[start_i].start, tokens[end].end, dim=dim, unit=unit, noun=tuple(nouns),
-                          per=per, bound=bound, raw=float(raw), weak=weak, tokens=idx))
+        facts.append(
+            Fact(
+                "quantity",
+                float(value),
+                text[tokens[start_i].start : tokens[end].end],
+                tokens[start_i].start,
+                tokens[end].end,
+                dim=dim,
+                unit=unit,
+                noun=tuple(nouns),
+                per=per,
+                bound=bound,
+                raw=float(raw),
+                weak=weak,
+                tokens=idx,
+            )
+        )
         i = end + 1
 
     # version-like identifiers standing alone ("3.12.0")
@@ -335,8 +411,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             s = prev.start if name else t.start
             idx = ((i - 1,) if name else ()) + (i,)
             used.update(idx)
-            facts.append(Fact("entity", f"{name} {t.text}".strip(), text[s:t.end], s, t.end,
-                              dim="identifier", tokens=idx))
+            facts.append(
+                Fact("entity", f"{name} {t.text}".strip(), text[s : t.end], s, t.end, dim="identifier", tokens=idx)
+            )
 
 
 def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact]) -> None:
@@ -349,8 +426,13 @@ def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact]) ->
             value = _ORDINALS[t.low]
             if t.low == "second" and i > 0 and tokens[i - 1].kind == "num":
                 continue
-        elif t.kind == "num" and re.fullmatch(r"\d+", t.text) and i + 1 < n and tokens[i + 1].low in (
-                "st", "nd", "rd", "th") and tokens[i + 1].start == t.end:
+        elif (
+            t.kind == "num"
+            and re.fullmatch(r"\d+", t.text)
+            and i + 1 < n
+            and tokens[i + 1].low in ("st", "nd", "rd", "th")
+            and tokens[i + 1].start == t.end
+        ):
             value = int(t.text)
         if value is not None:
             used.add(i)

@@ -17,5 +17,7 @@ class Command(BaseCommand):
         if tenant is None:
             raise CommandError(f"No tenant '{slug}'.")
         key, raw = services.api_key_create(tenant=tenant, name=name, actor=Actor.system("command:create_api_key"))
-        self.stderr.write(f"Created API key '{key.name}' ({key.prefix}…) for {tenant.slug}. It will not be shown again:")
+        self.stderr.write(
+            f"Created API key '{key.name}' ({key.prefix}…) for {tenant.slug}. It will not be shown again:"
+        )
         self.stdout.write(raw)

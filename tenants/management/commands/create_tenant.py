@@ -28,7 +28,7 @@ class Command(BaseCommand):
                 if admin_email:
                     services.user_create_admin(tenant=tenant, email=admin_email, password=admin_password, actor=actor)
         except ValidationError as exc:
-            raise CommandError("; ".join(f"{k}: {', '.join(v)}" for k, v in exc.message_dict.items()))
+            raise CommandError("; ".join(f"{k}: {', '.join(v)}" for k, v in exc.message_dict.items())) from None
         self.stdout.write(f"Created tenant {tenant.slug} ({tenant.name}).")
         if admin_email:
             self.stdout.write(f"Admin login: {admin_email}")

@@ -21,7 +21,9 @@ class Command(BaseCommand):
             raise CommandError(f"No tenant '{slug}'.")
         value = sys.stdin.read().rstrip("\r\n")
         try:
-            secret = services.secret_set(tenant=tenant, name=name, value=value, actor=Actor.system("command:set_secret"))
+            secret = services.secret_set(
+                tenant=tenant, name=name, value=value, actor=Actor.system("command:set_secret")
+            )
         except ValidationError as exc:
-            raise CommandError("; ".join(f"{k}: {', '.join(v)}" for k, v in exc.message_dict.items()))
+            raise CommandError("; ".join(f"{k}: {', '.join(v)}" for k, v in exc.message_dict.items())) from None
         self.stdout.write(f"Set {secret.name} for {tenant.slug} ({secret.hint}).")

@@ -1,0 +1,12 @@
+"""Settings for the test suite: the production settings with test keys and fast password hashing."""
+
+import os
+
+# Test-only values, so the production refusal of development keys (config.settings) holds in tests too.
+os.environ.setdefault("SECRET_KEY", "groundrule-test-suite-secret-key-0123456789abcdef-not-for-production")
+os.environ.setdefault("GOVERNANCE_SECRETS_KEY", "groundrule-test-suite-secrets-key")
+
+from .settings import *  # noqa: F403
+
+# Hashing every test user's password with PBKDF2 cost more than half of the suite's time.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

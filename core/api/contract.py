@@ -1,0 +1,40 @@
+"""The one way an API view reads its body and writes its answer.
+
+Every view validates with a strict input serializer (``validated``) and answers through an
+output serializer (``represented``), so the OpenAPI schema, built from the same serializers,
+describes each body exactly.
+
+Both use one unbound instance per serializer class. A DRF serializer deep-copies its declared
+fields on every instantiation: about a quarter of a millisecond for the grounding report's
+serializer, measured against bench/report.py's hot path (docs: README "Benchmarks"). These
+serializers keep no per-call state (no context, no instance), so one instance serves every
+request, and a bad input raises the same 400 as ``is_valid(raise_exception=True)``.
+"""
+
+from functools import cache
+
+from rest_framework import exceptions
+from rest_framework.serializers import BaseSerializer, as_serializer_error
+
+
+@cache
+def _prototype(serializer_class: type[BaseSerializer], partial: bool = False) -> BaseSerializer:
+    return serializer_class(partial=partial)
+
+
+def validated(serializer_class: type[BaseSerializer], data, *, partial: bool = False) -> dict:
+    """The validated body, or a 400 naming every bad field (unknown ones included)."""
+    try:
+        return _prototype(serializer_class, partial).run_validation(data)
+    except exceptions.ValidationError as exc:
+        raise exceptions.ValidationError(as_serializer_error(exc)) from None
+
+
+def represented(serializer_class: type[BaseSerializer], instance) -> dict:
+    """``instance`` (an object or a mapping) as ``serializer_class`` declares it: nothing more."""
+    return _prototype(serializer_class).to_representation(instance)
+
+
+def represented_list(serializer_class: type[BaseSerializer], instances) -> list[dict]:
+    prototype = _prototype(serializer_class)
+    return [prototype.to_representation(instance) for instance in instances]

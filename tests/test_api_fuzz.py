@@ -1,0 +1,164 @@
+"""The whole API fuzzed from its own schema: schemathesis over /api/v1/schema/.
+
+Every operation gets schema-valid and schema-invalid requests (a fixed seed, a bounded number of
+examples each), sent to the real WSGI application:
+
+- with an API key: never a 5xx; every status, content type and body is one the schema declares;
+  and every request the schema calls invalid is refused with a 4xx (so the schema is no looser
+  than the server: `additionalProperties: false`, ranges, enums and types hold);
+- with a dashboard session and no key: the API takes keys only, so every operation answers the
+  declared 401, as JSON, never a 5xx or a page.
+
+Path ids are half random, half real objects of the tenant, so the success paths (a decision,
+a span, a completed run, a policy update) are checked against the schema too, not only 404s.
+`make test` runs it; alone: `pytest -m fuzz`.
+"""
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from django.test import Client
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from schemathesis.config._checks import NegativeDataRejectionConfig
+from schemathesis.generation import GenerationMode
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from config.wsgi import application
+
+pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
+
+SEED = 20261123
+EXAMPLES = 8  # per operation and generation mode: the whole module stays well under a minute
+SESSION_EXAMPLES = 2
+
+CONFORMANCE = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+# What refusing schema-invalid input may look like here, beyond schemathesis' defaults: a body
+# over MAX_BODY_BYTES is refused before it is read (413).
+REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "411", "413", "415", "422"]
+
+
+def _load():
+    schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
+    schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(expected_statuses=REFUSALS)
+    return schema
+
+
+@pytest.fixture(scope="module")
+def api_schema(django_db_blocker):
+    # The schema endpoint touches no table; unblocking only lets Django's startup checks run.
+    with django_db_blocker.unblock():
+        return _load()
+
+
+# Loaded once at collection for the test ids; the tests use the fixture's copy.
+OPERATIONS = sorted(result.ok().label for result in _load().get_all_operations())
+
+
+def _operation(schema, label: str):
+    method, path = label.split(" ", 1)
+    return schema[path][method]
+
+
+@pytest.fixture(autouse=True)
+def _one_connection():
+    """The WSGI handler closes "old" connections at each request's start and end, which would
+    break the test's transaction; Django's own test client turns this off the same way."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def real_ids(api):
+    """Objects of the tenant for path parameters: a running run, a policy and a secret."""
+    policy = api.post(
+        "/api/v1/policies/", {"name": "Fuzzed", "category": "grounding", "rules": {"min_citations": 1}}, format="json"
+    ).json()
+    run = api.post("/api/v1/runs/", {"agent_name": "research-agent"}, format="json").json()
+    api.put("/api/v1/secrets/OPENAI_API_KEY/", {"value": "sk-fuzz"}, format="json")
+    return {"/runs/": run["run_id"], "/policies/": policy["id"], "/secrets/": "OPENAI_API_KEY"}
+
+
+def _path_parameters(operation, real_ids) -> dict:
+    for prefix, value in real_ids.items():
+        if f"/api/v1{prefix}{{" in operation.path:
+            return {operation.path.split("{")[1].split("}")[0]: value}
+    return {}
+
+
+def _strategy(operation, mode, fixed: dict):
+    random = operation.as_strategy(generation_mode=mode)
+    if not fixed:
+        return random
+    return st.one_of(random, operation.as_strategy(generation_mode=mode, path_parameters=fixed))
+
+
+def _fuzz(strategy, max_examples: int, send) -> None:
+    @seed(SEED)
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
+    @given(case=strategy)
+    def run(case):
+        send(case)
+
+    run()
+
+
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_every_operation_answers_as_the_schema_says_with_an_api_key(api_schema, acme_key, real_ids, label):
+    operation = _operation(api_schema, label)
+    headers = {"Authorization": f"Bearer {acme_key[1]}"}
+    statuses = []
+
+    for mode, checks in (
+        (GenerationMode.POSITIVE, CONFORMANCE),
+        (GenerationMode.NEGATIVE, [*CONFORMANCE, negative_data_rejection]),
+    ):
+
+        def send(case, checks=checks):
+            response = case.call(headers=headers)
+            statuses.append(response.status_code)
+            case.validate_response(response, checks=checks, headers=headers)
+
+        _fuzz(_strategy(operation, mode, _path_parameters(operation, real_ids)), EXAMPLES, send)
+
+    assert statuses and max(statuses) < 500
+    # Not only refusals: the valid half reaches the view and succeeds at least once.
+    assert min(statuses) < 300 or "{" in label, statuses
+
+
+def test_a_dashboard_session_is_not_a_key_on_any_operation(api_schema, alice):
+    browser = Client()
+    browser.force_login(alice)
+    cookies = {"sessionid": browser.cookies["sessionid"].value}
+    statuses: dict[str, set[int]] = {}
+
+    for label in OPERATIONS:
+
+        def send(case, label=label):
+            response = case.call(cookies=cookies)
+            statuses.setdefault(label, set()).add(response.status_code)
+            case.validate_response(response, checks=CONFORMANCE)
+
+        _fuzz(
+            _operation(api_schema, label).as_strategy(generation_mode=GenerationMode.POSITIVE), SESSION_EXAMPLES, send
+        )
+
+    assert set(statuses) == set(OPERATIONS)
+    assert {label: codes for label, codes in statuses.items() if codes != {401}} == {}
