@@ -120,6 +120,8 @@ def server_env(database_url: str) -> dict:
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "LOG_LEVEL": "WARNING",
             "SECRET_KEY": "bench-secret-key-not-for-production-0123456789abcdef",
+            # With DEBUG off the settings refuse the public development keys.
+            "GOVERNANCE_SECRETS_KEY": "bench-secrets-key-not-for-production-0123456789abcdef",
             "PYTHONPATH": str(ROOT),
             "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
         }
