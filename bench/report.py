@@ -12,8 +12,9 @@ keep-alive connections drives, in alternating rounds within the same server run:
 - ``GET /api/v1/ping/``, the smallest authenticated JSON endpoint (auth + one tiny response),
 
 and prints requests/s, p50 and p99 of each. The last line is ``ratio=<report rps / ping rps>``;
-the target is at least 0.5. PostgreSQL comes from BENCH_PG (default
-postgres://postgres@127.0.0.1:5432).
+the target is at least 0.5. The database is DATABASE_URL's when it names a PostgreSQL database
+(it is dropped and created afresh, and dropped at the end), else BENCH_PG (default
+postgres://postgres@127.0.0.1:5432) and BENCH_DB (default groundrule_bench).
 """
 
 from __future__ import annotations
@@ -33,8 +34,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/")
-DB_NAME = os.environ.get("BENCH_DB", "groundrule_bench")
+
+
+def _postgres() -> tuple[str, str]:
+    """(server URL, database name): DATABASE_URL's when it is PostgreSQL, else BENCH_PG/BENCH_DB."""
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        server, _, name = url.split("?")[0].rpartition("/")
+        if name:
+            return server, name
+    return os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/"), os.environ.get(
+        "BENCH_DB", "groundrule_bench"
+    )
+
+
+PG, DB_NAME = _postgres()
 AGENT = "research-agent"
 TIME_BUDGET = 50.0  # seconds of load at most, whatever --requests says
 
@@ -106,6 +120,8 @@ def server_env(database_url: str) -> dict:
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "LOG_LEVEL": "WARNING",
             "SECRET_KEY": "bench-secret-key-not-for-production-0123456789abcdef",
+            # With DEBUG off the settings refuse the public development keys.
+            "GOVERNANCE_SECRETS_KEY": "bench-secrets-key-not-for-production-0123456789abcdef",
             "PYTHONPATH": str(ROOT),
             "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
         }

@@ -8,10 +8,12 @@ from tenants.models import Tenant
 from .models import Evaluation, Run
 
 
-def run_for(tenant: Tenant, pk, *, for_update: bool = False) -> Run:
+def run_for(tenant: Tenant, pk, *, for_update: bool = False, only: tuple[str, ...] = ()) -> Run:
     qs = Run.objects.filter(tenant=tenant)
     if for_update:
         qs = qs.select_for_update()
+    if only:
+        qs = qs.only(*only)
     return get_object_or_404(qs, pk=pk_or_404(pk))
 
 

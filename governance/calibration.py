@@ -6,6 +6,7 @@ from policies.models import Policy
 from policies.replay import ReportRow, RunRow, decision_states
 
 from .models import Action, Evaluation, GroundingReport, ReviewState, Run
+from .replay import source_texts, with_sources
 
 
 def _run_states(tenant_id: int, run_ids: set[int]) -> dict[int, dict]:
@@ -15,10 +16,18 @@ def _run_states(tenant_id: int, run_ids: set[int]) -> dict[int, dict]:
         GroundingReport.objects.filter(tenant_id=tenant_id, run_id__in=run_ids)
         .order_by("run_id", "seq")
         .values_list(
-            "run_id", "grounding_scores", "citations", "unsupported_claims", "output_confidence", "output", "sources"
+            "run_id",
+            "grounding_scores",
+            "citations",
+            "unsupported_claims",
+            "output_confidence",
+            "output",
+            "source_refs",
         )
     ):
-        reports.setdefault(run_id, []).append(ReportRow(*fields))
+        reports.setdefault(run_id, []).append(fields)
+    texts = source_texts(list(reports))
+    reports = {run_id: [ReportRow(*with_sources(run_id, f, texts)) for f in rows] for run_id, rows in reports.items()}
     states = {}
     for run_id, agent, ended_at, error, output in Run.objects.filter(tenant_id=tenant_id, id__in=run_ids).values_list(
         "id", "agent_name", "ended_at", "error", "output"

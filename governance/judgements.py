@@ -12,6 +12,7 @@ from django_scopes import scope, scopes_disabled
 from judges.services import LLM, Evidence, judge
 from policies.engine import PolicySpec
 
+from . import accumulated, rows
 from .models import Decision, Evaluation, Run
 
 
@@ -27,11 +28,17 @@ def decision_judge(*, decision_id: int, spec: dict, kind: str) -> str:
         if Evaluation.objects.filter(decision=decision, policy_ref=policy.id, source=source).exists():
             return "duplicate"
         if decision.report is not None:
+            # A mid_execution decision: the report it judged.
             report = decision.report
             evidence = Evidence(output=report.output, citations=tuple(report.citations), sources=tuple(report.sources))
         else:
+            # after_workflow: the whole run, read from its reports.
             run = decision.run
-            evidence = Evidence(output=run.output, citations=tuple(run.citations), sources=tuple(run.sources))
+            evidence = Evidence(
+                output=run.output,
+                citations=tuple(accumulated.run_accumulated(run=run).citations),
+                sources=tuple(accumulated.reported_sources(run=run)),
+            )
         evaluation = judge(tenant=decision.tenant, spec=policy, phase=decision.phase, kind=kind, evidence=evidence)
         decision_append_evaluations(decision_row=decision, evaluations=[evaluation])
     return evaluation.action
@@ -41,26 +48,7 @@ def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence
     """Adds late evaluations (a background judge) to a stored decision and raises the run's action."""
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=decision_row.run_id)
-        Evaluation.objects.bulk_create(
-            Evaluation(
-                tenant_id=run.tenant_id,
-                run=run,
-                decision=decision_row,
-                policy_id=e.policy_id,
-                policy_ref=e.policy_id,
-                policy_name=e.policy_name,
-                policy_version=e.policy_version,
-                category=e.category,
-                agent_name=run.agent_name,
-                phase=e.phase,
-                action=e.action,
-                reason=e.reason,
-                metadata=e.metadata,
-                source=e.source,
-                shadow=e.shadow,
-            )
-            for e in evaluations
-        )
+        Evaluation.objects.bulk_create(rows.evaluation_rows(run=run, decision=decision_row, evaluations=evaluations))
         fields = []
         for e in evaluations:
             if not e.shadow:  # a shadow policy's late verdict never moves the run

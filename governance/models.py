@@ -33,12 +33,10 @@ class Run(models.Model):
     output = models.TextField(blank=True, default="")
     error = models.TextField(blank=True, default="")
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    # Accumulated grounding state (seed 002 "Accumulating Grounding Data"): every report appends,
-    # after_workflow audits all of it. Kept on the run so completing costs one row read.
-    citations = models.JSONField(default=list, blank=True)
-    unsupported_claims = models.JSONField(default=list, blank=True)
-    sources = models.JSONField(default=list, blank=True)
-    output_confidence = models.FloatField(null=True, blank=True)
+    # The run row stays the same size however many reports it gets: what after_workflow audits
+    # (every citation and unsupported claim, the latest output_confidence) is read from the
+    # reports when the run completes, and sources are stored once per run (RunSource).
+    # report_count numbers the reports; output is the latest non-empty one reported.
     report_count = models.PositiveIntegerField(default=0)
 
     objects = ScopedManager(tenant="tenant")
@@ -74,6 +72,32 @@ class Run(models.Model):
         return fields
 
 
+class RunSource(models.Model):
+    """A source a run reported, stored once per run however many reports give it.
+
+    Identified by the agent's source id and the SHA-256 of its text, so a source re-sent with the
+    same text is one row and a source whose text changed is a second one (citations resolve
+    against every text an id had). A report keeps references to these rows (GroundingReport.
+    source_refs), so looking up what a report's citations name reads only those ids.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="source_rows")
+    source_id = models.CharField(max_length=500)
+    content_hash = models.CharField(max_length=64)
+    text = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["run", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "source_id", "content_hash"], name="uniq_run_source")]
+
+    def __str__(self) -> str:
+        return f"Source {self.source_id} of run {self.run_id}"
+
+
 class GroundingReport(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reports")
@@ -83,7 +107,9 @@ class GroundingReport(models.Model):
     unsupported_claims = models.JSONField(default=list)
     output_confidence = models.FloatField(null=True, blank=True)
     output = models.TextField(blank=True, default="")
-    sources = models.JSONField(default=list)
+    # The report's sources in the order given, each as reported but with its text replaced by
+    # the key of its RunSource row: {"id", "sha256", "score"?, "span_id"?} (governance/rows.py).
+    source_refs = models.JSONField(default=list)
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ScopedManager(tenant="tenant")
@@ -91,6 +117,49 @@ class GroundingReport(models.Model):
     class Meta:
         ordering = ["run", "seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="uniq_report_seq")]
+
+    @property
+    def sources(self) -> list[dict]:
+        """The sources as the agent reported them, texts joined from RunSource.
+
+        Readers of many reports join them in one query first (`attach_sources`); a report read
+        on its own joins its own on first use.
+        """
+        if getattr(self, "_sources", None) is None:
+            attach_sources([self])
+        return self._sources
+
+
+def attach_sources(reports) -> list[GroundingReport]:
+    """Give each report its `sources` (texts joined from RunSource) in one query per run."""
+    reports = list(reports)
+    wanted: dict[int, set[str]] = {}
+    for report in reports:
+        wanted.setdefault(report.run_id, set()).update(ref[SOURCE_HASH] for ref in report.source_refs)
+    texts: dict[tuple, str] = {}
+    for run_id, hashes in wanted.items():
+        if hashes:
+            # The plain manager: the reports were read under the tenant's scope already.
+            rows = RunSource._base_manager.filter(run_id=run_id, content_hash__in=hashes)
+            texts.update(
+                ((run_id, r.source_id, r.content_hash), r.text)
+                for r in rows.only("run_id", "source_id", "content_hash", "text")
+            )
+    for report in reports:
+        report._sources = [
+            source_from_ref(ref, texts.get((report.run_id, ref["id"], ref[SOURCE_HASH]), ""))
+            for ref in report.source_refs
+        ]
+    return reports
+
+
+# The key under which a report's source reference names its text (RunSource.content_hash).
+SOURCE_HASH = "sha256"
+
+
+def source_from_ref(ref: dict, text: str) -> dict:
+    """A reported source again, from its reference and its text: {"id", "text", ...the rest}."""
+    return {"id": ref["id"], "text": text, **{k: v for k, v in ref.items() if k not in ("id", SOURCE_HASH)}}
 
 
 class Span(models.Model):

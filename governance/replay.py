@@ -26,7 +26,7 @@ from policies.scope import MAX_AGENTS, clean_scope
 from policies.selectors import policy_specs_for
 from tenants.models import Tenant
 
-from .models import GroundingReport, ReplayJob, Run
+from .models import SOURCE_HASH, GroundingReport, ReplayJob, Run, RunSource, source_from_ref
 
 DEFAULT_WINDOW = timedelta(days=7)
 RUN_CHUNK = 2000
@@ -173,7 +173,7 @@ def report_count(*, tenant_id: int, plan: dict) -> int:
 _PG_CHUNK_SQL = """
 SELECT r.id, r.agent_name, (r.ended_at IS NOT NULL AND r.error = '') AS completed, r.output,
        (SELECT json_agg(json_build_array(g.grounding_scores, g.citations, g.unsupported_claims,
-                                         g.output_confidence, g.output, g.sources) ORDER BY g.seq)
+                                         g.output_confidence, g.output, g.source_refs) ORDER BY g.seq)
         FROM governance_groundingreport g WHERE g.run_id = r.id)::text
 FROM governance_run r
 WHERE r.tenant_id = %s AND r.started_at >= %s AND r.started_at < %s AND r.id > %s {agents}
@@ -194,10 +194,24 @@ def _run_rows_pg(tenant_id: int, plan: dict, on_chunk=None):
         if not chunk:
             return
         last = chunk[-1][0]
+        texts = source_texts([c[0] for c in chunk])
         for run_id, agent, completed, output, reports in chunk:
-            yield RunRow(run_id, agent, [make(r) for r in loads(reports)] if reports else (), completed, output)
+            rows = [make(with_sources(run_id, r, texts)) for r in loads(reports)] if reports else ()
+            yield RunRow(run_id, agent, rows, completed, output)
         if on_chunk is not None:
             on_chunk()
+
+
+def source_texts(run_ids) -> dict[tuple, str]:
+    """The texts of these runs' sources (stored once per run, RunSource), for their reports' references."""
+    rows = RunSource._base_manager.filter(run_id__in=run_ids).values_list("run_id", "source_id", "content_hash", "text")
+    return {(run_id, source_id, digest): text for run_id, source_id, digest, text in rows}
+
+
+def with_sources(run_id: int, fields, texts: dict) -> list:
+    """A report's fields with its source references (the last field) turned back into sources."""
+    *head, refs = fields
+    return [*head, [source_from_ref(ref, texts.get((run_id, ref["id"], ref[SOURCE_HASH]), "")) for ref in refs or ()]]
 
 
 def _run_rows(tenant_id: int, plan: dict, on_chunk=None):
@@ -225,11 +239,12 @@ def _run_rows(tenant_id: int, plan: dict, on_chunk=None):
                 "unsupported_claims",
                 "output_confidence",
                 "output",
-                "sources",
+                "source_refs",
             )
         )
+        texts = source_texts([c[0] for c in chunk])
         for run_id, *fields in rows:
-            reports.setdefault(run_id, []).append(ReportRow(*fields))
+            reports.setdefault(run_id, []).append(ReportRow(*with_sources(run_id, fields, texts)))
         for run_id, agent, ended_at, error, output in chunk:
             yield RunRow(run_id, agent, reports.get(run_id, ()), ended_at is not None and not error, output)
         if on_chunk is not None:

@@ -62,8 +62,9 @@ def resolve_references(sources: Sequence[dict], retrieved: Sequence[dict]) -> li
     return resolved
 
 
-def citations_need_retrieval(specs: Sequence[PolicySpec], citations: Sequence) -> bool:
-    """Whether checking these citations may need the retrieval results (see citations.py)."""
+def citations_need_sources(specs: Sequence[PolicySpec], citations: Sequence) -> bool:
+    """Whether checking these citations may need the sources they cite, reported or retrieved
+    (see policies/categories/citations.py): only quotes and `citations_must_resolve` read them."""
     if not citations:
         return False
     grounding = [s for s in specs if s.category == "grounding"]

@@ -1,18 +1,19 @@
 """Writes for runs: start, record grounding, record spans, complete.
 
 Each call loads the tenant's applicable policies (cached), runs the pure engine for its phase,
-and writes the report, the decision and every evaluation in one transaction. Judge work that
-only adds warnings is queued on commit (governance.judging).
+and writes the report, the decision and every evaluation in one transaction, through the ORM;
+how engine results become rows is governance/rows.py. Judge work that only adds warnings is
+queued on commit (governance.judging).
 """
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Conflict
-from core.vocabulary import SEVERITY
 from judges.services import Evidence
 from policies.engine import Decision as EngineDecision
 from policies.engine import RunState, combine, evaluate_phase
@@ -20,7 +21,7 @@ from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
 
-from . import judging, retrieval, rows
+from . import accumulated, judging, report_write, retrieval, rows
 from .access import run_for
 from .models import Decision, Evaluation, GroundingReport, Run, Span
 
@@ -29,44 +30,13 @@ def _specs(tenant: Tenant, agent_name: str):
     return applicable_policies(policy_specs_for(tenant), agent_name)
 
 
-def persist_decision(*, run: Run, decision: EngineDecision, report: GroundingReport | None = None) -> Decision:
-    # rows.insert_*: the ORM's create/bulk_create cost more than everything else on the hot path.
-    row = rows.insert_instance(
-        Decision(
-            tenant_id=run.tenant_id,
-            run_id=run.pk,
-            report_id=report.pk if report is not None else None,
-            phase=decision.phase,
-            action=decision.action,
-            reason=decision.reason,
-            abstention_response=decision.abstention_response,
-            created_at=timezone.now(),
-        )
-    )
-    if decision.all_evaluations:
-        rows.insert_rows(
-            Evaluation,
-            [
-                {
-                    "tenant_id": run.tenant_id,
-                    "run_id": run.pk,
-                    "decision_id": row.pk,
-                    "policy_id": e.policy_id,
-                    "policy_ref": e.policy_id,
-                    "policy_name": e.policy_name,
-                    "policy_version": e.policy_version,
-                    "category": e.category,
-                    "agent_name": run.agent_name,
-                    "phase": e.phase,
-                    "action": e.action,
-                    "reason": e.reason,
-                    "metadata": e.metadata,
-                    "source": e.source,
-                    "shadow": e.shadow,
-                    "created_at": row.created_at,
-                }
-                for e in decision.all_evaluations
-            ],
+def decision_record(*, run: Run, decision: EngineDecision, report: GroundingReport | None = None) -> Decision:
+    """Store a phase decision and its evaluations (the mappings are governance/rows.py's)."""
+    row = rows.decision_row(run=run, decision=decision, report=report)
+    row.save(force_insert=True)
+    if decision.all_evaluations:  # shadow policies' included: stored and shown, never enforced
+        Evaluation.objects.bulk_create(
+            rows.evaluation_rows(run=run, decision=row, evaluations=decision.all_evaluations, created_at=row.created_at)
         )
     return row
 
@@ -93,36 +63,22 @@ def run_start(
         )
         run.raise_final_action(decision.action)
         run.save()
-        persist_decision(run=run, decision=decision)
+        decision_record(run=run, decision=decision)
     return run, decision
 
 
-def _state(
-    run: Run,
-    *,
-    scores: Sequence[float] = (),
-    output: str | None = None,
-    citations: Sequence | None = None,
-    retrieved: Sequence[dict] = (),
-) -> RunState:
-    """The engine's view of the run. ``citations`` defaults to all of the run's; ``retrieved``
-    adds retrieval results as sources citations may resolve to."""
-    return RunState(
-        grounding_scores=tuple(scores),
-        citations=tuple(run.citations if citations is None else citations),
-        unsupported_claims=tuple(run.unsupported_claims),
-        output_confidence=run.output_confidence,
-        output=output,
-        sources=(*run.sources, *retrieved),
-    )
-
-
-def _retrieved_for(run: Run, specs, citations, loaded: list[dict] | None = None) -> list[dict]:
-    if not retrieval.citations_need_retrieval(specs, citations):
+def _citable_sources(
+    run: Run, specs, citations, reported: Sequence[dict] = (), retrieved: list[dict] | None = None
+) -> list[dict]:
+    """The sources a citation check on ``citations`` may need: those the run stored with the cited
+    ids, then ``reported`` (a report's own, not stored yet), then the run's retrieval results.
+    Nothing is read when no check needs a source."""
+    if not retrieval.citations_need_sources(specs, citations):
         return []
-    if loaded is not None:
-        return loaded
-    return retrieval.retrieved_sources(tenant=run.tenant_id, run_id=run.pk)
+    if retrieved is None:
+        retrieved = retrieval.retrieved_sources(tenant=run.tenant_id, run_id=run.pk)
+    ids = accumulated.cited_ids(citations)
+    return [*accumulated.run_sources(run=run, ids=ids), *(s for s in reported if s.get("id") in ids), *retrieved]
 
 
 def run_record_grounding(
@@ -136,12 +92,17 @@ def run_record_grounding(
     output: str | None = None,
     sources: Sequence[dict] = (),
 ) -> tuple[Run, EngineDecision]:
+    """Record one grounding report and decide mid_execution on it.
 
+    mid_execution judges this report's scores and citations; its citations resolve against every
+    source the run has reported so far (this report's included) and its retrieval results.
+    What after_workflow audits later is read from the reports then (governance/accumulated.py).
+    """
     all_specs = policy_specs_for(tenant)
     sources = [dict(source) for source in sources]
     retrieved = None
     if any(retrieval.is_reference(source) for source in sources):
-        # Sources named by id alone take their text from what the run retrieved (seed 004).
+        # Sources named by id alone take their text from what the run retrieved (docs/retrieval).
         retrieved = retrieval.retrieved_sources(tenant=tenant, run_id=run_id)
         sources = retrieval.resolve_references(sources, retrieved)
     judged: list = []
@@ -152,159 +113,81 @@ def run_record_grounding(
         judged = judging.inline_evaluations(
             tenant=tenant, specs=applicable_policies(all_specs, agent_name), phase="mid_execution", evidence=evidence
         )
-    if connection.vendor == "postgresql":
-        done = _record_grounding_in_one_statement(
-            tenant=tenant,
-            run_id=run_id,
-            all_specs=all_specs,
-            grounding_scores=grounding_scores,
-            citations=citations,
-            unsupported_claims=unsupported_claims,
-            output_confidence=output_confidence,
-            output=output,
-            sources=sources,
-            retrieved=retrieved,
-            judged=judged,
-        )
-        if done is not None:
-            return done
-    # SQLite, and on PostgreSQL a run that is missing, ended or was just changed by another call:
-    # read, decide and write under the row lock (also what answers 404 and 409).
-    with transaction.atomic():
-        run = rows.lock_run(tenant=tenant, run_id=run_id) or run_for(tenant, run_id, for_update=True)
-        if run.ended_at is not None:
-            raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
-        run.report_count += 1
-        report = rows.insert_instance(
-            GroundingReport(
-                tenant_id=run.tenant_id,
-                run_id=run.pk,
-                seq=run.report_count,
-                grounding_scores=list(grounding_scores),
-                citations=list(citations),
-                unsupported_claims=list(unsupported_claims),
+
+    # Read the run, decide, write. On PostgreSQL the first try reads without a lock and writes in
+    # one statement that only applies if no other report came in between (governance/
+    # report_write.py); if one did, the call is decided again under the run's row lock, which
+    # orders concurrent reports (their seq) and keeps a report out of a run that is completing.
+    # Elsewhere that locked try is the only one. Only the run's columns a report needs are read.
+    one_statement = report_write.in_one_statement()
+    for locked in (False, True) if one_statement else (True,):
+        with transaction.atomic() if locked else nullcontext():
+            if locked:
+                run = run_for(tenant, run_id, for_update=True, only=report_write.RUN_FIELDS)
+            else:
+                run = report_write.read_run(tenant_id=tenant.pk, run_id=run_id)
+                if run is None:
+                    continue  # the locked read answers 404
+            if run.ended_at is not None:
+                raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
+            seen_reports = run.report_count
+            refs, new_sources = rows.source_rows(run=run, sources=sources)
+            report = rows.report_row(
+                run=run,
+                seq=seen_reports + 1,
+                grounding_scores=grounding_scores,
+                citations=citations,
+                unsupported_claims=unsupported_claims,
                 output_confidence=output_confidence,
-                output=output or "",
-                sources=list(sources),
-                created_at=timezone.now(),
+                output=output,
+                source_refs=refs,
             )
-        )
-        run.citations = [*run.citations, *citations]
-        _accumulate(run, unsupported_claims=unsupported_claims, sources=sources, output_confidence=output_confidence)
-        if output:
-            run.output = output
-        specs, decision = _decide_report(
-            run,
-            all_specs,
-            grounding_scores=grounding_scores,
-            citations=citations,
-            output=output,
-            retrieved=retrieved,
-            judged=judged,
-        )
-        fields = ["report_count", "citations", "unsupported_claims", "sources", "output_confidence", "output"]
-        fields += run.raise_final_action(decision.action)
-        rows.update_fields(run, fields)
-        row = persist_decision(run=run, decision=decision, report=report)
-        judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
-    return run, decision
 
+            specs = applicable_policies(all_specs, run.agent_name)
+            state = RunState(
+                grounding_scores=tuple(grounding_scores),
+                citations=tuple(citations),
+                unsupported_claims=tuple(unsupported_claims),
+                output_confidence=output_confidence,
+                output=output,
+                sources=tuple(_citable_sources(run, specs, citations, sources, retrieved)),
+            )
+            decision = evaluate_phase("mid_execution", specs, state)
+            if judged:
+                decision = combine("mid_execution", (*decision.all_evaluations, *judged))
 
-def _accumulate(run: Run, *, unsupported_claims, sources, output_confidence) -> None:
-    """What a report adds to the run state the engine reads."""
-    run.unsupported_claims = [*run.unsupported_claims, *unsupported_claims]
-    run.sources = [*run.sources, *sources]
-    if output_confidence is not None:
-        run.output_confidence = output_confidence
-
-
-def _decide_report(run: Run, all_specs, *, grounding_scores, citations, output, retrieved, judged):
-    """The mid_execution decision on a report, given the run with the report accumulated."""
-    specs = applicable_policies(all_specs, run.agent_name)
-    # mid_execution judges this report's citations, against every source reported so far.
-    state = _state(
-        run,
-        scores=grounding_scores,
-        output=output,
-        citations=citations,
-        retrieved=_retrieved_for(run, specs, citations, retrieved),
-    )
-    decision = evaluate_phase("mid_execution", specs, state)
-    if judged:
-        decision = combine("mid_execution", (*decision.all_evaluations, *judged))
-    return specs, decision
-
-
-def _record_grounding_in_one_statement(
-    *,
-    tenant: Tenant,
-    run_id,
-    all_specs,
-    grounding_scores,
-    citations,
-    unsupported_claims,
-    output_confidence,
-    output,
-    sources,
-    retrieved,
-    judged,
-) -> tuple[Run, EngineDecision] | None:
-    """PostgreSQL: an unlocked read, the engine, then one statement that writes every row only if
-    the run is still as read (see governance/rows.py): two statements instead of eight, the same
-    rows. None when the locked path must decide instead (missing or ended run, or a concurrent
-    report got there first).
-    """
-    run = rows.grounding_run_state(tenant_id=tenant.pk, run_id=run_id)
-    if run is None or run.ended_at is not None:
-        return None
-    seen_reports = run.report_count
-    report_at = timezone.now()
-    _accumulate(run, unsupported_claims=unsupported_claims, sources=sources, output_confidence=output_confidence)
-    specs, decision = _decide_report(
-        run,
-        all_specs,
-        grounding_scores=grounding_scores,
-        citations=citations,
-        output=output,
-        retrieved=retrieved,
-        judged=judged,
-    )
-    written = rows.write_grounding(
-        run=run,
-        seen_reports=seen_reports,
-        report={
-            "grounding_scores": list(grounding_scores),
-            "citations": list(citations),
-            "unsupported_claims": list(unsupported_claims),
-            "sources": sources,
-            "output_confidence": output_confidence,
-            "output": output or "",
-        },
-        decision=decision,
-        evaluations=[
-            {
-                "policy_id": e.policy_id,
-                "policy_name": e.policy_name,
-                "policy_version": e.policy_version,
-                "category": e.category,
-                "phase": e.phase,
-                "action": e.action,
-                "reason": e.reason,
-                "metadata": e.metadata,
-                "source": e.source,
-                "shadow": e.shadow,
-            }
-            for e in decision.all_evaluations
-        ],
-        severity={str(action): rank for action, rank in SEVERITY.items()},  # the run's action only rises
-        report_at=report_at,
-        decided_at=timezone.now(),
-    )
-    if written is None:
-        return None
-    run.report_count, run.status, run.final_action, decision_id = written
-    judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_id)
-    return run, decision
+            decision_row = rows.decision_row(run=run, decision=decision, report=report)
+            evaluation_rows = rows.evaluation_rows(
+                run=run, decision=decision_row, evaluations=decision.all_evaluations, created_at=decision_row.created_at
+            )
+            if one_statement:
+                written = report_write.store_in_one_statement(
+                    run=run,
+                    seen_reports=seen_reports,
+                    report=report,
+                    sources=new_sources,
+                    decision=decision_row,
+                    evaluations=evaluation_rows,
+                )
+            else:
+                run.report_count = report.seq
+                fields = ["report_count", *run.raise_final_action(decision.action)]
+                if output:
+                    run.output = output
+                    fields.append("output")
+                report_write.store(
+                    run=run,
+                    report=report,
+                    sources=new_sources,
+                    decision=decision_row,
+                    evaluations=evaluation_rows,
+                    run_fields=fields,
+                )
+                written = True
+            if written:
+                judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_row.pk)
+                return run, decision
+    raise AssertionError("a report written under the run's lock always applies")
 
 
 def run_record_span(
@@ -362,10 +245,23 @@ def run_complete(
             )
             state = None
         else:
-            state = _state(run, output=run.output or None, retrieved=_retrieved_for(run, specs, run.citations))
+            # The whole run, read from its reports: every citation and unsupported claim, the
+            # latest output_confidence; sources only for the ids a citation check needs.
+            reported = accumulated.run_accumulated(run=run)
+            state = RunState(
+                citations=tuple(reported.citations),
+                unsupported_claims=tuple(reported.unsupported_claims),
+                output_confidence=reported.output_confidence,
+                output=run.output or None,
+                sources=tuple(_citable_sources(run, specs, reported.citations)),
+            )
             decision = evaluate_phase("after_workflow", specs, state)
             if judging.needs_inline(specs, "after_workflow"):
-                evidence = Evidence(output=run.output, citations=tuple(run.citations), sources=tuple(run.sources))
+                evidence = Evidence(
+                    output=run.output,
+                    citations=tuple(reported.citations),
+                    sources=tuple(accumulated.reported_sources(run=run)),
+                )
                 judged = judging.inline_evaluations(
                     tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence
                 )
@@ -378,7 +274,7 @@ def run_complete(
         else:
             run.status = Run.Status.COMPLETED
         run.save()
-        row = persist_decision(run=run, decision=decision)
+        row = decision_record(run=run, decision=decision)
         if state is not None:
             judging.queue_background(specs=specs, phase="after_workflow", decision_id=row.pk)
     return run, decision

@@ -5,7 +5,7 @@ import json
 
 from django_scopes import scopes_disabled
 
-from governance.models import Decision, Evaluation, GroundingReport, Run, Span
+from governance.models import Decision, Evaluation, GroundingReport, Run, RunSource, Span
 from policies.models import Policy, PolicyVersion
 from tenants.models import ApiKey, AuditEvent, Membership, Tenant, TenantSecret
 
@@ -39,6 +39,7 @@ WRITABLE_MODELS = (
     PolicyVersion,
     Run,
     GroundingReport,
+    RunSource,
     Span,
     Decision,
     Evaluation,

@@ -5,6 +5,7 @@ for one more release (deprecated in the schema; README "API").
 """
 
 from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -12,10 +13,10 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from core.api.contract import filtered, represented, represented_list, validated
 from core.api.pagination import IdCursorPagination
+from core.lookup import pk_or_404
 from governance import services
-from governance.access import run_for
 from governance.filters import RunFilter
-from governance.models import Evaluation, Run
+from governance.models import Evaluation, Run, attach_sources
 from policies.selectors import grounding_context_for
 
 from .serializers import (
@@ -67,12 +68,13 @@ class RunDetailView(TenantAPIView):
 
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
-        run_for(self.tenant, pk)
-        run = (
-            Run.objects.filter(tenant=self.tenant, pk=pk)
-            .prefetch_related("spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id")))
-            .get()
+        run = get_object_or_404(
+            Run.objects.filter(tenant=self.tenant).prefetch_related(
+                "spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id"))
+            ),
+            pk=pk_or_404(pk),
         )
+        attach_sources(run.reports.all())  # the reports' source texts, stored once per run: one query
         return Response(represented(RunDetailOut, run))
 
 

@@ -10,6 +10,7 @@ from core.api.fields import (
     StrictSerializer,
     UnitScoreField,
 )
+from governance.accumulated import reports_accumulated
 from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span
 from policies.categories.grounding_context import MODES, WHEN_AVAILABLE
 from tenants.models import AuditEvent
@@ -107,6 +108,9 @@ class SpanOut(serializers.ModelSerializer):
 
 
 class ReportOut(serializers.ModelSerializer):
+    # As reported: {"id", "text", "score"?, "span_id"?}; texts are stored once per run (RunSource).
+    sources = serializers.ListField(child=serializers.DictField(), read_only=True)
+
     class Meta:
         model = GroundingReport
         fields = [
@@ -144,6 +148,10 @@ class RunOut(serializers.ModelSerializer):
 
 class RunDetailOut(RunOut):
     evaluations = serializers.SerializerMethodField()
+    # What after_workflow audits, added up from the run's (prefetched) reports.
+    citations = serializers.SerializerMethodField()
+    unsupported_claims = serializers.SerializerMethodField()
+    output_confidence = serializers.SerializerMethodField()
     spans = SpanOut(many=True, read_only=True)
     reports = ReportOut(many=True, read_only=True)
 
@@ -165,6 +173,18 @@ class RunDetailOut(RunOut):
     @extend_schema_field(EvaluationOut(many=True))
     def get_evaluations(self, run) -> list[dict]:
         return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
+
+    @extend_schema_field(serializers.ListField(child=serializers.JSONField()))
+    def get_citations(self, run) -> list:
+        return reports_accumulated(run.reports.all()).citations
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_unsupported_claims(self, run) -> list[str]:
+        return reports_accumulated(run.reports.all()).unsupported_claims
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_output_confidence(self, run) -> float | None:
+        return reports_accumulated(run.reports.all()).output_confidence
 
 
 class AuditEventOut(serializers.ModelSerializer):

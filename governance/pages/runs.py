@@ -45,6 +45,7 @@ def run_detail(request, pk: int):
     tab = request.GET.get("tab")
     tab = tab if tab in TABS else "governance"
     context = {"run": run, "tab": tab, "tabs": TABS}
+    context["accumulated"] = selectors.run_accumulated(run=run)  # the summary: what the reports add up to
     if tab == "governance":
         context["phases"] = selectors.run_governance(run=run)
         context["shadow_violations"] = selectors.run_shadow_violations(run=run)

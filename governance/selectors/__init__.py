@@ -3,6 +3,7 @@
 Each selector runs a fixed number of queries, whatever the number of rows.
 """
 
+from ..accumulated import run_accumulated
 from .evidence import citation_parts, evaluation_evidence
 from .governance_tab import run_governance, run_shadow_violations
 from .lists import audit_list, run_list, violation_list
@@ -19,6 +20,7 @@ __all__ = [
     "citation_parts",
     "evaluation_evidence",
     "overview_stats",
+    "run_accumulated",
     "run_governance",
     "run_list",
     "run_shadow_violations",

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..models import Decision, Evaluation, GroundingReport, Phase, Run, Span
+from ..accumulated import reports_accumulated
+from ..models import Decision, Evaluation, GroundingReport, Phase, Run, Span, attach_sources
 from .evidence import _is_number
 from .governance_tab import DecisionView, _decision_views, _run_evaluations
 from .retrieval import Retrieval, _citation_problems, retrieval_view
@@ -112,15 +113,17 @@ def _score_checks(scores, thresholds: dict[str, dict]) -> list[ScoreCheck]:
 
 
 def run_trace(*, run: Run) -> Trace:
-    """Spans, grounding reports and phase decisions of a run on one time axis. Four queries."""
+    """Spans, grounding reports and phase decisions of a run on one time axis. Five queries (the
+    reports' source texts are the fifth)."""
     spans = list(Span.objects.filter(run=run).order_by("id"))
-    reports = list(GroundingReport.objects.filter(run=run).order_by("seq"))
+    reports = attach_sources(GroundingReport.objects.filter(run=run).order_by("seq"))
     decisions = list(Decision.objects.filter(run=run).order_by("id"))
     evaluations = _run_evaluations(run)
     views = _decision_views(decisions, evaluations)
     by_report = {v.decision.report_id: v for v in views if v.decision and v.decision.report_id}
     rules = _rules_by_policy(evaluations)
     problems: dict[str, list[str]] | None = None
+    cited = reports_accumulated(reports).citations  # the run's citations, for its retrieval spans
 
     items: list[TraceItem] = []
     for s in spans:
@@ -130,9 +133,7 @@ def run_trace(*, run: Run) -> Trace:
         if s.kind == Span.Kind.RETRIEVAL and isinstance(s.attributes, dict) and "provenance" in s.attributes:
             if problems is None:
                 problems = _citation_problems(evaluations)
-            retrieval = retrieval_view(
-                s.attributes["provenance"], citations=run.citations, rules=rules, problems=problems
-            )
+            retrieval = retrieval_view(s.attributes["provenance"], citations=cited, rules=rules, problems=problems)
         items.append(TraceItem(kind="span", at=start, ends=ends, obj=s, retrieval=retrieval))
     for r in reports:
         view = by_report.get(r.id)

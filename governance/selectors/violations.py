@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from ..accumulated import Accumulated, reported_sources, run_accumulated
 from ..models import Decision, Evaluation, GroundingReport, Phase
 
 OTHER_EVALUATIONS_LIMIT = 200
@@ -10,7 +11,10 @@ OTHER_EVALUATIONS_LIMIT = 200
 @dataclass
 class Evidence:
     report: GroundingReport | None
-    accumulated: bool  # after_workflow: the run's collected citations, claims and confidence
+    # after_workflow: what the run's reports add up to (citations, claims, latest confidence), and
+    # every source they gave; None and [] otherwise.
+    accumulated: Accumulated | None
+    sources: list[dict]
     other_evaluations: list[Evaluation]
     other_truncated: bool
     rules: dict
@@ -38,9 +42,11 @@ def violation_evidence(*, evaluation: Evaluation) -> Evidence:
         )
         if before and isinstance(before.metadata, dict) and isinstance(before.metadata.get("rules"), dict):
             rules = before.metadata["rules"]
+    after = evaluation.phase == Phase.AFTER
     return Evidence(
         report=decision.report if decision else None,
-        accumulated=evaluation.phase == Phase.AFTER,
+        accumulated=run_accumulated(run=evaluation.run) if after else None,
+        sources=reported_sources(run=evaluation.run) if after else [],
         other_evaluations=others[:OTHER_EVALUATIONS_LIMIT],
         other_truncated=len(others) > OTHER_EVALUATIONS_LIMIT,
         rules=rules,

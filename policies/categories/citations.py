@@ -16,6 +16,7 @@ Sources are what the services layer hands over in ``RunState.sources``: dicts wi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 MISSING_QUOTE = "missing_quote"
 UNRESOLVED = "unresolved"
@@ -49,6 +50,9 @@ _QUOTES = str.maketrans(
 )
 
 
+# Every grounding policy checks the same citations against the same sources: at after_workflow
+# of a long run that is thousands of source texts, normalised once per policy without this.
+@lru_cache(maxsize=4096)
 def normalise(text: str) -> str:
     """Case-folded, curly quotes made straight, every whitespace run one space."""
     return " ".join(text.casefold().translate(_QUOTES).split())

@@ -1,0 +1,86 @@
+"""What a run has reported so far, read from its reports.
+
+The grounding contract accumulates (docs: after_workflow audits every citation and unsupported
+claim of the run and the latest output_confidence; mid_execution checks one report's citations
+against every source reported so far). None of it is kept on the run row as a growing document:
+the reports are the record, read when the run completes, and sources are stored once per run
+(RunSource) and looked up by the ids a check needs.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .models import GroundingReport, Run, RunSource, attach_sources
+
+# Above this many distinct cited ids, reading all of the run's sources is cheaper than a long
+# IN list (and stays under SQLite's bound-parameter limit).
+MAX_IDS_PER_LOOKUP = 500
+
+
+@dataclass(frozen=True)
+class Accumulated:
+    citations: list
+    unsupported_claims: list
+    output_confidence: float | None  # the latest one reported; a report without one keeps it
+
+
+def accumulate(reports: Iterable[tuple[list, list, float | None]]) -> Accumulated:
+    """(citations, unsupported_claims, output_confidence) of each report, oldest first, combined."""
+    citations: list = []
+    claims: list = []
+    confidence = None
+    for report_citations, report_claims, report_confidence in reports:
+        citations += report_citations or ()
+        claims += report_claims or ()
+        if report_confidence is not None:
+            confidence = report_confidence
+    return Accumulated(citations=citations, unsupported_claims=claims, output_confidence=confidence)
+
+
+def run_accumulated(*, run: Run) -> Accumulated:
+    """What the run's reports add up to: one query, the reports' small columns only."""
+    rows = (
+        GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
+        .order_by("seq")
+        .values_list("citations", "unsupported_claims", "output_confidence")
+    )
+    return accumulate(rows)
+
+
+def reports_accumulated(reports: Iterable[GroundingReport]) -> Accumulated:
+    """The same, from reports already loaded (a prefetch), in seq order."""
+    ordered = sorted(reports, key=lambda r: r.seq)
+    return accumulate((r.citations, r.unsupported_claims, r.output_confidence) for r in ordered)
+
+
+def cited_ids(citations: Iterable) -> set[str]:
+    """The source ids citations name: a plain string is an id, an object names its source_id."""
+    ids = set()
+    for citation in citations:
+        ident = citation.get("source_id") if isinstance(citation, dict) else citation
+        if isinstance(ident, str) and ident:
+            ids.add(ident)
+    return ids
+
+
+def run_sources(*, run: Run, ids: set[str] | None = None) -> list[dict]:
+    """The run's distinct reported sources, in the order first reported, as {"id", "text"}:
+    all of them, or only those with the given ids."""
+    if ids is not None and not ids:
+        return []
+    rows = RunSource.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
+    if ids is not None and len(ids) <= MAX_IDS_PER_LOOKUP:
+        rows = rows.filter(source_id__in=ids)
+    found = [{"id": ident, "text": text} for ident, text in rows.order_by("id").values_list("source_id", "text")]
+    return found if ids is None else [s for s in found if s["id"] in ids]
+
+
+def reported_sources(*, run: Run) -> list[dict]:
+    """Every report's sources in report order, as reported (a source given twice is here twice):
+    what the run's judges read at after_workflow. Two queries."""
+    reports = (
+        GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
+        .order_by("seq")
+        .only("id", "tenant_id", "run_id", "seq", "source_refs")
+    )
+    return [source for report in attach_sources(reports) for source in report.sources]
