@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.api.fields import StrictCharField, StrictSerializer, UnitScoreField
+from tenants.models import KeyScope
 
 from .verification import config_for
 from .verifier import check_grounding
@@ -44,6 +45,8 @@ class CheckIn(StrictSerializer):
 
 
 class GroundingCheckView(TenantAPIView):
+    required_scope = KeyScope.AGENT
+
     @extend_schema(request=CheckIn, responses={200: dict})
     def post(self, request):
         serializer = CheckIn(data=request.data)

@@ -9,6 +9,7 @@ from core.api.pagination import IdCursorPagination
 from core.errors import InvalidInput
 from policies.access import policy_for
 from tenants.audit import Actor
+from tenants.models import KeyScope
 
 from . import services
 from .models import Policy
@@ -64,6 +65,8 @@ class PolicyOut(PolicyIn):
 
 
 class PolicyListView(TenantAPIView):
+    required_scope = {"GET": KeyScope.READ, "POST": KeyScope.ADMIN}
+
     @extend_schema(responses=PolicyOut(many=True))
     def get(self, request):
         qs = Policy.objects.filter(tenant=self.tenant)
@@ -85,6 +88,9 @@ class PolicyListView(TenantAPIView):
 
 
 class PolicyDetailView(TenantAPIView):
+    required_scope = {"GET": KeyScope.READ, "PUT": KeyScope.ADMIN, "PATCH": KeyScope.ADMIN,
+                      "DELETE": KeyScope.ADMIN}
+
     @extend_schema(responses=PolicyOut)
     def get(self, request, pk: int):
         return Response(policy_out(policy_for(self.tenant, pk)))

@@ -13,6 +13,7 @@ from core.api.base import TenantAPIView
 from core.api.fields import SafeJSONField, StrictCharField, StrictSerializer
 from policies.categories.grounding_context import decide_grounding
 from policies.selectors import grounding_context_for
+from tenants.models import KeyScope
 
 MAX_DOCUMENTS = 1000
 
@@ -41,6 +42,9 @@ class DecideIn(StrictSerializer):
 
 
 class GroundingDecideView(TenantAPIView):
+    required_scope = KeyScope.AGENT
+    agent_name_field = "agent_name"
+
     @extend_schema(request=DecideIn, responses={200: dict})
     def post(self, request):
         serializer = DecideIn(data=request.data)

@@ -9,7 +9,7 @@ from core.api.pagination import IdCursorPagination
 from governance import exports
 from governance.filters import AuditFilter, EvaluationFilter
 from governance.models import Evaluation
-from tenants.models import AuditEvent
+from tenants.models import AuditEvent, KeyScope
 
 from .serializers import AuditEventOut, EvaluationOut
 
@@ -17,6 +17,7 @@ FORMAT_PARAM = OpenApiParameter("format", str, enum=["csv", "jsonl"], descriptio
 
 
 class _FilteredList(TenantAPIView):
+    required_scope = KeyScope.READ
     filterset_class = None
     model = None
     serializer_class = None

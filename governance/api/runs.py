@@ -8,11 +8,13 @@ from rest_framework.serializers import as_serializer_error
 
 from core.api.base import TenantAPIView
 from core.api.pagination import IdCursorPagination
+from core.lookup import pk_or_404
 from governance import services
 from governance.access import run_for
 from governance.filters import RunFilter
 from governance.models import Evaluation, Run
 from policies.selectors import grounding_context_for
+from tenants.models import KeyScope
 
 from .serializers import (
     CompleteIn,
@@ -47,7 +49,27 @@ def _decision_body(run, decision) -> dict:
     return {"run_id": run.pk, "status": run.status, "decision": decision.to_dict()}
 
 
+def _visible_runs(request, tenant):
+    """The tenant's runs; for an agent key only the runs it started (tenants.auth.HasScope)."""
+    runs = Run.objects.filter(tenant=tenant)
+    return runs.filter(api_key=request.auth) if request.auth.scope == KeyScope.AGENT else runs
+
+
+class _OneRun(TenantAPIView):
+    """A view of one run: an agent key reaches only the runs it started (404 for the others)."""
+
+    agent_reads_own = True
+
+    def key_owns(self, key, pk, **kwargs) -> bool:
+        # Called by the permission check, before the view opens its tenant scope: filtered by hand.
+        return Run.objects.with_scopes_disabled().filter(tenant=key.tenant_id, pk=pk_or_404(pk), api_key=key).exists()
+
+
 class RunListView(TenantAPIView):
+    required_scope = {"GET": KeyScope.READ, "POST": KeyScope.AGENT}
+    agent_reads_own = True
+    agent_name_field = "agent_name"
+
     @extend_schema(request=RunStartIn, responses={201: dict})
     def post(self, request):
         data = _validated(RunStartIn, request)
@@ -60,7 +82,7 @@ class RunListView(TenantAPIView):
 
     @extend_schema(responses=RunOut(many=True))
     def get(self, request):
-        qs = RunFilter(request.query_params, queryset=Run.objects.filter(tenant=self.tenant), request=request)
+        qs = RunFilter(request.query_params, queryset=_visible_runs(request, self.tenant), request=request)
         if not qs.is_valid():
             return Response(qs.errors, status=status.HTTP_400_BAD_REQUEST)
         paginator = IdCursorPagination()
@@ -68,7 +90,9 @@ class RunListView(TenantAPIView):
         return paginator.get_paginated_response(RunOut(page, many=True).data)
 
 
-class RunDetailView(TenantAPIView):
+class RunDetailView(_OneRun):
+    required_scope = KeyScope.READ
+
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
         run_for(self.tenant, pk)
@@ -80,7 +104,9 @@ class RunDetailView(TenantAPIView):
         return Response(RunDetailOut(run).data)
 
 
-class RunGroundingView(TenantAPIView):
+class RunGroundingView(_OneRun):
+    required_scope = KeyScope.AGENT
+
     @extend_schema(request=GroundingIn, responses={200: dict})
     def post(self, request, pk: int):
         data = _validated(GroundingIn, request)
@@ -88,7 +114,9 @@ class RunGroundingView(TenantAPIView):
         return Response(_decision_body(run, decision))
 
 
-class RunSpanView(TenantAPIView):
+class RunSpanView(_OneRun):
+    required_scope = KeyScope.AGENT
+
     @extend_schema(request=SpanIn, responses={201: SpanOut})
     def post(self, request, pk: int):
         data = _validated(SpanIn, request)
@@ -96,7 +124,9 @@ class RunSpanView(TenantAPIView):
         return Response(SpanOut(span).data, status=status.HTTP_201_CREATED)
 
 
-class RunCompleteView(TenantAPIView):
+class RunCompleteView(_OneRun):
+    required_scope = KeyScope.AGENT
+
     @extend_schema(request=CompleteIn, responses={200: dict})
     def post(self, request, pk: int):
         data = _validated(CompleteIn, request)
