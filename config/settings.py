@@ -148,9 +148,13 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 # Judges
 JUDGE_SYNC_BUDGET_SECONDS = float(os.environ.get("JUDGE_SYNC_BUDGET_SECONDS", "10"))
 JUDGE_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("JUDGE_BACKGROUND_TIMEOUT_SECONDS", "30"))
-# Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). An operator who
-# does not want the server to reach arbitrary hosts lists the allowed ones here.
-JUDGE_BASE_URL_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "").split(",") if h.strip()]
+# Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). The server never
+# calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
+# unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old
+# name of the same list and is still read.
+OUTBOUND_ALLOWED_HOSTS = [h.strip() for h in (os.environ.get("OUTBOUND_ALLOWED_HOSTS", "") + ","
+                                              + os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "")).split(",")
+                          if h.strip()]
 VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
 

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core import outbound
 from tenants.audit import Actor, audit_record
 
 from . import crypto
@@ -164,6 +165,12 @@ def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Tenant
         raise ValidationError({"value": f"At most {MAX_SECRET_BYTES} bytes."})
     if "\x00" in value:
         raise ValidationError({"value": "Must not contain NUL characters."})
+    if name.endswith("_BASE_URL"):
+        # A URL the server will call with the tenant's provider key: never one of our own network.
+        try:
+            outbound.check_url(value.strip())
+        except outbound.OutboundRefused as exc:
+            raise ValidationError({"value": f"{name}: {exc}"}) from None
     now = timezone.now()
     secret = TenantSecret.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, name=name).first()
     existed = secret is not None
