@@ -42,6 +42,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.ApiErrorsAsJsonMiddleware",
     "core.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -83,8 +84,15 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # One writer at a time: wait for the lock instead of failing under the demo's light concurrency.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # The embedded default under concurrent reporters (README, "Reliability"): WAL lets readers go on
+    # while one writer writes; IMMEDIATE takes the write lock when a transaction begins, so two
+    # transactions never both read and then fail to upgrade to writing ("database is locked" with
+    # no wait); the busy timeout (seconds) is how long a writer queues for the lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
