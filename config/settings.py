@@ -164,6 +164,13 @@ OUTBOUND_ALLOWED_HOSTS = [h.strip() for h in (os.environ.get("OUTBOUND_ALLOWED_H
                                               + os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "")).split(",")
                           if h.strip()]
 VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
+# Bounded verifier work per request (judges/budget.py, README "Reliability"). Hard: refused with 413.
+GROUNDING_CHECK_MAX_BODY_BYTES = int(os.environ.get("GROUNDING_CHECK_MAX_BODY_BYTES", str(400 * 1024)))
+GROUNDING_MAX_SOURCE_CHARS = int(os.environ.get("GROUNDING_MAX_SOURCE_CHARS", "100000"))
+# Soft: the check runs on what fits; the claims left over are "unverifiable" with a warning.
+VERIFIER_MAX_SOURCE_CHARS = int(os.environ.get("VERIFIER_MAX_SOURCE_CHARS", "8000"))
+VERIFIER_MAX_CLAIMS = int(os.environ.get("VERIFIER_MAX_CLAIMS", "16"))
+VERIFIER_MAX_PAIRS = int(os.environ.get("VERIFIER_MAX_PAIRS", "1500"))
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
 
 LOGGING = {

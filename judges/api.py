@@ -1,15 +1,15 @@
 """On-demand grounding check (seed 003's `check_grounding` tool) over the API."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.api.fields import StrictCharField, StrictSerializer, UnitScoreField
 from tenants.models import KeyScope
 
+from .budget import OverLimit, budgeted_check, enforce_body_limit, enforce_hard_limits
 from .verification import config_for
-from .verifier import check_grounding
 
 
 class SourceField(serializers.Field):
@@ -47,12 +47,23 @@ class CheckIn(StrictSerializer):
 class GroundingCheckView(TenantAPIView):
     required_scope = KeyScope.AGENT
 
-    @extend_schema(request=CheckIn, responses={200: dict})
+    @extend_schema(request=CheckIn, responses={200: dict, 413: dict})
     def post(self, request):
+        try:  # before the body is read: parsing a megabyte of JSON is itself the work to avoid
+            enforce_body_limit(request.META.get("CONTENT_LENGTH"))
+        except OverLimit as exc:
+            return Response({exc.field: [exc.message]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         serializer = CheckIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         rules = {k: data[k] for k in ("entailment_threshold", "contradiction_threshold", "max_unverifiable_ratio")
                  if k in data}
-        result = check_grounding(data["text"], data["sources"], config_for(rules))
-        return Response(result.to_dict())
+        try:
+            enforce_hard_limits(data["sources"])
+        except OverLimit as exc:
+            return Response({exc.field: [exc.message]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        result, warnings = budgeted_check(data["text"], data["sources"], config_for(rules))
+        body = result.to_dict()
+        if warnings:
+            body["warnings"] = warnings
+        return Response(body)

@@ -6,7 +6,8 @@ concurrency (pytest-django's live server shares the test's in-memory database an
         httpx.get(server.url + "/api/v1/ping/", headers={"Authorization": f"Bearer {key}"})
 
 The database is migrated with the project's settings (so WAL, IMMEDIATE transactions and the busy
-timeout of config/settings.py are what is tested), and the server is Django's threaded runserver.
+timeout of config/settings.py are what is tested), and the server is gunicorn as deployed: two
+worker processes of eight threads each, so two processes write to one SQLite file at once.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class ServerProcess:
         # Its request log goes to a file: a pipe nobody reads would fill and stall the server.
         self.log = open(self.db.with_suffix(".log"), "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
+            [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{self.port}",
+             "--workers", "2", "--worker-class", "gthread", "--threads", "8", "--access-logfile", "-"],
             cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, text=True,
         )
         deadline = time.monotonic() + 60
