@@ -7,8 +7,10 @@
   reporters against a real threaded server with no error and no lost row.
 """
 
+import socket
 import sqlite3
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -18,7 +20,12 @@ from django.db import connection
 from rest_framework.test import APIClient
 from server_process import ServerProcess
 
+from django_scopes import scope, scopes_disabled
+
 from governance.api import ping
+from governance.models import Evaluation, GroundingReport
+from tenants import services as tenant_services
+from tenants.audit import Actor
 
 
 @pytest.mark.django_db
@@ -127,3 +134,42 @@ def test_sqlite_takes_32_concurrent_reporters_without_an_error(tmp_path):
     assert db.execute("SELECT COUNT(*) FROM governance_run").fetchone()[0] == REPORTERS
     assert db.execute("SELECT COUNT(*) FROM governance_groundingreport").fetchone()[0] == REPORTERS * REPORTS_EACH
     db.close()
+
+
+# --- a provider that hangs past the budget --------------------------------------------------------
+
+@pytest.mark.django_db
+def test_a_provider_that_never_answers_gives_the_degraded_allow_within_the_budget(api, acme, make_policy, settings):
+    """The existing judge test delays an answer; here the provider accepts the connection and never
+    says anything. The report still answers within the sync budget, allowed, and is stored."""
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.JUDGE_SYNC_BUDGET_SECONDS = 1.0
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepted by the kernel, never read, never answered
+    try:
+        with scope(tenant=acme):
+            actor = Actor.system("tests")
+            tenant_services.secret_set(tenant=acme, name="OPENAI_API_KEY", value="sk-test-abcdef123456", actor=actor)
+            tenant_services.secret_set(tenant=acme, name="OPENAI_BASE_URL",
+                                       value=f"http://127.0.0.1:{silent.getsockname()[1]}/v1", actor=actor)
+        make_policy(rules={"min_grounding_score": 0.5, "action_on_violation": "block", "llm_grounding_check": True,
+                           "llm_grounding_model": "gpt-4o-mini", "llm_grounding_threshold": 0.7,
+                           "llm_grounding_phase": "mid_execution"})
+        run_id = api.post("/api/v1/runs/", {"agent_name": "a"}, format="json").json()["id"]
+        started = time.perf_counter()
+        response = api.post(f"/api/v1/runs/{run_id}/grounding/",
+                            {"grounding_scores": [0.9], "output": "The sky is blue.",
+                             "sources": [{"id": "s", "text": "The sky is blue."}]}, format="json")
+        elapsed = time.perf_counter() - started
+    finally:
+        silent.close()
+    assert response.status_code == 200
+    assert elapsed < 1.0 + 1.0, f"answered after {elapsed:.1f}s"
+    decision = response.json()["decision"]
+    assert decision["action"] == "allow"
+    judged = next(e for e in decision["evaluations"] if e.get("source") == "llm_judge")
+    assert judged["reason"].startswith("LLM judge skipped: timed out")
+    with scopes_disabled():
+        assert GroundingReport.objects.filter(run_id=run_id).count() == 1
+        assert Evaluation.objects.get(run_id=run_id, source="llm_judge").action == "allow"
