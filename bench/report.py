@@ -143,13 +143,14 @@ from tenants import services as tenant_services
 spec = json.loads(sys.argv[1])
 actor = Actor.system("bench")
 tenant = tenant_services.tenant_create(slug="bench", name="Bench", actor=actor)
-_, raw = tenant_services.api_key_create(tenant=tenant, name="bench", actor=actor)
+key, raw = tenant_services.api_key_create(tenant=tenant, name="bench", actor=actor)
 with scope(tenant=tenant):
     for name, rules, agents in spec["policies"]:
         policy_services.policy_create(tenant=tenant, actor=actor, name=name, category="grounding",
                                       rules=rules, scope={"agents": agents})
     tenant.refresh_from_db()
-    runs = [run_services.run_start(tenant=tenant, agent_name=spec["agent"])[0].pk for _ in range(spec["runs"])]
+    runs = [run_services.run_start(tenant=tenant, api_key=key, agent_name=spec["agent"])[0].pk
+            for _ in range(spec["runs"])]
 print(json.dumps({"key": raw, "runs": runs}))
 """
 

@@ -56,9 +56,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "core.middleware.ApiErrorsAsJsonMiddleware",
     "core.middleware.BodySizeLimitMiddleware",
     "core.routing.ReplicaRoutingMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -98,8 +100,17 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # One writer at a time: wait for the lock instead of failing under the demo's light concurrency.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # The embedded default under concurrent reporters (README, "Reliability"): WAL lets readers go on
+    # while one writer writes; IMMEDIATE takes the write lock when a transaction begins, so two
+    # transactions never both read and then fail to upgrade to writing ("database is locked" with
+    # no wait); the busy timeout (seconds) is how long a writer queues for the lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Read replica (docs/deploy.md). Heavy reads (dashboard lists and details, exports) go to it;
@@ -145,7 +156,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_BODY_BYTES", str(1024 * 10
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.auth.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["tenants.auth.HasTenant"],
+    "DEFAULT_PERMISSION_CLASSES": ["tenants.auth.HasScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -187,12 +198,25 @@ if os.environ.get("CACHE_URL"):
 # Judges
 JUDGE_SYNC_BUDGET_SECONDS = float(os.environ.get("JUDGE_SYNC_BUDGET_SECONDS", "10"))
 JUDGE_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("JUDGE_BACKGROUND_TIMEOUT_SECONDS", "30"))
-# Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). An operator who
-# does not want the server to reach arbitrary hosts lists the allowed ones here.
-JUDGE_BASE_URL_ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "").split(",") if h.strip()
+# Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). The server never
+# calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
+# unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old
+# name of the same list and is still read.
+OUTBOUND_ALLOWED_HOSTS = [
+    h.strip()
+    for h in (
+        os.environ.get("OUTBOUND_ALLOWED_HOSTS", "") + "," + os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "")
+    ).split(",")
+    if h.strip()
 ]
 VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
+# Bounded verifier work per request (judges/budget.py, README "Reliability"). Hard: refused with 413.
+GROUNDING_CHECK_MAX_BODY_BYTES = int(os.environ.get("GROUNDING_CHECK_MAX_BODY_BYTES", str(400 * 1024)))
+GROUNDING_MAX_SOURCE_CHARS = int(os.environ.get("GROUNDING_MAX_SOURCE_CHARS", "100000"))
+# Soft: the check runs on what fits; the claims left over are "unverifiable" with a warning.
+VERIFIER_MAX_SOURCE_CHARS = int(os.environ.get("VERIFIER_MAX_SOURCE_CHARS", "8000"))
+VERIFIER_MAX_CLAIMS = int(os.environ.get("VERIFIER_MAX_CLAIMS", "16"))
+VERIFIER_MAX_PAIRS = int(os.environ.get("VERIFIER_MAX_PAIRS", "1500"))
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
 
 LOGGING = {
@@ -204,7 +228,23 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-if not DEBUG:
-    SESSION_COOKIE_HTTPONLY = True
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    X_FRAME_OPTIONS = "DENY"
+# Browser-facing hardening (README, "Security"). Always on: they cost nothing over plain HTTP.
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Production behind TLS sets HTTPS=true: cookies only over HTTPS, HSTS, and the proxy's
+# X-Forwarded-Proto trusted (TLS ends at a proxy that sets it). Off by default so `make run` and the
+# browser tests work over plain http://127.0.0.1.
+if not DEBUG and env_bool("HTTPS", False):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    CSRF_COOKIE_HTTPONLY = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]

@@ -1,15 +1,17 @@
 """On-demand grounding check over the API: the local verifier's `check_grounding` (README "Local verifier")."""
 
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.api.contract import represented, validated
 from core.api.fields import StrictCharField, StrictSerializer, UnitScoreField
+from tenants.models import KeyScope
 
+from .budget import OverLimit, budgeted_check, enforce_body_limit, enforce_hard_limits
 from .verification import config_for
-from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE, check_grounding
+from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE
 
 MAX_SOURCE_CHARS = 20_000
 MAX_SOURCES = 50
@@ -95,16 +97,29 @@ class CheckOut(serializers.Serializer):
     summary = serializers.CharField()
     reason_code = serializers.CharField(allow_null=True)
     method = serializers.CharField()
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="What the request's work budget left unchecked (judges/budget.py)."
+    )
 
 
 class GroundingCheckView(TenantAPIView):
+    required_scope = KeyScope.AGENT
+
     @extend_schema(request=CheckIn, responses={200: CheckOut})
     def post(self, request):
+        try:  # before the body is read: parsing a megabyte of JSON is itself the work to avoid
+            enforce_body_limit(request.META.get("CONTENT_LENGTH"))
+        except OverLimit as exc:
+            return Response({exc.field: [exc.message]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         data = validated(CheckIn, request.data)
         rules = {
             k: data[k]
             for k in ("entailment_threshold", "contradiction_threshold", "max_unverifiable_ratio")
             if k in data
         }
-        result = check_grounding(data["text"], data["sources"], config_for(rules))
-        return Response(represented(CheckOut, result.to_dict()))
+        try:
+            enforce_hard_limits(data["sources"])
+        except OverLimit as exc:
+            return Response({exc.field: [exc.message]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        result, warnings = budgeted_check(data["text"], data["sources"], config_for(rules))
+        return Response(represented(CheckOut, {**result.to_dict(), "warnings": warnings}))

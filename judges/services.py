@@ -6,13 +6,14 @@ whose metadata says what happened (seed 002, "Graceful Degradation").
 """
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from core import outbound
 from core.vocabulary import EvaluationSource
 from policies.engine import Evaluation, PolicySpec
 from tenants.models import Tenant
@@ -86,16 +87,37 @@ def _evaluation(spec: PolicySpec, phase: str, action: str, reason: str, metadata
 
 
 def _allowed_base_url(url: str | None) -> str | None:
-    """A tenant-set base URL, if the operator allows its host (JUDGE_BASE_URL_ALLOWED_HOSTS)."""
+    """A tenant-set base URL the server may call (core/outbound.py; checked again on connect)."""
     if not url:
         return None
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("base URL must be an http(s) URL")
-    allowed = settings.JUDGE_BASE_URL_ALLOWED_HOSTS
-    if allowed and parts.hostname not in allowed:
-        raise ValueError(f"base URL host {parts.hostname} is not in JUDGE_BASE_URL_ALLOWED_HOSTS")
+    outbound.check_url(url, resolve_names=False)
     return url
+
+
+# What the tenant sees of a provider call: the status and a fixed message, never what the upstream
+# sent. A base URL pointed at some other service would otherwise read that service's answers back
+# through the evaluation (issue 14). The full error goes to the server log only (judges.llm).
+_FIXED_MESSAGES = {
+    llm.STATUS_OK: "",
+    llm.STATUS_UNPARSEABLE: "Unparseable judge response; defaulted to 0.5",
+    llm.STATUS_ERROR: "The provider call failed",
+    llm.STATUS_TIMEOUT: "The provider did not answer within the time budget",
+    llm.STATUS_NO_API_KEY: "No API key configured for the provider",
+}
+_HTTP_STATUS = re.compile(r"\bHTTP (\d{3})\b")
+
+
+def tenant_visible(result: dict) -> dict:
+    """A judge result's metadata as stored and shown: upstream text (answer, error body) removed."""
+    error = str(result.get("error") or "")
+    status = result.get("status")
+    visible = {**result, "raw_text": "", "error": _FIXED_MESSAGES.get(status, "The provider call failed")}
+    if status == llm.STATUS_ERROR:
+        match = _HTTP_STATUS.search(error)
+        visible["http_status"] = int(match.group(1)) if match else None
+        if "OutboundRefused" in error:
+            visible["error"] = "Refused: the base URL points at an address the server does not call"
+    return visible
 
 
 def _fmt(score: float) -> float:
@@ -134,8 +156,10 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
         return skipped(f"no {name} configured", {"status": llm.STATUS_NO_API_KEY, "model": model, "provider": provider})
     try:
         base_url = _allowed_base_url(secret_value(tenant=tenant, name=llm.BASE_URL_SECRET[provider]))
-    except ValueError as exc:
-        return skipped(str(exc), {"status": "error", "model": model, "provider": provider})
+    except outbound.OutboundRefused as exc:
+        return skipped(
+            f"{llm.BASE_URL_SECRET[provider]} refused: {exc}", {"status": "error", "model": model, "provider": provider}
+        )
 
     criteria = rules.get("llm_grounding_criteria") or ""
     key = llm.request_cache_key(
@@ -147,7 +171,7 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
     )
     cached = Judgement.objects.filter(tenant=tenant, key=key).first()
     if cached is not None:
-        meta = {**cached.result, "cached": True}
+        meta = {**tenant_visible(cached.result), "cached": True}
     else:
         result = llm.judge(
             model=model,
@@ -160,11 +184,13 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
             timeout=timeout,
             max_retries=1,
         )
-        meta = {**result.to_metadata(), "cached": False}
+        meta = {**tenant_visible(result.to_metadata()), "cached": False}
         if result.status in (llm.STATUS_OK, llm.STATUS_UNPARSEABLE):
             try:
                 with transaction.atomic():
-                    Judgement.objects.create(tenant=tenant, key=key, model=model, result=result.to_metadata())
+                    Judgement.objects.create(
+                        tenant=tenant, key=key, model=model, result=tenant_visible(result.to_metadata())
+                    )
             except IntegrityError:
                 pass  # a concurrent identical judgement was stored first; same answer
     status, score = meta.get("status"), meta.get("score")

@@ -6,7 +6,8 @@ from django.conf import settings
 
 from core.vocabulary import SEVERITY
 
-from .verifier import CONTRADICTED, VerifierConfig, check_grounding
+from .budget import budgeted_check
+from .verifier import CONTRADICTED, VerifierConfig
 
 logger = logging.getLogger("groundrule.judges")
 
@@ -53,7 +54,7 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
     if not sources:
         return ("allow", "Verifier skipped: no sources to verify against", {"reason_codes": [GROUNDING_NO_SOURCES]})
     try:
-        result = check_grounding(evidence.output or "", sources, config_for(rules))
+        result, budget_warnings = budgeted_check(evidence.output or "", sources, config_for(rules))
     except Exception as exc:  # the model failed to load or run: never break the run
         logger.warning("verifier failed: %s", type(exc).__name__)
         message = f"Verifier skipped: {type(exc).__name__}"
@@ -61,6 +62,8 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
     verification = result.to_dict()
     if not result.claims:
         return "allow", "Verifier: no factual claims to check", {"verification": verification, "reason_codes": []}
+    if budget_warnings:
+        verification["budget_warnings"] = budget_warnings
 
     reasons, codes, action = [], [], "allow"
     contradicted = [c for c in result.claims if c.verdict == CONTRADICTED]

@@ -14,6 +14,7 @@ from core.api.fields import StrictBooleanField, StrictCharField, StrictIntegerFi
 from core.api.pagination import IdCursorPagination
 from policies.access import policy_for
 from tenants.audit import Actor
+from tenants.models import KeyScope
 
 from . import services
 from .categories import CATEGORIES, RuleValidationError, get_category
@@ -136,6 +137,7 @@ LIST_PARAMETERS = [
 
 class PolicyListView(TenantAPIView):
     pagination_class = IdCursorPagination
+    required_scope = {"GET": KeyScope.READ, "POST": KeyScope.ADMIN}
 
     @extend_schema(parameters=LIST_PARAMETERS, responses=PolicyOut(many=True))
     def get(self, request):
@@ -157,6 +159,8 @@ class PolicyListView(TenantAPIView):
 
 
 class PolicyDetailView(TenantAPIView):
+    required_scope = {"GET": KeyScope.READ, "PUT": KeyScope.ADMIN, "PATCH": KeyScope.ADMIN, "DELETE": KeyScope.ADMIN}
+
     @extend_schema(responses=PolicyOut)
     def get(self, request, pk: int):
         return Response(represented(PolicyOut, policy_for(self.tenant, pk)))
@@ -188,6 +192,8 @@ class RollbackIn(StrictSerializer):
 
 
 class PolicyRollbackView(TenantAPIView):
+    required_scope = KeyScope.ADMIN
+
     @extend_schema(
         request=RollbackIn,
         responses={200: PolicyOut},

@@ -5,12 +5,10 @@ An empty list means every agent. Pure Python, like the engine.
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any
 
+from core.patterns import name_matches
 from core.text import text_problem
 
 from .categories.base import RuleValidationError
@@ -51,20 +49,9 @@ def _agent_problem(agent: Any) -> str | None:
     return text_problem(agent)
 
 
-@lru_cache(maxsize=4096)
-def _matcher(agents: tuple[str, ...]):
-    """Exact names as a set, and a compiled regex for the ones that are patterns."""
-    patterns = [fnmatch.translate(a) for a in agents if any(c in a for c in "*?[")]
-    regex = re.compile("|".join(patterns)).match if patterns else None
-    return frozenset(agents), regex
-
-
 def scope_matches(agents: tuple[str, ...], agent_name: str) -> bool:
-    if not agents:
-        return True
-    exact, regex = _matcher(tuple(agents))
-    # An entry always matches its own literal name, even one like "agent[1]".
-    return agent_name in exact or (regex is not None and regex(agent_name) is not None)
+    """An empty scope covers every agent; otherwise core.patterns decides (exact names or patterns)."""
+    return not agents or name_matches(agents, agent_name)
 
 
 def applicable_policies(policies: Iterable[PolicySpec], agent_name: str) -> list[PolicySpec]:

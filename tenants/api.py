@@ -1,4 +1,7 @@
-"""Tenant secrets over the API: names, masked hints and dates. A value is never returned."""
+"""Tenant secrets and API keys over the API (admin scope).
+
+A secret's value is never returned; a key's raw value only once, in the answer that created it.
+"""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -10,8 +13,8 @@ from core.api.fields import StrictCharField, StrictSerializer
 from tenants.audit import Actor, audit_chain_verify
 
 from . import services
-from .access import secret_for
-from .models import TenantSecret
+from .access import api_key_for, secret_for
+from .models import GRANTABLE_SCOPES, ApiKey, KeyScope, TenantSecret
 
 
 class SecretOut(serializers.ModelSerializer):
@@ -32,6 +35,8 @@ class SecretIn(StrictSerializer):
 
 
 class SecretListView(TenantAPIView):
+    required_scope = KeyScope.ADMIN
+
     @extend_schema(responses=SecretListOut)
     def get(self, request):
         secrets = TenantSecret.objects.filter(tenant=self.tenant).order_by("name")
@@ -39,6 +44,8 @@ class SecretListView(TenantAPIView):
 
 
 class SecretDetailView(TenantAPIView):
+    required_scope = KeyScope.ADMIN
+
     @extend_schema(request=SecretIn, responses={200: SecretOut, 201: SecretOut})
     def put(self, request, name: str):
         data = validated(SecretIn, request.data)
@@ -64,6 +71,8 @@ class AuditVerifyOut(serializers.Serializer):
 
 
 class AuditVerifyView(TenantAPIView):
+    required_scope = KeyScope.READ
+
     @extend_schema(
         responses=AuditVerifyOut, description="Recompute the tenant's audit hash chain: is every row as it was written?"
     )
@@ -77,3 +86,54 @@ class AuditVerifyView(TenantAPIView):
                 "problem": verdict.problem,
             }
         )
+
+
+class ApiKeyOut(serializers.ModelSerializer):
+    prefix = serializers.CharField(source="masked")
+
+    class Meta:
+        model = ApiKey
+        fields = ["id", "name", "prefix", "scope", "agents", "expires_at", "last_used_at", "created_at", "revoked_at"]
+
+
+class ApiKeyIn(StrictSerializer):
+    name = StrictCharField(max_length=100)
+    scope = serializers.ChoiceField(choices=[str(s) for s in GRANTABLE_SCOPES], default=KeyScope.AGENT.value)
+    agents = serializers.ListField(
+        child=StrictCharField(max_length=services.MAX_KEY_AGENT_LENGTH),
+        required=False,
+        default=list,
+        max_length=services.MAX_KEY_AGENTS,
+    )
+    expires_in_days = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=services.MAX_KEY_EXPIRY_DAYS
+    )
+
+
+class ApiKeyListView(TenantAPIView):
+    """Keys with their scope, pinned agents, expiry and last use. Creating one answers the raw key once."""
+
+    required_scope = KeyScope.ADMIN
+
+    @extend_schema(responses=ApiKeyOut(many=True))
+    def get(self, request):
+        keys = ApiKey.objects.filter(tenant=self.tenant).order_by("revoked_at", "-created_at")
+        return Response({"results": ApiKeyOut(keys, many=True).data})
+
+    @extend_schema(request=ApiKeyIn, responses={201: ApiKeyOut})
+    def post(self, request):
+        serializer = ApiKeyIn(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        key, raw = services.api_key_create(
+            tenant=self.tenant, actor=Actor.from_request(request), **serializer.validated_data
+        )
+        return Response({**ApiKeyOut(key).data, "key": raw}, status=status.HTTP_201_CREATED)
+
+
+class ApiKeyDetailView(TenantAPIView):
+    required_scope = KeyScope.ADMIN
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, pk: int):
+        services.api_key_revoke(key=api_key_for(self.tenant, pk), actor=Actor.from_request(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)

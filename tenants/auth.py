@@ -1,11 +1,18 @@
-"""Bearer API-key authentication for the REST API. A key belongs to exactly one tenant."""
+"""Bearer API-key authentication for the REST API, and what a key's scope lets it do.
+
+A key belongs to exactly one tenant. Every API view says what it needs in one attribute,
+``required_scope`` (a scope, or a dict of HTTP method to scope); :class:`HasScope`, the default
+permission class (settings.REST_FRAMEWORK), is the only place that compares it with the key.
+"""
 
 from datetime import timedelta
 
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
-from .models import ApiKey, hash_api_key
+from core.patterns import name_matches
+
+from .models import ApiKey, KeyScope, hash_api_key
 
 # last_used_at is informational; writing it on every request would double the writes of hot paths.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -48,6 +55,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if key is None or key.revoked_at is not None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         now = timezone.now()
+        if key.expires_at is not None and key.expires_at <= now:
+            raise exceptions.AuthenticationFailed("This API key has expired; create a new one.")
         if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
             ApiKey.objects.with_scopes_disabled().filter(pk=key.pk).update(last_used_at=now)
             key.last_used_at = now
@@ -66,3 +75,63 @@ class HasTenant(permissions.BasePermission):
 
     def has_permission(self, request, view):
         return isinstance(request.auth, ApiKey)
+
+
+#: ``required_scope`` for endpoints every key may call (ping).
+ANY_SCOPE = "any"
+
+
+def required_scope(view, method: str) -> str:
+    """The scope ``view`` needs for ``method``. A view that declares nothing needs ``admin``:
+    a new endpoint someone forgot to mark fails closed, not open."""
+    declared = getattr(view, "required_scope", None)
+    if isinstance(declared, dict):
+        method = method.upper()
+        declared = declared.get("GET" if method in ("HEAD", "OPTIONS") else method)
+    return declared or KeyScope.ADMIN
+
+
+class HasScope(HasTenant):
+    """A key of this tenant whose scope covers what the view needs (a 403 naming the scope otherwise).
+
+    * ``admin`` and ``legacy`` keys may do everything;
+    * ``read`` keys every endpoint marked ``read``;
+    * ``agent`` keys every endpoint marked ``agent``, and the ``read`` endpoints of views that set
+      ``agent_reads_own = True`` (runs): those views show an agent key only the runs it started.
+      A view with ``key_owns(key, **kwargs)`` (one run) is a 404 for a run the key did not start,
+      as another tenant's run would be. A key pinned to agent names may only name those agents in
+      the view's ``agent_name_field``.
+    """
+
+    def has_permission(self, request, view):
+        if not super().has_permission(request, view):
+            return False
+        key: ApiKey = request.auth
+        needed = required_scope(view, request.method)
+        if needed == ANY_SCOPE or key.full_rights:
+            return True
+        if key.scope == KeyScope.READ:
+            if needed == KeyScope.READ:
+                return True
+        elif key.scope == KeyScope.AGENT:
+            if needed == KeyScope.AGENT or (needed == KeyScope.READ and getattr(view, "agent_reads_own", False)):
+                self._check_agent_key(request, view, key)
+                return True
+        raise exceptions.PermissionDenied(
+            f"This needs an API key with the {needed} scope; this key has the {key.scope} scope."
+        )
+
+    @staticmethod
+    def _check_agent_key(request, view, key: ApiKey) -> None:
+        owns = getattr(view, "key_owns", None)
+        if owns is not None and view.kwargs and not owns(key, **view.kwargs):
+            raise exceptions.NotFound()
+        field = getattr(view, "agent_name_field", None)
+        if key.agents and field and request.method not in permissions.SAFE_METHODS:
+            data = request.data
+            name = data.get(field) if isinstance(data, dict) else None
+            # A missing or malformed name is the serializer's 400; only a wrong one is refused here.
+            if isinstance(name, str) and not name_matches(key.agents, name):
+                raise exceptions.PermissionDenied(
+                    f"This API key may only act for agents matching: {', '.join(key.agents)}."
+                )

@@ -59,6 +59,19 @@ class Membership(models.Model):
 API_KEY_PREFIX = "gr_"
 
 
+class KeyScope(models.TextChoices):
+    """What an API key may do (README, "Security"). Checked in one place: tenants.auth.HasScope."""
+
+    AGENT = "agent", "Agent"  # start runs, report, spans, complete, check, decide; read its own runs
+    READ = "read", "Read"  # every read endpoint and export
+    ADMIN = "admin", "Admin"  # everything an admin can do: policies, secrets, keys
+    # Keys made before scopes existed keep full rights until replaced; the keys page says so.
+    LEGACY = "legacy", "Legacy (full rights)"
+
+
+GRANTABLE_SCOPES = (KeyScope.AGENT, KeyScope.READ, KeyScope.ADMIN)
+
+
 def hash_api_key(raw: str) -> str:
     # Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -73,6 +86,10 @@ class ApiKey(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    scope = models.CharField(max_length=16, choices=KeyScope.choices, default=KeyScope.AGENT)
+    # Agent keys only: the agent names (exact or shell patterns) the key may start runs for; empty = any.
+    agents = models.JSONField(default=list, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     objects = ScopedManager(tenant="tenant")
 
@@ -88,7 +105,19 @@ class ApiKey(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.is_expired
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+    @property
+    def is_legacy(self) -> bool:
+        return self.scope == KeyScope.LEGACY
+
+    @property
+    def full_rights(self) -> bool:
+        return self.scope in (KeyScope.ADMIN, KeyScope.LEGACY)
 
     @property
     def masked(self) -> str:

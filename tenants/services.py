@@ -1,17 +1,28 @@
 """Writes for tenants, members, API keys and secrets. Each call audits in its own transaction."""
 
 import re
+from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from core import outbound
 from core.text import text_problem
 from tenants.audit import Actor, audit_record
 
 from . import crypto
-from .models import ApiKey, Membership, Role, Tenant, TenantSecret, hash_api_key
+from .models import (
+    GRANTABLE_SCOPES,
+    ApiKey,
+    KeyScope,
+    Membership,
+    Role,
+    Tenant,
+    TenantSecret,
+    hash_api_key,
+)
 
 SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 MAX_SECRET_BYTES = 8192
@@ -91,24 +102,89 @@ def user_create_admin(*, tenant: Tenant, email: str, password: str, actor: Actor
     return user
 
 
+MAX_KEY_AGENTS = 100
+MAX_KEY_AGENT_LENGTH = 200
+MAX_KEY_EXPIRY_DAYS = 3650
+
+
+def _clean_key_agents(agents, scope: str) -> list[str]:
+    agents = list(agents or [])
+    if agents and scope != KeyScope.AGENT:
+        raise ValidationError({"agents": "Only agent keys are pinned to agent names."})
+    if len(agents) > MAX_KEY_AGENTS:
+        raise ValidationError({"agents": f"At most {MAX_KEY_AGENTS} agent names or patterns."})
+    cleaned = []
+    for agent in agents:
+        if not isinstance(agent, str) or not agent.strip() or len(agent) > MAX_KEY_AGENT_LENGTH or "\x00" in agent:
+            raise ValidationError(
+                {
+                    "agents": f"Each agent name or pattern is a non-empty string of at most "
+                    f"{MAX_KEY_AGENT_LENGTH} characters."
+                }
+            )
+        cleaned.append(agent.strip())
+    return list(dict.fromkeys(cleaned))
+
+
+def _expiry(expires_in_days):
+    if expires_in_days is None:
+        return None
+    if (
+        isinstance(expires_in_days, bool)
+        or not isinstance(expires_in_days, int)
+        or not 1 <= expires_in_days <= MAX_KEY_EXPIRY_DAYS
+    ):
+        raise ValidationError({"expires_in_days": f"A whole number of days from 1 to {MAX_KEY_EXPIRY_DAYS}."})
+    return timezone.now() + timedelta(days=expires_in_days)
+
+
 @transaction.atomic
-def api_key_create(*, tenant: Tenant, name: str, actor: Actor) -> tuple[ApiKey, str]:
-    """Returns the key row and the raw key. The raw key is never stored and cannot be shown again."""
+def api_key_create(
+    *,
+    tenant: Tenant,
+    name: str,
+    actor: Actor,
+    scope: str = KeyScope.AGENT,
+    agents=(),
+    expires_in_days: int | None = None,
+) -> tuple[ApiKey, str]:
+    """Returns the key row and the raw key. The raw key is never stored and cannot be shown again.
+
+    New keys get the least privilege by default (``agent``); ``legacy`` is never granted, it only
+    marks keys made before scopes existed.
+    """
     name = (name or "").strip()
     if not name:
         raise ValidationError({"name": "This field is required."})
     if len(name) > 100:
         raise ValidationError({"name": "At most 100 characters."})
+    if scope not in GRANTABLE_SCOPES:
+        raise ValidationError({"scope": f"Must be one of: {', '.join(GRANTABLE_SCOPES)}."})
+    agents = _clean_key_agents(agents, scope)
+    expires_at = _expiry(expires_in_days)
     raw = ApiKey.generate()
     key = ApiKey.objects.create(
-        tenant=tenant, name=name, prefix=raw[:10], key_hash=hash_api_key(raw), created_by=actor.user
+        tenant=tenant,
+        name=name,
+        prefix=raw[:10],
+        key_hash=hash_api_key(raw),
+        created_by=actor.user,
+        scope=scope,
+        agents=agents,
+        expires_at=expires_at,
     )
     audit_record(
         tenant=tenant,
         action="tenants.api_key.created",
         actor=actor,
         obj=key,
-        after={"name": key.name, "prefix": key.prefix},
+        after={
+            "name": key.name,
+            "prefix": key.prefix,
+            "scope": key.scope,
+            "agents": key.agents,
+            "expires_at": expires_at.isoformat() if expires_at else None,
+        },
     )
     return key, raw
 
@@ -148,6 +224,12 @@ def secret_set(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Tenant
         raise ValidationError({"value": f"At most {MAX_SECRET_BYTES} bytes."})
     if text_problem(value):
         raise ValidationError({"value": text_problem(value)})
+    if name.endswith("_BASE_URL"):
+        # A URL the server will call with the tenant's provider key: never one of our own network.
+        try:
+            outbound.check_url(value.strip())
+        except outbound.OutboundRefused as exc:
+            raise ValidationError({"value": f"{name}: {exc}"}) from None
     now = timezone.now()
     secret = TenantSecret.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, name=name).first()
     existed = secret is not None

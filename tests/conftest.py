@@ -79,7 +79,8 @@ def charlie(globex):
 
 
 def _api_client(tenant) -> tuple[APIClient, str]:
-    _, raw = tenant_services.api_key_create(tenant=tenant, name="tests", actor=SYSTEM)
+    # Full rights, as the tests of each endpoint need; the scopes have their own tests.
+    _, raw = tenant_services.api_key_create(tenant=tenant, name="tests", actor=SYSTEM, scope="admin")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     return client, raw

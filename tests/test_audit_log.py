@@ -102,7 +102,7 @@ def test_api_key_create_and_revoke_are_audited_without_the_key(acme, alice):
         ("tenants.api_key.created", "req-keys-9", "alice", alice.pk),
         ("tenants.api_key.revoked", "req-keys-9", "alice", alice.pk),
     ]
-    assert events[0].after == {"name": "ci", "prefix": raw[:10]}
+    assert events[0].after == {"name": "ci", "prefix": raw[:10], "scope": "agent", "agents": [], "expires_at": None}
     assert (events[1].before["revoked"], events[1].after["revoked"]) == (False, True)
     assert raw not in dumps([e.before for e in events] + [e.after for e in events])
     with scopes_disabled():

@@ -38,7 +38,16 @@ def _database_url() -> str:
 
 @pytest.fixture
 def worker(transactional_db):
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_BROKER_URL": settings.CELERY_BROKER_URL}
+    # The fake provider listens on loopback: the worker (and this process, which saves the secret)
+    # must allow it past the outbound guard.
+    allowed_before = settings.OUTBOUND_ALLOWED_HOSTS
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+    }
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -62,6 +71,7 @@ def worker(transactional_db):
         text=True,
     )
     yield proc
+    settings.OUTBOUND_ALLOWED_HOSTS = allowed_before
     proc.terminate()
     try:
         proc.wait(timeout=15)

@@ -18,7 +18,9 @@ UNGROUNDED = "Bananas are the primary export of Iceland and grow in volcanic gre
 
 
 @pytest.fixture
-def llm_server():
+def llm_server(settings):
+    # The fake provider listens on loopback, which the outbound guard refuses unless allowed.
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     with FakeLLMServer() as server:
         yield server
 
@@ -180,10 +182,10 @@ def test_warn_only_mid_execution_judge_does_not_hold_up_the_agent(
 
 
 def test_disallowed_base_url_host_skips_the_judge(api, acme, make_policy, llm_server, settings):
-    settings.JUDGE_BASE_URL_ALLOWED_HOSTS = ["gateway.internal.example"]
-    store_provider_secrets(acme, llm_server)
+    store_provider_secrets(acme, llm_server)  # saved while the operator allowed loopback...
+    settings.OUTBOUND_ALLOWED_HOSTS = ["gateway.internal.example"]  # ...then took it off the list
     make_policy(rules=judge_rules())
     decision = report(api, start(api), UNGROUNDED)
     assert decision["action"] == "allow"
-    assert "not in JUDGE_BASE_URL_ALLOWED_HOSTS" in judge_evaluation(decision)["reason"]
+    assert "OPENAI_BASE_URL refused: 127.0.0.1 is a loopback address" in judge_evaluation(decision)["reason"]
     assert llm_server.request_count == 0

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from django.conf import settings
 
 from judges.llm import (
     BASE_URL_SECRET,
@@ -68,6 +69,15 @@ provider_param = pytest.mark.parametrize("provider", ["openai", "anthropic", "gr
 
 # The anthropic SDK warns that the seed's example model (claude-sonnet-4-20250514) is deprecated.
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+
+
+@pytest.fixture(autouse=True)
+def _loopback_provider_allowed(monkeypatch):
+    """The fake provider listens on loopback, which the outbound guard (core/outbound.py) refuses
+    unless the operator allows it: with Django configured from settings, without it from the env."""
+    monkeypatch.setenv("OUTBOUND_ALLOWED_HOSTS", "127.0.0.1")
+    if settings.configured:
+        monkeypatch.setattr(settings, "OUTBOUND_ALLOWED_HOSTS", ["127.0.0.1"], raising=False)
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from governance.access import run_for
 from governance.evidence_pack import run_evidence_pack
+from tenants.models import KeyScope
 
 
 class EvidencePackOut(serializers.Serializer):
@@ -24,6 +25,8 @@ class EvidencePackOut(serializers.Serializer):
 
 
 class RunEvidenceView(TenantAPIView):
+    required_scope = KeyScope.READ
+
     @extend_schema(
         responses={200: EvidencePackOut},
         description="One JSON document with the run, its reports, spans, decisions, evaluations "

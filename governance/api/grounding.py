@@ -16,6 +16,7 @@ from core.api.contract import represented, validated
 from core.api.fields import SafeJSONField, StrictCharField, StrictSerializer
 from policies.categories.grounding_context import decide_grounding
 from policies.selectors import grounding_context_for
+from tenants.models import KeyScope
 
 from .serializers import GroundingContextOut
 
@@ -59,6 +60,9 @@ class DecideOut(serializers.Serializer):
 
 
 class GroundingDecideView(TenantAPIView):
+    required_scope = KeyScope.AGENT
+    agent_name_field = "agent_name"
+
     @extend_schema(request=DecideIn, responses={200: DecideOut})
     def post(self, request):
         data = validated(DecideIn, request.data)

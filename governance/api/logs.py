@@ -16,7 +16,7 @@ from governance.filters import (
     EvaluationFilter,
 )
 from governance.models import Evaluation
-from tenants.models import AuditEvent
+from tenants.models import AuditEvent, KeyScope
 
 from .serializers import AuditEventOut, EvaluationOut
 
@@ -44,6 +44,7 @@ AFTER_ID_PARAM = OpenApiParameter("after_id", int, description="Resume an export
 
 class _FilteredList(TenantAPIView):
     reads_replica = True  # core.routing: heavy reads, served by the read replica when there is one
+    required_scope = KeyScope.READ
     filterset_class = None
     model = None
     serializer_class = None

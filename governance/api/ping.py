@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.api.contract import represented
+from tenants.auth import ANY_SCOPE
 
 
 class PingOut(serializers.Serializer):
@@ -13,6 +14,8 @@ class PingOut(serializers.Serializer):
 
 
 class PingView(TenantAPIView):
+    required_scope = ANY_SCOPE
+
     @extend_schema(responses=PingOut)
     def get(self, request):
         return Response(represented(PingOut, {"tenant": self.tenant.slug}))

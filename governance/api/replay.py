@@ -23,6 +23,7 @@ from governance.calibration import policy_calibration
 from governance.models import ReplayJob
 from governance.tasks import replay_job
 from policies.access import policy_for
+from tenants.models import KeyScope
 
 
 class CandidateIn(StrictSerializer):
@@ -92,6 +93,7 @@ def _job_out(request, job: ReplayJob) -> dict:
 
 
 class ReplayView(TenantAPIView):
+    required_scope = KeyScope.READ  # a what-if over stored runs: it changes nothing
     error_statuses = {"post": (404,)}  # a policy_id of no policy of the tenant
 
     @extend_schema(request=ReplayIn, responses={200: ReplayOut, 202: OpenApiResponse(ReplayJobOut)})
@@ -115,6 +117,8 @@ class ReplayView(TenantAPIView):
 
 
 class ReplayJobView(TenantAPIView):
+    required_scope = KeyScope.READ
+
     @extend_schema(responses=ReplayJobOut)
     def get(self, request, pk: int):
         job = get_object_or_404(ReplayJob.objects.filter(tenant=self.tenant), pk=pk_or_404(pk))
@@ -154,6 +158,8 @@ class CalibrationOut(serializers.Serializer):
 
 
 class CalibrationView(TenantAPIView):
+    required_scope = KeyScope.READ
+
     @extend_schema(
         responses={200: CalibrationOut},
         description="Confirmed and dismissed violations of the policy, the precision of its blocks "

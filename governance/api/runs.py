@@ -18,6 +18,7 @@ from governance import services
 from governance.filters import RunFilter
 from governance.models import Evaluation, Run, attach_sources
 from policies.selectors import grounding_context_for
+from tenants.models import KeyScope
 
 from .serializers import (
     CompleteIn,
@@ -36,8 +37,27 @@ def _decision_body(run, decision) -> dict:
     return represented(RunDecisionOut, {"run_id": run.pk, "status": run.status, "decision": decision.to_dict()})
 
 
+def _visible_runs(request, tenant):
+    """The tenant's runs; for an agent key only the runs it started (tenants.auth.HasScope)."""
+    runs = Run.objects.filter(tenant=tenant)
+    return runs.filter(api_key=request.auth) if request.auth.scope == KeyScope.AGENT else runs
+
+
+class _OneRun(TenantAPIView):
+    """A view of one run: an agent key reaches only the runs it started (404 for the others)."""
+
+    agent_reads_own = True
+
+    def key_owns(self, key, pk, **kwargs) -> bool:
+        # Called by the permission check, before the view opens its tenant scope: filtered by hand.
+        return Run.objects.with_scopes_disabled().filter(tenant=key.tenant_id, pk=pk_or_404(pk), api_key=key).exists()
+
+
 class RunListView(TenantAPIView):
     reads_replica = True  # the GET (core.routing); POST always runs on the primary
+    required_scope = {"GET": KeyScope.READ, "POST": KeyScope.AGENT}
+    agent_reads_own = True
+    agent_name_field = "agent_name"
     filterset_class = RunFilter
     pagination_class = IdCursorPagination
     queryset = Run.objects.none()  # for the schema: the model the filters describe
@@ -57,14 +77,15 @@ class RunListView(TenantAPIView):
 
     @extend_schema(responses=RunOut(many=True))
     def get(self, request):
-        rows = filtered(RunFilter, request, Run.objects.filter(tenant=self.tenant))
+        rows = filtered(RunFilter, request, _visible_runs(request, self.tenant))
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(represented_list(RunOut, page))
 
 
-class RunDetailView(TenantAPIView):
+class RunDetailView(_OneRun):
     reads_replica = True
+    required_scope = KeyScope.READ
 
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
@@ -78,7 +99,8 @@ class RunDetailView(TenantAPIView):
         return Response(represented(RunDetailOut, run))
 
 
-class RunGroundingView(TenantAPIView):
+class RunGroundingView(_OneRun):
+    required_scope = KeyScope.AGENT
     error_statuses = {"post": (409,)}
 
     @extend_schema(request=GroundingIn, responses={200: RunDecisionOut})
@@ -88,7 +110,9 @@ class RunGroundingView(TenantAPIView):
         return Response(_decision_body(run, decision))
 
 
-class RunSpanView(TenantAPIView):
+class RunSpanView(_OneRun):
+    required_scope = KeyScope.AGENT
+
     @extend_schema(request=SpanIn, responses={201: SpanOut})
     def post(self, request, pk: int):
         data = validated(SpanIn, request.data)
@@ -96,7 +120,8 @@ class RunSpanView(TenantAPIView):
         return Response(represented(SpanOut, span), status=status.HTTP_201_CREATED)
 
 
-class RunCompleteView(TenantAPIView):
+class RunCompleteView(_OneRun):
+    required_scope = KeyScope.AGENT
     error_statuses = {"post": (409,)}
 
     @extend_schema(request=CompleteIn, responses={200: RunDecisionOut})

@@ -35,6 +35,8 @@ urlpatterns = [
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
+    path("api-keys/", tenants_api.ApiKeyListView.as_view(), name="api-keys"),
+    path("api-keys/<int:pk>/", tenants_api.ApiKeyDetailView.as_view(), name="api-key"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     path(
         "docs/",

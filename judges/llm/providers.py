@@ -51,6 +51,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from core import outbound
+
 from .parse import NEUTRAL_SCORE, parse_score
 from .pricing import estimate_cost
 from .prompt import build_prompt, cache_key
@@ -190,18 +192,38 @@ def clear_client_cache() -> None:
 
 
 def _new_client(provider: str, api_key: str, base_url: str | None, timeout: float) -> Any:
+    # Every SDK gets the guarded HTTP client (core/outbound.py): each connection's address is
+    # checked (no loopback, private or metadata addresses unless allowed) and no redirect is followed.
     if provider == "openai":
         import openai
 
-        return openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        return openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=outbound.guarded_client(timeout=timeout),
+        )
     if provider == "anthropic":
         import anthropic
 
-        return anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        return anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=outbound.guarded_client(timeout=timeout, library="httpx2"),
+        )
     if provider == "groq":
         import groq
 
-        return groq.Groq(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        return groq.Groq(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            http_client=outbound.guarded_client(timeout=timeout),
+        )
     raise ValueError(f"unknown provider {provider!r}")
 
 
@@ -210,7 +232,8 @@ def get_client(provider: str, api_key: str, base_url: str | None, timeout: float
     global _cache_pid
     # With no explicit base URL the SDK reads its own variable, so that value is part of the key.
     effective_url = base_url or "env:" + (os.environ.get(BASE_URL_SECRET.get(provider, ""), "") or "")
-    key = (provider, effective_url, _key_hash(api_key), float(timeout))
+    # The allow-list is part of the key: a client is built for the guard settings it was made under.
+    key = (provider, effective_url, _key_hash(api_key), float(timeout), outbound.allowed_entries())
     with _cache_lock:
         if _cache_pid != os.getpid():  # forked: the parent's connection pools are not ours
             _clients.clear()

@@ -3,7 +3,7 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from tenants.models import Role
+from tenants.models import GRANTABLE_SCOPES, KeyScope, Role
 
 KNOWN_SECRET_NAMES = (
     "OPENAI_API_KEY",
@@ -53,6 +53,13 @@ class SecretForm(ServiceErrorsMixin, forms.Form):
     )
 
 
+SCOPE_HELP = {
+    KeyScope.AGENT: "Agent: start runs, report, check and decide; reads only the runs it started.",
+    KeyScope.READ: "Read: every read endpoint and export; changes nothing.",
+    KeyScope.ADMIN: "Admin: everything, policies and secrets included. Keep it out of agents.",
+}
+
+
 class ApiKeyForm(ServiceErrorsMixin, forms.Form):
     name = forms.CharField(
         label="Name",
@@ -60,6 +67,32 @@ class ApiKeyForm(ServiceErrorsMixin, forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "research-agent production", "autocomplete": "off"}),
         help_text="What the key is for, so you know which one to revoke.",
     )
+    scope = forms.ChoiceField(
+        label="Scope",
+        initial=KeyScope.AGENT,
+        required=False,
+        choices=[(s.value, SCOPE_HELP[s]) for s in GRANTABLE_SCOPES],
+        widget=forms.RadioSelect,
+    )
+    agents = forms.CharField(
+        label="Agents",
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(
+            attrs={"placeholder": "support-*, research-agent", "autocomplete": "off", "spellcheck": "false"}
+        ),
+        help_text="Agent keys only: the agent names or patterns it may act for, comma-separated. Empty: any agent.",
+    )
+    expires_in_days = forms.IntegerField(
+        label="Expires after (days)", required=False, min_value=1, help_text="Empty: never expires."
+    )
+
+    def clean_scope(self) -> str:
+        # Least privilege when nothing is chosen, as for every other way of creating a key.
+        return self.cleaned_data.get("scope") or KeyScope.AGENT
+
+    def cleaned_agents(self) -> list[str]:
+        return [a.strip() for a in (self.cleaned_data.get("agents") or "").split(",") if a.strip()]
 
 
 class MemberAddForm(ServiceErrorsMixin, forms.Form):

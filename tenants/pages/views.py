@@ -136,21 +136,28 @@ def api_keys(request):
     if request.method == "POST" and form.is_valid():
         try:
             new_key, raw_key = services.api_key_create(
-                tenant=request.tenant, name=form.cleaned_data["name"], actor=Actor.from_request(request)
+                tenant=request.tenant,
+                name=form.cleaned_data["name"],
+                scope=form.cleaned_data["scope"],
+                agents=form.cleaned_agents(),
+                expires_in_days=form.cleaned_data["expires_in_days"],
+                actor=Actor.from_request(request),
             )
         except ValidationError as exc:
             form.add_service_errors(exc)
         else:
             form = ApiKeyForm()
     # The raw key is on this one response only: it is never stored, and the page is not cached.
+    keys = list(_api_key_rows(request.tenant))
     response = render(
         request,
         "settings/api_keys.html",
         {
             "form": form,
-            "keys": _api_key_rows(request.tenant),
+            "keys": keys,
             "new_key": new_key,
             "raw_key": raw_key,
+            "legacy_count": sum(1 for k in keys if k.is_legacy and k.is_active),
         },
         status=400 if form.errors else 200,
     )
