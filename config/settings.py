@@ -167,3 +167,10 @@ if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+
+# --- Ecosystem: metrics, rate limits, login throttling, webhooks, OTLP (issue 13) ---------------
+# /metrics answers a scraper that sends `Authorization: Bearer <METRICS_TOKEN>`; with no token set,
+# only a loopback client. Tenant slugs become a label only when asked (one series per tenant).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_TENANT_LABELS = env_bool("METRICS_TENANT_LABELS", False)
+METRICS_CELERY_QUEUES = [q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()]

@@ -1,9 +1,11 @@
 from django.urls import include, path
 
 from core.health import healthz
+from core.metrics import metrics_view
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("api/v1/", include("governance.api.urls")),
     path("", include("governance.pages.urls")),
 ]

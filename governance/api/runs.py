@@ -1,3 +1,4 @@
+import time
 from functools import lru_cache
 
 from django.db.models import Prefetch
@@ -6,6 +7,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 
+from core import metrics
 from core.api.base import TenantAPIView
 from core.api.pagination import IdCursorPagination
 from governance import services
@@ -52,6 +54,7 @@ class RunListView(TenantAPIView):
     def post(self, request):
         data = _validated(RunStartIn, request)
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
+        metrics.observe_decision(decision, tenant=self.tenant)
         # The context rules ride along (seed 000), so the agent can decide what reaches the model
         # without a second call.
         body = {**decision.to_dict(),
@@ -83,8 +86,11 @@ class RunDetailView(TenantAPIView):
 class RunGroundingView(TenantAPIView):
     @extend_schema(request=GroundingIn, responses={200: dict})
     def post(self, request, pk: int):
+        started = time.perf_counter()
         data = _validated(GroundingIn, request)
         run, decision = services.run_record_grounding(tenant=self.tenant, run_id=pk, **data)
+        metrics.observe_report_latency(time.perf_counter() - started, tenant=self.tenant)
+        metrics.observe_decision(decision, tenant=self.tenant)
         return Response(_decision_body(run, decision))
 
 
@@ -101,4 +107,5 @@ class RunCompleteView(TenantAPIView):
     def post(self, request, pk: int):
         data = _validated(CompleteIn, request)
         run, decision = services.run_complete(tenant=self.tenant, run_id=pk, **data)
+        metrics.observe_decision(decision, tenant=self.tenant)
         return Response(_decision_body(run, decision))
