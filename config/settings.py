@@ -1,6 +1,7 @@
 """Settings from the environment (twelve-factor); defaults make `make run` work with nothing set."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "policies",
     "governance",
     "judges",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -53,6 +55,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "tenants.middleware.TenantScopeMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -119,6 +123,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["tenants.throttling.ApiKeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -144,6 +149,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", 
 CELERY_RESULT_BACKEND = None
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if os.environ.get("CACHE_URL"):
+    # Shared by every process: rate-limit counts must not be per worker.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}}
 
 # Judges
 JUDGE_SYNC_BUDGET_SECONDS = float(os.environ.get("JUDGE_SYNC_BUDGET_SECONDS", "10"))
@@ -174,3 +182,16 @@ if not DEBUG:
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 METRICS_TENANT_LABELS = env_bool("METRICS_TENANT_LABELS", False)
 METRICS_CELERY_QUEUES = [q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()]
+
+# Per-API-key request limit (tenants/throttling.py): "<n>/<s|min|hour|day>", or "off".
+API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "1200/min")
+
+# Dashboard sign-in throttling (django-axes): after AXES_FAILURE_LIMIT failures for one username
+# from one IP, that pair is refused (429) for AXES_COOLOFF_MINUTES. Behind a proxy, also set
+# AXES_IPWARE_META_PRECEDENCE_ORDER (django-axes docs) so the client's address is the one counted.
+AUTHENTICATION_BACKENDS = ["tenants.login_backends.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
