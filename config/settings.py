@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "policies",
     "governance",
     "judges",
+    "webhooks",
     "axes",
 ]
 
@@ -195,3 +196,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+
+# Webhooks (webhooks/): https:// URLs only, except hosts listed here, which may also be http:// and
+# resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.
+WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOSTS", "").split(",") if h.strip()]
+OUTBOUND_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("OUTBOUND_ALLOWED_HOSTS", "").split(",") if h.strip()]

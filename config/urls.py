@@ -7,5 +7,6 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),
     path("api/v1/", include("governance.api.urls")),
+    path("settings/webhooks/", include("webhooks.pages.urls")),
     path("", include("governance.pages.urls")),
 ]

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from tenants.audit import Actor, audit_record
 
+from .hooks import violation_reviewed
 from .models import Evaluation, ReviewState
 
 REVIEW_STATES = (ReviewState.CONFIRMED, ReviewState.DISMISSED)
@@ -53,4 +54,5 @@ def evaluation_review(*, evaluation: Evaluation, state: str, comment: str = "", 
             after={**_review_snapshot(locked), "run_id": locked.run_id, "policy_name": locked.policy_name,
                    "action": locked.action, "phase": locked.phase},
         )
+        violation_reviewed(evaluation=locked)
     return locked

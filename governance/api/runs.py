@@ -10,7 +10,7 @@ from rest_framework.serializers import as_serializer_error
 from core import metrics
 from core.api.base import TenantAPIView
 from core.api.pagination import IdCursorPagination
-from governance import services
+from governance import hooks, services
 from governance.access import run_for
 from governance.filters import RunFilter
 from governance.models import Evaluation, Run
@@ -54,7 +54,7 @@ class RunListView(TenantAPIView):
     def post(self, request):
         data = _validated(RunStartIn, request)
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
-        metrics.observe_decision(decision, tenant=self.tenant)
+        hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
         # The context rules ride along (seed 000), so the agent can decide what reaches the model
         # without a second call.
         body = {**decision.to_dict(),
@@ -90,7 +90,7 @@ class RunGroundingView(TenantAPIView):
         data = _validated(GroundingIn, request)
         run, decision = services.run_record_grounding(tenant=self.tenant, run_id=pk, **data)
         metrics.observe_report_latency(time.perf_counter() - started, tenant=self.tenant)
-        metrics.observe_decision(decision, tenant=self.tenant)
+        hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
         return Response(_decision_body(run, decision))
 
 
@@ -107,5 +107,5 @@ class RunCompleteView(TenantAPIView):
     def post(self, request, pk: int):
         data = _validated(CompleteIn, request)
         run, decision = services.run_complete(tenant=self.tenant, run_id=pk, **data)
-        metrics.observe_decision(decision, tenant=self.tenant)
+        hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
         return Response(_decision_body(run, decision))

@@ -8,6 +8,7 @@ from drf_spectacular.views import (
 from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
+from webhooks import api as webhooks_api
 
 from . import grounding, logs, ping, runs
 
@@ -28,6 +29,11 @@ urlpatterns = [
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
+    path("webhooks/", webhooks_api.WebhookListView.as_view(), name="api-webhooks"),
+    path("webhooks/<int:pk>/", webhooks_api.WebhookDetailView.as_view(), name="api-webhook"),
+    path("webhooks/<int:pk>/deliveries/", webhooks_api.DeliveryListView.as_view(), name="api-webhook-deliveries"),
+    path("webhooks/<int:pk>/deliveries/<int:delivery_pk>/redeliver/", webhooks_api.RedeliverView.as_view(),
+         name="api-webhook-redeliver"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema", authentication_classes=[], permission_classes=[]),
          name="api-docs"),
