@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "governance",
     "judges",
     "webhooks",
+    "otlp",
     "axes",
 ]
 
@@ -201,3 +202,7 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.
 WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOSTS", "").split(",") if h.strip()]
 OUTBOUND_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("OUTBOUND_ALLOWED_HOSTS", "").split(",") if h.strip()]
+
+# OTLP trace ingest (POST /v1/traces): the limit on a body once gunzipped; the wire size is
+# MAX_BODY_BYTES like every request.
+OTLP_MAX_BODY_BYTES = int(os.environ.get("OTLP_MAX_BODY_BYTES", str(8 * 1024 * 1024)))
