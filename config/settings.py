@@ -189,8 +189,8 @@ METRICS_CELERY_QUEUES = [q.strip() for q in os.environ.get("METRICS_CELERY_QUEUE
 API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "1200/min")
 
 # Dashboard sign-in throttling (django-axes): after AXES_FAILURE_LIMIT failures for one username
-# from one IP, that pair is refused (429) for AXES_COOLOFF_MINUTES. Behind a proxy, also set
-# AXES_IPWARE_META_PRECEDENCE_ORDER (django-axes docs) so the client's address is the one counted.
+# from one IP, that pair is refused (429) for AXES_COOLOFF_MINUTES. The address is REMOTE_ADDR: behind
+# a proxy, set AXES_CLIENT_IP_CALLABLE (django-axes docs) so the client's address is the one counted.
 AUTHENTICATION_BACKENDS = ["tenants.login_backends.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))

@@ -12,11 +12,11 @@ import zlib
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
+from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from google.rpc import status_pb2
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

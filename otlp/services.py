@@ -3,8 +3,8 @@
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from rest_framework.serializers import as_serializer_error
 from rest_framework.exceptions import ValidationError
+from rest_framework.serializers import as_serializer_error
 
 from governance import services as runs
 from governance.api.serializers import SpanIn

@@ -6,7 +6,13 @@ from django.test import Client, override_settings
 from fake_llm_server import FakeLLMServer
 from prometheus_client import values
 from prometheus_client.parser import text_string_to_metric_families
-from test_judges_integration import UNGROUNDED, judge_rules, report, start, store_provider_secrets
+from test_judges_integration import (
+    UNGROUNDED,
+    judge_rules,
+    report,
+    start,
+    store_provider_secrets,
+)
 
 from core import metrics
 

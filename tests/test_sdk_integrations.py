@@ -28,8 +28,8 @@ _OWN_SDK = str(Path(__file__).resolve().parents[1] / "client" / "groundrule")
 if _OWN_SDK not in groundrule.__path__:
     groundrule.__path__.append(_OWN_SDK)
 
-from groundrule.integrations.langchain import GroundruleCallbackHandler  # noqa: E402
-from groundrule.integrations.openai_agents import groundrule_output_guardrail  # noqa: E402
+from groundrule.integrations.langchain import GroundruleCallbackHandler
+from groundrule.integrations.openai_agents import groundrule_output_guardrail
 
 pytestmark = pytest.mark.django_db(transaction=True)
 set_tracing_disabled(True)

@@ -248,7 +248,7 @@ def test_redeliver_sends_the_event_again_under_a_new_id(api, make_policy, receiv
 
 def test_review_confirmed_and_dismissed_are_delivered(acme, alice, make_policy, receiver, on_commit):
     make_policy(rules=STRICT)
-    webhook, secret = services.webhook_create(tenant=acme, url=receiver.url, actor=Actor.system("tests"),
+    _, secret = services.webhook_create(tenant=acme, url=receiver.url, actor=Actor.system("tests"),
                                               events=["review.confirmed", "review.dismissed"])
     run = run_through(acme, scores=(0.2,))
     violation = violations_of(run)[0]

@@ -16,7 +16,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format, *args):  # quiet
         pass
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
         server = self.server.receiver

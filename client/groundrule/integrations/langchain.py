@@ -28,7 +28,7 @@ GroundingHook = Callable[[str, Sequence[Mapping[str, Any]]], Mapping[str, Any]]
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.timezone.utc)  # noqa: UP017 -- the SDK supports Python 3.10
 
 
 def _name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any], default: str) -> str:
