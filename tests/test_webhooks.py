@@ -19,7 +19,8 @@ from webhooks.models import Webhook, WebhookDelivery
 
 pytestmark = pytest.mark.django_db
 
-LOOPBACK = override_settings(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"], OUTBOUND_ALLOWED_HOSTS=["127.0.0.1"])
+# Only the webhook allow-list: the general outbound one stays empty, so webhooks must pass theirs.
+LOOPBACK = override_settings(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"])
 
 
 @pytest.fixture(autouse=True)

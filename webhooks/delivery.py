@@ -11,6 +11,7 @@ import time
 from datetime import timedelta
 
 import httpx
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django_scopes import scopes_disabled
@@ -25,6 +26,12 @@ BACKOFF_BASE_SECONDS = 30
 BACKOFF_MAX_SECONDS = 6 * 3600
 TIMEOUT_SECONDS = 10.0
 USER_AGENT = "Groundrule-Webhooks/1"
+
+
+def outbound_allowed() -> list[str]:
+    """Hosts a webhook may reach though private: the operator's general outbound allow-list plus
+    WEBHOOK_ALLOWED_HOSTS (receivers on the operator's own network)."""
+    return [*getattr(settings, "OUTBOUND_ALLOWED_HOSTS", []), *getattr(settings, "WEBHOOK_ALLOWED_HOSTS", [])]
 
 
 def backoff_seconds(attempts: int) -> int:
@@ -64,7 +71,7 @@ def _post(delivery: WebhookDelivery) -> tuple[int | None, str, int]:
     body = body_bytes(delivery)
     started = time.perf_counter()
     try:
-        with guarded_client(timeout=TIMEOUT_SECONDS) as client:
+        with guarded_client(timeout=TIMEOUT_SECONDS, allowed=outbound_allowed()) as client:
             response = client.post(delivery.webhook.url, content=body, headers=signed_headers(delivery, body))
         code, error = response.status_code, "" if response.is_success else f"HTTP {response.status_code}"
     except OutboundRefused as exc:

@@ -21,6 +21,7 @@ from tenants.models import Tenant
 
 from . import payloads
 from .events import EVENTS
+from .delivery import outbound_allowed
 from .models import Webhook, WebhookDelivery
 from .tasks import deliver_webhook
 
@@ -47,7 +48,7 @@ def validate_url(url) -> str:
     if parts.scheme != "https" and not (parts.scheme == "http" and host in allowed):
         raise ValidationError({"url": "Must be an https:// URL (http:// only for hosts in WEBHOOK_ALLOWED_HOSTS)."})
     try:
-        check_url(url)
+        check_url(url, allowed=outbound_allowed())
     except OutboundRefused as exc:
         raise ValidationError({"url": str(exc)}) from None
     return url
