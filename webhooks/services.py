@@ -20,8 +20,8 @@ from tenants.audit import Actor, audit_record
 from tenants.models import Tenant
 
 from . import payloads
-from .events import EVENTS
 from .delivery import outbound_allowed
+from .events import EVENTS
 from .models import Webhook, WebhookDelivery
 from .tasks import deliver_webhook
 
