@@ -29,6 +29,22 @@ def decision_returned(*, tenant, run, decision) -> None:
     })
 
 
+def late_evaluations(*, run, decision_row, evaluations) -> None:
+    """A background judge's warn or block joins a stored decision: tell subscribers as for any other."""
+    worst = max((e.action for e in evaluations), key=lambda a: ("allow", "warn", "block").index(a), default="allow")
+    event = DECISION_EVENTS.get(worst)
+    if event is None or event not in subscribed_events(tenant=run.tenant):
+        return
+    webhook_emit(tenant=run.tenant, event=event, data={
+        "run_id": run.pk, "agent_name": run.agent_name, "workflow_name": run.workflow_name,
+        "run_status": run.status, "phase": decision_row.phase, "action": worst, "late": True,
+        "reason": "; ".join(e.reason for e in evaluations if e.action in DECISION_EVENTS),
+        "evaluations": [{"policy_id": e.policy_id, "policy_name": e.policy_name, "category": e.category,
+                         "action": e.action, "reason": e.reason, "source": e.source}
+                        for e in evaluations if e.action in DECISION_EVENTS],
+    })
+
+
 def violation_reviewed(*, evaluation) -> None:
     webhook_emit(tenant=evaluation.tenant, event=REVIEW_EVENTS[evaluation.review_state], data={
         "evaluation_id": evaluation.pk, "run_id": evaluation.run_id, "agent_name": evaluation.agent_name,

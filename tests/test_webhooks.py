@@ -7,7 +7,9 @@ import pytest
 from django.core.cache import cache
 from django.test import override_settings
 from django_scopes import scope, scopes_disabled
+from fake_llm_server import FakeLLMServer
 from pages_support import STRICT, run_through, violations_of
+from test_judges_integration import UNGROUNDED, judge_rules, store_provider_secrets
 from webhook_receiver import WebhookReceiver
 
 from governance.reviews import evaluation_review
@@ -350,3 +352,20 @@ def test_a_new_webhook_hears_the_very_next_event(api, make_policy, receiver, on_
     create(api, receiver.url)
     block(api, on_commit)
     assert len(receiver.received) == 1
+
+
+def test_a_background_judges_warning_is_delivered_when_it_arrives(api, acme, make_policy, receiver, on_commit):
+    # The LLM judge at after_workflow runs in Celery (eager here): its warn joins the decision later.
+    with FakeLLMServer() as llm_server:
+        store_provider_secrets(acme, llm_server)
+        make_policy(rules=judge_rules(llm_grounding_phase="after_workflow", action_on_violation="warn"))
+        created = create(api, receiver.url, events=["decision.warn"])
+        run_id = api.post("/api/v1/runs/", {"agent_name": "research-agent"}, format="json").json()["id"]
+        done = on_commit(api.post, f"/api/v1/runs/{run_id}/complete/", {"output": UNGROUNDED}, format="json")
+        assert done.json()["decision"]["action"] == "allow"  # the agent did not wait for the judge
+    (got,) = receiver.received
+    body = json.loads(got.body)
+    assert got.headers["X-Groundrule-Event"] == "decision.warn" and body["data"]["late"] is True
+    assert body["data"]["run_id"] == run_id and body["data"]["phase"] == "after_workflow"
+    assert body["data"]["reason"] == "LLM judge score (0.2) below threshold (0.7)"
+    assert signing.verify(created["secret"], got.headers["X-Groundrule-Signature"], got.body)
