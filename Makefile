@@ -33,7 +33,7 @@ $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	touch $@
 
 # The SDK is installed as a package (as agents get it), so a change to its source reinstalls it.
-$(VENV)/.client-installed: $(VENV)/.installed client/pyproject.toml $(wildcard client/groundrule/*.py)
+$(VENV)/.client-installed: $(VENV)/.installed client/pyproject.toml $(wildcard client/groundrule/*.py client/groundrule/*/*.py)
 	$(PIP) install -q --no-deps ./client
 	touch $@
 

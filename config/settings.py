@@ -1,6 +1,7 @@
 """Settings from the environment (twelve-factor); defaults make `make run` work with nothing set."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -52,6 +53,9 @@ INSTALLED_APPS = [
     "policies",
     "governance",
     "judges",
+    "webhooks",
+    "otlp",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -70,6 +74,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "tenants.middleware.TenantScopeMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -162,6 +168,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["tenants.throttling.ApiKeyRateThrottle"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -189,7 +196,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", 
 CELERY_RESULT_BACKEND = None
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-# Several web nodes share what they cache (e.g. who just wrote: core/routing.py) through Redis.
+# Several web nodes share what they cache (who just wrote: core/routing.py; rate-limit counts:
+# tenants/throttling.py) through Redis.
 if os.environ.get("CACHE_URL"):
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
@@ -248,3 +256,32 @@ if not DEBUG and env_bool("HTTPS", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# --- Ecosystem: metrics, rate limits, login throttling, webhooks, OTLP (issue 13) ---------------
+# /metrics answers a scraper that sends `Authorization: Bearer <METRICS_TOKEN>`; with no token set,
+# only a loopback client. Tenant slugs become a label only when asked (one series per tenant).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_TENANT_LABELS = env_bool("METRICS_TENANT_LABELS", False)
+METRICS_CELERY_QUEUES = [q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()]
+
+# Per-API-key request limit (tenants/throttling.py): "<n>/<s|min|hour|day>", or "off".
+API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "1200/min")
+
+# Dashboard sign-in throttling (django-axes): after AXES_FAILURE_LIMIT failures for one username
+# from one IP, that pair is refused (429) for AXES_COOLOFF_MINUTES. The address is REMOTE_ADDR: behind
+# a proxy, set AXES_CLIENT_IP_CALLABLE (django-axes docs) so the client's address is the one counted.
+AUTHENTICATION_BACKENDS = ["tenants.login_backends.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+
+# Webhooks (webhooks/): https:// URLs only, except hosts listed here, which may also be http:// and
+# resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.
+WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOSTS", "").split(",") if h.strip()]
+OUTBOUND_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("OUTBOUND_ALLOWED_HOSTS", "").split(",") if h.strip()]
+
+# OTLP trace ingest (POST /v1/traces): the limit on a body once gunzipped; the wire size is
+# MAX_BODY_BYTES like every request.
+OTLP_MAX_BODY_BYTES = int(os.environ.get("OTLP_MAX_BODY_BYTES", str(8 * 1024 * 1024)))

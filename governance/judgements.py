@@ -13,6 +13,7 @@ from judges.services import LLM, Evidence, judge
 from policies.engine import PolicySpec
 
 from . import accumulated, rows
+from .hooks import late_evaluations
 from .models import Decision, Evaluation, Run
 
 
@@ -55,3 +56,4 @@ def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence
                 fields += run.raise_final_action(e.action)
         if fields:
             run.save(update_fields=sorted(set(fields)))
+        late_evaluations(run=run, decision_row=decision_row, evaluations=evaluations)

@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from tenants.audit import Actor, audit_record
 
+from .hooks import violation_reviewed
 from .models import Evaluation, ReviewState
 
 REVIEW_STATES = (ReviewState.CONFIRMED, ReviewState.DISMISSED)
@@ -65,4 +66,5 @@ def evaluation_review(*, evaluation: Evaluation, state: str, comment: str = "", 
                 "phase": locked.phase,
             },
         )
+        violation_reviewed(evaluation=locked)
     return locked

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from core import outbound
+from core import metrics, outbound
 from core.vocabulary import EvaluationSource
 from policies.engine import Evaluation, PolicySpec
 from tenants.models import Tenant
@@ -240,8 +240,14 @@ def judge(
         timeout = max(0.5, deadline - time.monotonic())
     else:
         timeout = settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS
+    started = time.perf_counter()
     if kind == LLM:
-        return llm_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence, timeout=timeout)
-    if kind == CONSISTENCY:
-        return consistency_evaluation(spec=spec, phase=phase, evidence=evidence)
-    return verifier_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence)
+        evaluation = llm_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence, timeout=timeout)
+    elif kind == CONSISTENCY:
+        evaluation = consistency_evaluation(spec=spec, phase=phase, evidence=evidence)
+    else:
+        evaluation = verifier_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence)
+    metrics.observe_judgement(
+        kind=kind, metadata=evaluation.metadata, seconds=time.perf_counter() - started, tenant=tenant
+    )
+    return evaluation

@@ -4,17 +4,20 @@ The three actions answer `run_id`. Starting a run also answers `id`, the name it
 for one more release (deprecated in the schema; README "API").
 """
 
+import time
+
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from core import metrics
 from core.api.base import TenantAPIView
 from core.api.contract import filtered, represented, represented_list, validated
 from core.api.pagination import IdCursorPagination
 from core.lookup import pk_or_404
-from governance import services
+from governance import hooks, services
 from governance.filters import RunFilter
 from governance.models import Evaluation, Run, attach_sources
 from policies.selectors import grounding_context_for
@@ -66,6 +69,7 @@ class RunListView(TenantAPIView):
     def post(self, request):
         data = validated(RunStartIn, request.data)
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
+        hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
         # The context rules ride along (README "What context may reach the model"), so the agent
         # can decide what reaches the model without a second call.
         body = {
@@ -105,8 +109,11 @@ class RunGroundingView(_OneRun):
 
     @extend_schema(request=GroundingIn, responses={200: RunDecisionOut})
     def post(self, request, pk: int):
+        started = time.perf_counter()
         data = validated(GroundingIn, request.data)
         run, decision = services.run_record_grounding(tenant=self.tenant, run_id=pk, **data)
+        metrics.observe_report_latency(time.perf_counter() - started, tenant=self.tenant)
+        hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
         return Response(_decision_body(run, decision))
 
 
@@ -128,4 +135,5 @@ class RunCompleteView(_OneRun):
     def post(self, request, pk: int):
         data = validated(CompleteIn, request.data)
         run, decision = services.run_complete(tenant=self.tenant, run_id=pk, **data)
+        hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
         return Response(_decision_body(run, decision))

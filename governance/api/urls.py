@@ -9,6 +9,7 @@ from core.api.errors import not_found
 from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
+from webhooks import api as webhooks_api
 
 from . import evidence_pack, grounding, logs, ping, replay, runs
 
@@ -37,6 +38,14 @@ urlpatterns = [
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("api-keys/", tenants_api.ApiKeyListView.as_view(), name="api-keys"),
     path("api-keys/<int:pk>/", tenants_api.ApiKeyDetailView.as_view(), name="api-key"),
+    path("webhooks/", webhooks_api.WebhookListView.as_view(), name="api-webhooks"),
+    path("webhooks/<int:pk>/", webhooks_api.WebhookDetailView.as_view(), name="api-webhook"),
+    path("webhooks/<int:pk>/deliveries/", webhooks_api.DeliveryListView.as_view(), name="api-webhook-deliveries"),
+    path(
+        "webhooks/<int:pk>/deliveries/<int:delivery_pk>/redeliver/",
+        webhooks_api.RedeliverView.as_view(),
+        name="api-webhook-redeliver",
+    ),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     path(
         "docs/",

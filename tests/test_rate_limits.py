@@ -1,0 +1,84 @@
+"""Per-API-key request limits (429 with Retry-After) and dashboard login throttling (django-axes)."""
+
+import pytest
+from django.core.cache import cache
+from django.test import Client, override_settings
+
+from tenants import services as tenant_services
+from tenants.audit import Actor
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@override_settings(API_RATE_LIMIT="3/min")
+def test_a_key_over_its_limit_gets_429_with_retry_after(api, other_api):
+    for _ in range(3):
+        assert api.get("/api/v1/runs/").status_code == 200
+    refused = api.get("/api/v1/runs/")
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert "throttled" in refused.json()["detail"].lower()
+    # Writes count too, and are refused before they write.
+    assert api.post("/api/v1/runs/", {"agent_name": "a"}, format="json").status_code == 429
+    # Another tenant's key has its own budget.
+    assert other_api.get("/api/v1/runs/").status_code == 200
+
+
+@override_settings(API_RATE_LIMIT="2/min")
+def test_each_key_of_a_tenant_has_its_own_budget(api, acme):
+    for _ in range(2):
+        api.get("/api/v1/runs/")
+    assert api.get("/api/v1/runs/").status_code == 429
+    _, raw = tenant_services.api_key_create(tenant=acme, name="second", actor=Actor.system("tests"))
+    assert Client().get("/api/v1/runs/", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 200
+
+
+@override_settings(API_RATE_LIMIT="off")
+def test_the_limit_can_be_turned_off(api):
+    for _ in range(20):
+        assert api.get("/api/v1/ping/").status_code == 200
+
+
+@override_settings(API_RATE_LIMIT="2/min")
+def test_unauthenticated_calls_are_401_not_throttled():
+    client = Client()
+    for _ in range(4):
+        assert client.get("/api/v1/runs/").status_code == 401
+
+
+def _sign_in(client, password, username="alice", addr="203.0.113.9"):
+    return client.post("/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=addr)
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_repeated_failed_sign_ins_lock_out_that_user_from_that_address(alice):
+    client = Client()
+    for _ in range(2):
+        response = _sign_in(client, "wrong-password")
+        assert response.status_code == 200  # the form again, with its error
+    locked = _sign_in(client, "wrong-password")
+    assert locked.status_code == 429
+    assert b"Too many sign-in attempts" in locked.content
+    # Locked out: even the right password is refused now.
+    assert _sign_in(client, "correct-horse-battery").status_code == 429
+    assert "_auth_user_id" not in client.session
+    # Another address, or another user from the same address, is not locked.
+    assert _sign_in(Client(), "correct-horse-battery", addr="198.51.100.7").status_code == 302
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_a_successful_sign_in_resets_the_count(alice):
+    client = Client()
+    for _ in range(2):
+        _sign_in(client, "wrong-password")
+    assert _sign_in(client, "correct-horse-battery").status_code == 302
+    client = Client()
+    for _ in range(2):
+        assert _sign_in(client, "wrong-password").status_code == 200

@@ -1,0 +1,248 @@
+"""Writes for webhooks: create (the secret is returned once), update, delete, emit, redeliver.
+
+Each change is audited in its own transaction. Deliveries are queued on commit, so a receiver never
+hears of an event whose transaction rolled back.
+"""
+
+import logging
+import secrets
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from core.outbound import OutboundRefused, check_url
+from tenants import crypto
+from tenants.audit import Actor, audit_record
+from tenants.models import Tenant
+
+from . import payloads
+from .delivery import outbound_allowed
+from .events import EVENTS
+from .models import Webhook, WebhookDelivery
+from .tasks import deliver_webhook
+
+logger = logging.getLogger("groundrule.webhooks")
+
+SECRET_PREFIX = "whsec_"
+MAX_URL_LENGTH = 2000
+MAX_DESCRIPTION = 200
+MAX_WEBHOOKS_PER_TENANT = 50
+
+
+def validate_url(url) -> str:
+    if not isinstance(url, str) or not url.strip():
+        raise ValidationError({"url": "This field is required."})
+    url = url.strip()
+    if len(url) > MAX_URL_LENGTH:
+        raise ValidationError({"url": f"At most {MAX_URL_LENGTH} characters."})
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        raise ValidationError({"url": "Not a valid URL."}) from None
+    allowed = {h.strip().lower() for h in getattr(settings, "WEBHOOK_ALLOWED_HOSTS", []) if h.strip()}
+    if parts.scheme != "https" and not (parts.scheme == "http" and host in allowed):
+        raise ValidationError({"url": "Must be an https:// URL (http:// only for hosts in WEBHOOK_ALLOWED_HOSTS)."})
+    try:
+        check_url(url, allowed=outbound_allowed())
+    except OutboundRefused as exc:
+        raise ValidationError({"url": str(exc)}) from None
+    return url
+
+
+def validate_events(events) -> list[str]:
+    if not isinstance(events, list) or not events:
+        raise ValidationError({"events": f"Choose at least one of: {', '.join(EVENTS)}."})
+    unknown = [e for e in events if e not in EVENTS]
+    if unknown:
+        raise ValidationError({"events": f"Unknown event {unknown[0]!r}; choose from: {', '.join(EVENTS)}."})
+    return [e for e in EVENTS if e in events]  # one order, no duplicates
+
+
+def validate_description(description) -> str:
+    if not isinstance(description, str):
+        raise ValidationError({"description": "Must be a string."})
+    if len(description.strip()) > MAX_DESCRIPTION:
+        raise ValidationError({"description": f"At most {MAX_DESCRIPTION} characters."})
+    return description.strip()
+
+
+def _snapshot(webhook: Webhook) -> dict:
+    return {
+        "url": webhook.url,
+        "events": list(webhook.events),
+        "enabled": webhook.enabled,
+        "description": webhook.description,
+    }
+
+
+@transaction.atomic
+def webhook_create(
+    *, tenant: Tenant, url: str, events: list[str], enabled: bool = True, description: str = "", actor: Actor
+) -> tuple[Webhook, str]:
+    """Returns the webhook and its signing secret: shown to the caller once, stored only encrypted."""
+    url, events, description = validate_url(url), validate_events(events), validate_description(description)
+    if Webhook.objects.with_scopes_disabled().filter(tenant=tenant).count() >= MAX_WEBHOOKS_PER_TENANT:
+        raise ValidationError({"url": f"A tenant may have at most {MAX_WEBHOOKS_PER_TENANT} webhooks."})
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    webhook = Webhook.objects.create(
+        tenant=tenant,
+        url=url,
+        events=events,
+        enabled=bool(enabled),
+        description=description,
+        secret_ciphertext=crypto.encrypt(secret),
+        secret_hint=crypto.mask(secret),
+        created_by=actor.user,
+    )
+    audit_record(tenant=tenant, action="webhooks.webhook.created", actor=actor, obj=webhook, after=_snapshot(webhook))
+    _forget_subscriptions(tenant.pk)
+    return webhook, secret
+
+
+UPDATABLE = ("url", "events", "enabled", "description")
+
+
+@transaction.atomic
+def webhook_update(*, webhook: Webhook, actor: Actor, **changes) -> Webhook:
+    unknown = set(changes) - set(UPDATABLE)
+    if unknown:
+        raise ValidationError({sorted(unknown)[0]: "Unknown field."})
+    before = _snapshot(webhook)
+    if "url" in changes:
+        webhook.url = validate_url(changes["url"])
+    if "events" in changes:
+        webhook.events = validate_events(changes["events"])
+    if "description" in changes:
+        webhook.description = validate_description(changes["description"])
+    if "enabled" in changes:
+        webhook.enabled = bool(changes["enabled"])
+    webhook.save()
+    _forget_subscriptions(webhook.tenant_id)
+    if _snapshot(webhook) != before:
+        audit_record(
+            tenant=webhook.tenant,
+            action="webhooks.webhook.updated",
+            actor=actor,
+            obj=webhook,
+            before=before,
+            after=_snapshot(webhook),
+        )
+    return webhook
+
+
+@transaction.atomic
+def webhook_delete(*, webhook: Webhook, actor: Actor) -> None:
+    tenant, pk, before = webhook.tenant, webhook.pk, _snapshot(webhook)
+    webhook.delete()
+    _forget_subscriptions(tenant.pk)
+    audit_record(
+        tenant=tenant,
+        action="webhooks.webhook.deleted",
+        actor=actor,
+        object_type="webhooks.webhook",
+        object_id=pk,
+        before=before,
+    )
+
+
+def _enqueue(delivery_pk: int) -> None:
+    try:
+        deliver_webhook.apply_async(
+            kwargs={"delivery_pk": delivery_pk},
+            retry=True,
+            retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
+        )
+    except Exception:  # the broker is down: the delivery row says pending, redeliver from the page
+        logger.exception("could not queue webhook delivery %s", delivery_pk)
+
+
+def _new_delivery(*, webhook: Webhook, event: str, data: dict, redelivery_of: WebhookDelivery | None = None):
+    delivery = WebhookDelivery(
+        tenant_id=webhook.tenant_id, webhook=webhook, event=event, payload={}, redelivery_of=redelivery_of
+    )
+    delivery.payload = payloads.envelope(
+        delivery_id=str(delivery.delivery_id),
+        event=event,
+        tenant_slug=webhook.tenant.slug,
+        created_at=timezone.now().isoformat(),
+        data=data,
+    )
+    delivery.save()
+    transaction.on_commit(lambda pk=delivery.pk: _enqueue(pk))
+    return delivery
+
+
+SUBSCRIPTIONS_TTL_SECONDS = 30
+
+
+def _subscriptions_key(tenant_id: int) -> str:
+    return f"groundrule:webhooks:{tenant_id}"
+
+
+def _forget_subscriptions(tenant_id: int) -> None:
+    # After commit: another request must not re-cache the state this transaction is replacing.
+    transaction.on_commit(lambda: cache.delete(_subscriptions_key(tenant_id)))
+    cache.delete(_subscriptions_key(tenant_id))
+
+
+def _subscriptions(tenant_id: int) -> list[tuple[int, list[str]]]:
+    """(webhook id, events) of the tenant's enabled webhooks, cached: every warn and block asks, and
+    most tenants have none, so the hot path costs no query. Changes clear this process's copy (and
+    every process's, with a shared cache); a per-process cache catches up within the TTL."""
+    key = _subscriptions_key(tenant_id)
+    found = cache.get(key)
+    if found is None:
+        found = list(
+            Webhook.objects.with_scopes_disabled().filter(tenant_id=tenant_id, enabled=True).values_list("pk", "events")
+        )
+        cache.set(key, found, SUBSCRIPTIONS_TTL_SECONDS)
+    return found
+
+
+def subscribed_events(*, tenant: Tenant) -> set[str]:
+    """The events some enabled webhook of the tenant wants (cached, see _subscriptions)."""
+    return {event for _, events in _subscriptions(tenant.pk) for event in events}
+
+
+def webhook_emit(*, tenant: Tenant, event: str, data: dict) -> list[WebhookDelivery]:
+    """Queues ``event`` to every enabled webhook of the tenant that subscribes to it."""
+    if event not in EVENTS:
+        raise ValueError(f"unknown webhook event {event!r}")
+    wanted = [pk for pk, events in _subscriptions(tenant.pk) if event in events]
+    if not wanted:
+        return []
+    # Explicitly filtered by tenant: emitters include tasks, outside any request's tenant scope.
+    hooks = (
+        Webhook.objects.with_scopes_disabled()
+        .filter(tenant=tenant, enabled=True, pk__in=wanted)
+        .select_related("tenant")
+    )
+    with transaction.atomic():
+        return [_new_delivery(webhook=hook, event=event, data=data) for hook in hooks if event in hook.events]
+
+
+@transaction.atomic
+def delivery_redeliver(*, delivery: WebhookDelivery, actor: Actor) -> WebhookDelivery:
+    """Sends a delivery's event again as a new delivery (new id, fresh attempts), linked to the old one."""
+    again = _new_delivery(
+        webhook=delivery.webhook, event=delivery.event, data=delivery.payload.get("data", {}), redelivery_of=delivery
+    )
+    audit_record(
+        tenant=delivery.webhook.tenant,
+        action="webhooks.delivery.redelivered",
+        actor=actor,
+        object_type="webhooks.webhookdelivery",
+        object_id=again.pk,
+        after={
+            "webhook_id": delivery.webhook_id,
+            "event": delivery.event,
+            "redelivery_of": str(delivery.delivery_id),
+            "delivery_id": str(again.delivery_id),
+        },
+    )
+    return again
