@@ -5,6 +5,7 @@ import logging
 from django.conf import settings
 
 from .verifier import CONTRADICTED, VerifierConfig, check_grounding
+from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
 
@@ -18,8 +19,8 @@ _SEVERITY = {"allow": 0, "warn": 1, "block": 2}
 def config_for(rules: dict | None = None) -> VerifierConfig:
     rules = rules or {}
     return VerifierConfig(
-        entailment_threshold=rules.get("entailment_threshold", 0.7),
-        contradiction_threshold=rules.get("contradiction_threshold", 0.7),
+        entailment_threshold=rules.get("entailment_threshold", DEFAULT_THRESHOLD),
+        contradiction_threshold=rules.get("contradiction_threshold", DEFAULT_THRESHOLD),
         max_unverifiable_ratio=rules.get("max_unverifiable_ratio", 0.5),
         nli_model_dir=settings.VERIFIER_NLI_MODEL_DIR,
         threads=settings.VERIFIER_THREADS,
