@@ -13,41 +13,39 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    into clauses at contrast markers (``;``, ", although", ", while", ", but" ...).
 2. One batched embedding pass covers all claims and all source clauses of the call;
    each claim's candidates are the clauses ranked by cosine similarity.
-3. For each of the best candidates (similarity ≥ ``RELEVANCE_FLOOR``) the claim is aligned
-   with the clause, and with all sources of the call together, by
-   :func:`judges.verifier.facts.align`:
+3. Candidates of a claim: its most similar clauses (similarity ≥ ``RELEVANCE_FLOOR``) and the
+   ``LEXICAL_CANDIDATES`` sentences sharing most of its content words (by stem). Each
+   is aligned with the claim by :func:`judges.verifier.facts.align`, against all sources of the
+   call together:
 
-   * **conflict** -- a fact of the same kind (and slot: same unit dimension, same counted
-     noun, same rate) with a different value -- numbers, units, dates, times, names,
-     identifiers, ordinals -- or a negation polarity flip, an antonymic direction word
-     (increase/decrease, more/less, before/after, ...), a reversed comparison or a
-     universal/partial quantifier on an otherwise matching clause. Each conflict has a
-     confidence that grows with how much of the claim's *other* wording the clause shares
-     (physical units and counted nouns name their slot themselves and start high; durations,
-     money, shares, years and names need context). A name the sources use elsewhere is
-     at most a doubtful (0.65) conflict.
-   * **missing** -- a claim number, date, time or name found nowhere in the sources (lone
-     acronyms, ordinals and weekdays are weak facts: never "missing" on their own).
-   * **coverage** -- the share of the claim's content words the clause contains (a clause
-     opening with a pronoun also gets the words of the sentence before it); for the support
-     score each exactly matched value (number, date, time, identifier) counts as two words.
+   * **conflict** -- a fact of the same kind and slot with a different value (numbers, units,
+     dates, times, names, identifiers, ordinals), a negation polarity flip, an antonymic
+     direction word, a reversed comparison or a universal/partial quantifier, each with a
+     confidence that grows with how much of the claim's other wording the sentence shares;
+   * **missing** -- a claim number, date, time or name found nowhere in the sources;
+   * **coverage** -- the share of the claim's content words the sentence has (matched values
+     count double).
 
-4. Verdict, in this order:
+4. Evidence (:mod:`judges.verifier.evidence`): the best single sentence, then the sentences --
+   of the same or another source -- that add most of what is still uncovered (up to three).
+   Coverage and fact matching are measured on them together, so a claim whose facts are spread
+   over two sentences or two sources can be supported; the verdict lists every span used.
 
-   * ``supported`` if some candidate has no conflict of confidence ≥ 0.5, no missing fact,
-     and a *support score* ≥ ``entailment_threshold``. The support score is
-     ``0.7 + 1.5 * (0.5 * similarity + 0.5 * coverage - 0.58)`` clipped to [0, 1]:
-     the default threshold 0.7 sits exactly on the raw cut 0.58 (``SUPPORT_CUT``, the middle
-     of the plateau 0.54-0.62 found on a development set kept apart from the labelled test
-     pairs), and each +0.1 of threshold asks for +0.067 of raw score.
-     A supporting source wins over a contradicting one, as in seed 003, unless the
-     contradicting sentence covers more of the claim's wording than the supporting one.
-   * ``contradicted`` if a candidate has a conflict of confidence ≥ ``contradiction_threshold``.
-   * ``unverifiable`` otherwise, with the reason (missing fact, weak mismatch, low
-     similarity or uncovered words).
+5. Verdict: a multinomial logistic regression (:mod:`judges.verifier.combiner`, weights in
+   ``combiner.json``, fitted by ``python -m judges.verifier.training.fit_combiner`` on the
+   fitting half of tests/data/verifier/devset.jsonl) turns the features (similarities,
+   single-sentence and joint coverage, missing and matched facts, the most confident conflict
+   of each kind and how much of the claim its sentence covers, and the earlier hand-set rules'
+   verdict) into calibrated probabilities of the three verdicts:
 
-   (Word-level embedding similarity as soft coverage was tried and did not pay for its cost:
-   it fixed as many paraphrases as it broke same-topic claims.)
+   * ``contradicted`` if P(contradicted) ≥ ``contradiction_threshold``;
+   * else ``supported`` if P(supported) ≥ ``entailment_threshold``;
+   * else ``unverifiable`` (the reason says what is missing or which doubtful conflict held it
+     back, and "undecided" when supported or contradicted was the more likely verdict).
+
+   Each verdict carries ``evidence`` (the spans used), ``matched`` (facts found),
+   ``failed`` (the conflict or missing fact) and ``probabilities``. Per-kind recall, and what
+   the path cannot detect, are in docs/verifier.md.
 
 NLI path (``nli_model_dir`` set): an operator's ONNX cross-encoder
 -------------------------------------------------------------------
@@ -101,11 +99,6 @@ REASON_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
 
 #: Candidates below this cosine similarity are not the same topic (not even for conflicts).
 RELEVANCE_FLOOR = 0.3
-#: Raw support score (0.5 * similarity + 0.5 * coverage) that maps onto the default
-#: entailment_threshold of 0.7. Calibrated on a development set kept apart from the
-#: labelled test pairs.
-SUPPORT_CUT = 0.58
-SUPPORT_SLOPE = 1.5
 #: A conflict at least this confident blocks "supported" even below the contradiction threshold.
 BLOCKING_CONFLICT = 0.5
 #: Default entailment / contradiction probability thresholds.
