@@ -45,6 +45,15 @@ def run(rows: list[dict], config=None) -> list[tuple[dict, str, object]]:
     return out
 
 
+def origin_group(row: dict) -> str:
+    origin = row["origin"]
+    for prefix, name in (("WiCE", "WiCE"), ("CLIMATE-FEVER", "CLIMATE-FEVER"), ("derived", "derived (public)"),
+                         ("hand-written", "hand-written"), ("tests/data", "older labelled set")):
+        if origin.startswith(prefix):
+            return name
+    return "other"
+
+
 def recall_table(results) -> dict:
     per_label, per_kind = defaultdict(Counter), defaultdict(Counter)
     for r, verdict, _ in results:
@@ -69,6 +78,13 @@ def format_table(name: str, results) -> str:
     ok = sum(c["ok"] for c in t["label"].values())
     lines.append(f"  {'overall':<13} {ok:>3}/{len(results):<3} {ok / max(1, len(results)):.3f}   "
                  f"balanced {sum(t['label'][l]['ok'] / max(1, t['label'][l]['n']) for l in LABELS) / 3:.3f}")
+    by_origin: dict[str, Counter] = defaultdict(Counter)
+    for r, v, _ in results:
+        by_origin[origin_group(r)][f"{r['label']}_n"] += 1
+        by_origin[origin_group(r)][f"{r['label']}_ok"] += v == r["label"]
+    for name, c in sorted(by_origin.items()):
+        lines.append(f"  from {name:<22} " + " · ".join(
+            f"{label} {c[label + '_ok']}/{c[label + '_n']}" for label in LABELS if c[label + "_n"]))
     confusion = Counter((r["label"], v) for r, v, _ in results if v != r["label"])
     lines.append("  confusion (label -> verdict): " + ", ".join(f"{a}->{b} {n}" for (a, b), n in sorted(confusion.items())))
     return "\n".join(lines)
@@ -78,9 +94,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--half", default="both", choices=["fit", "test", "both"])
     ap.add_argument("--misses", action="store_true", help="print every wrong verdict")
+    ap.add_argument("--threshold", type=float, default=None,
+                    help="entailment and contradiction threshold (default: the verifier's)")
     args = ap.parse_args()
+    config = None
+    if args.threshold is not None:
+        from judges.verifier import VerifierConfig
+
+        config = VerifierConfig(entailment_threshold=args.threshold, contradiction_threshold=args.threshold)
     for half in (("fit", "test") if args.half == "both" else (args.half,)):
-        results = run(load(half))
+        results = run(load(half), config)
         print(format_table(f"{half} half", results))
         if args.misses:
             for r, v, check in results:
