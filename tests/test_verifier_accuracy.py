@@ -28,9 +28,9 @@ LABELS = ("supported", "contradicted", "unverifiable")
 OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
 
-#: Recall floors on the untouched test half of the development set (measured 0.535 / 0.446 / 0.869).
+#: Recall floors on the untouched test half of the development set (measured 0.523 / 0.462 / 0.869).
 DEVSET_FLOORS = {"supported": 0.50, "contradicted": 0.42, "unverifiable": 0.83}
-#: ... and on its hand-written rows, the kinds of issue 10's table.
+#: ... and on its hand-written rows, the kinds of issue 10's table (measured 0.894 / 0.872 / 0.923).
 DEVSET_OWN_FLOORS = {"supported": 0.75, "contradicted": 0.70, "unverifiable": 0.70}
 
 

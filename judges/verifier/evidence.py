@@ -39,7 +39,7 @@ FEATURES = (
     "sim_top", "sim_evidence", "cov_single", "cov_union", "cov_words_union", "uncovered_union",
     "missing", "facts_claim", "facts_matched", "has_facts", "spans_used", "sources_used",
     *(f"conflict_{g}" for g in GROUPS), "conflict_cov", "conflict_x_cov", "conflict_on_evidence",
-    "claim_words", "rule_support", "rule_supported", "rule_contradicted",
+    "claim_words", "rule_support", "rule_supported", "rule_contradicted", "missing_rival", "missing_no_rival",
 )
 
 #: The hand-set support score of the earlier rule-based path (0.5 * similarity + 0.5 * coverage,
@@ -130,9 +130,16 @@ def build(claim: Analysis, candidates: list[Candidate], sentences: list[str], pr
             break
         chosen.append(best.span_index)
         union = best_al
-    if len(chosen) == 1:
-        # the same measure as for several sentences (whole sentence, previous sentence as context)
-        union = align(claim, analyse(_joined(chosen, sentences, previous)), everything)
+    # the claim against its evidence sentences read together (whole sentences, with the sentence
+    # a pronoun refers to): coverage, matched and missing facts, and conflicts with more context
+    evidence_an = analyse(_joined(chosen, sentences, previous))
+    union = align(claim, evidence_an, everything)
+    # a missing value with a rival of the same kind in the evidence ("2012-10" where the evidence
+    # says "December 2012") hints at a contradiction; one with no rival, at an unstated fact
+    used_facts = {id(sf) for _, sf in union.matched}
+    rivals = [f for f in evidence_an.facts if id(f) not in used_facts]
+    with_rival = sum(1 for mf in union.missing
+                     if any(f.kind == mf.kind and (mf.kind != "quantity" or f.dim == mf.dim) for f in rivals))
 
     # conflicts, sentence by sentence
     best_conf: dict[str, float] = {g: 0.0 for g in GROUPS}
@@ -171,6 +178,8 @@ def build(claim: Analysis, candidates: list[Candidate], sentences: list[str], pr
         "conflict_on_evidence": on_evidence,
         "claim_words": math.log1p(n_words),
     }
+    features["missing_rival"] = float(min(with_rival, 3))
+    features["missing_no_rival"] = float(min(len(union.missing) - with_rival, 3))
     features["rule_support"], features["rule_supported"], features["rule_contradicted"] = \
         _rule_verdict(relevant, whole)
     return Evidence(chosen, union, features, top_conflict, top_span)
