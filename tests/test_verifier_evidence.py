@@ -62,12 +62,30 @@ def test_thresholds_are_probabilities():
     text, sources = "The hospital has 350 beds.", ["The hospital has 420 beds."]
     claim = check_grounding(text, sources).claims[0]
     p = claim.probabilities["contradicted"]
-    assert claim.verdict == "contradicted" and claim.confidence == pytest.approx(p, abs=1e-4)
-    # just above the claim's own probability the verdict is withheld, just below it is given
-    assert check_grounding(text, sources, VerifierConfig(contradiction_threshold=p + 0.001)).claims[0].verdict \
-        != "contradicted"
-    assert check_grounding(text, sources, VerifierConfig(contradiction_threshold=p - 0.001)).claims[0].verdict \
-        == "contradicted"
+    assert claim.verdict == "contradicted" and claim.decided_by == "combiner"
+    assert claim.confidence == pytest.approx(p, abs=1e-4)
+    # just above the claim's own probability the combiner withholds the verdict, just below gives it
+    plain = {"fact_backstop": False}
+    assert check_grounding(text, sources, VerifierConfig(contradiction_threshold=p + 0.001, **plain)
+                           ).claims[0].verdict != "contradicted"
+    assert check_grounding(text, sources, VerifierConfig(contradiction_threshold=p - 0.001, **plain)
+                           ).claims[0].verdict == "contradicted"
+
+
+def test_fact_backstop_decides_only_what_the_combiner_leaves_undecided():
+    text = "Free users get 1,000 requests per minute."
+    sources = ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."]
+    claim = check_grounding(text, sources, VerifierConfig(contradiction_threshold=0.7)).claims[0]
+    assert claim.verdict == "contradicted"
+    assert claim.reason == "number mismatch: claim says 1000 request, source says 100 request"
+    assert claim.evidence[0]["span"] == "Free users get 100 requests per minute."
+    if claim.decided_by == "fact_backstop":
+        assert claim.probabilities["contradicted"] < 0.7 <= claim.confidence
+        off = check_grounding(text, sources, VerifierConfig(contradiction_threshold=0.7, fact_backstop=False))
+        assert off.claims[0].verdict != "contradicted"
+    # a threshold above the conflict's own confidence leaves nothing to the backstop
+    strict = check_grounding(text, sources, VerifierConfig(contradiction_threshold=1.0)).claims[0]
+    assert strict.verdict != "contradicted"
 
 
 def test_paraphrase_words_meet_through_their_stems():

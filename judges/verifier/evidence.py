@@ -40,6 +40,7 @@ FEATURES = (
     "missing", "facts_claim", "facts_matched", "has_facts", "spans_used", "sources_used",
     *(f"conflict_{g}" for g in GROUPS), "conflict_cov", "conflict_x_cov", "conflict_on_evidence",
     "claim_words", "rule_support", "rule_supported", "rule_contradicted", "missing_rival", "missing_no_rival",
+    "conflict_margin", "conflict_x_margin",
 )
 
 #: The hand-set support score of the earlier rule-based path (0.5 * similarity + 0.5 * coverage,
@@ -109,11 +110,25 @@ def build(claim: Analysis, candidates: list[Candidate], sentences: list[str], pr
     whole = whole or [False] * len(sentences)
     relevant = [c for c in candidates if c.sim >= relevance_floor] or candidates[:1]
     free = [c for c in relevant if c.blocking is None]
-    first = max(free or relevant, key=lambda c: (c.alignment.support_coverage, c.sim))
+    # a sentence with a conflict that covers more of the claim than a conflict-free one is the one
+    # about the claim's subject: "Free users get 1,000" is about "Free users get 100", not about
+    # "Premium users get 1,000" -- the conflict-free sentence cannot open the evidence then
+    blockers = [c for c in relevant if c.blocking is not None and not whole[c.span_index]]
+    if blockers:
+        top_block = max(c.alignment.coverage for c in blockers)
+        free = [c for c in free if c.alignment.coverage >= top_block]
+    if free:
+        first = max(free, key=lambda c: (c.alignment.support_coverage, c.sim))
+    elif blockers:  # the conflicting sentence about the claim's subject is the evidence
+        first = max(blockers, key=lambda c: (c.alignment.coverage, c.sim))
+    else:
+        first = max(relevant, key=lambda c: (c.alignment.support_coverage, c.sim))
     chosen = [first.span_index]
     union = first.alignment
     cache: dict[tuple[int, ...], Alignment] = {}
-    while len(chosen) < MAX_EVIDENCE_SPANS and union.support_coverage < 0.999:
+    # evidence opened by a conflicting sentence is not extended: another sentence's value would
+    # only paper over the conflict with the sentence about the claim's subject
+    while first.blocking is None and len(chosen) < MAX_EVIDENCE_SPANS and union.support_coverage < 0.999:
         best, best_al = None, None
         for c in relevant:
             if c.span_index in chosen or sentences[c.span_index] in {sentences[i] for i in chosen}:
@@ -178,6 +193,11 @@ def build(claim: Analysis, candidates: list[Candidate], sentences: list[str], pr
         "conflict_on_evidence": on_evidence,
         "claim_words": math.log1p(n_words),
     }
+    # a conflicting sentence that covers more of the claim than the supporting one is about the
+    # claim's own subject ("Free users get 1,000" vs "Premium users get 1,000. Free users get 100.")
+    margin = top_cov - first.alignment.coverage if top_conflict is not None else 0.0
+    features["conflict_margin"] = margin
+    features["conflict_x_margin"] = (top_conflict.confidence if top_conflict else 0.0) * max(0.0, margin)
     features["missing_rival"] = float(min(with_rival, 3))
     features["missing_no_rival"] = float(min(len(union.missing) - with_rival, 3))
     features["rule_support"], features["rule_supported"], features["rule_contradicted"] = \

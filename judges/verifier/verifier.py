@@ -39,6 +39,10 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    verdict) into calibrated probabilities of the three verdicts:
 
    * ``contradicted`` if P(contradicted) ≥ ``contradiction_threshold``;
+   * else, with ``fact_backstop`` on, ``contradicted`` when the evidence opens with a sentence whose
+     conflict (confidence ≥ ``contradiction_threshold``) covers the claim at least as well as any
+     conflict-free sentence -- the earlier rules' contradiction, kept for an undecided combiner as
+     on the NLI path (``decided_by`` says which decided);
    * else ``supported`` if P(supported) ≥ ``entailment_threshold``;
    * else ``unverifiable`` (the reason says what is missing or which doubtful conflict held it
      back, and "undecided" when supported or contradicted was the more likely verdict).
@@ -118,7 +122,8 @@ class VerifierConfig:
     threads: int = 1
     #: ``grounded`` is false when more than this share of claims is unverifiable.
     max_unverifiable_ratio: float = 0.5
-    #: NLI path: deterministic fact conflicts may decide when the model is undecided.
+    #: Deterministic fact conflicts may decide when the model (NLI path) or combiner (default path)
+    #: is undecided.
     fact_backstop: bool = True
 
 
@@ -148,6 +153,9 @@ class ClaimVerdict:
     failed: str | None = None
     #: the combiner's probabilities of the three verdicts (default path)
     probabilities: dict[str, float] | None = None
+    #: "combiner" (the probabilities decided), "fact_backstop" (an undecided combiner, and a conflict
+    #: on the sentence about the claim's subject at least as confident as contradiction_threshold)
+    decided_by: str | None = None
     features: dict[str, float] | None = field(default=None, repr=False)  # combiner input (not serialised)
 
     def to_dict(self) -> dict[str, Any]:
@@ -425,7 +433,17 @@ def _decide(g: _ClaimEvidence, spans: list[_Span], sources: list[_Source], confi
         return ClaimVerdict(claim, CONTRADICTED, p_con, _span_match(ev.conflict_span, sims[ev.conflict_span], spans,
                                                                     sources),
                             conflict.reason, kind=conflict.kind, evidence=used, matched=matched,
-                            failed=conflict.reason, probabilities=rounded, features=ev.features)
+                            failed=conflict.reason, probabilities=rounded, features=ev.features,
+                            decided_by="combiner")
+    if (config.fact_backstop and p_sup < config.entailment_threshold and conflict is not None
+            and ev.conflict_span is not None and ev.features.get("rule_contradicted") == 1.0
+            and ev.features.get("conflict_on_evidence") == 1.0 and conflict.confidence >= config.contradiction_threshold):
+        # the combiner is undecided, but the sentence about the claim's subject states another
+        # value with enough shared context: the fact check decides, as on the NLI path
+        return ClaimVerdict(claim, CONTRADICTED, conflict.confidence,
+                            _span_match(ev.conflict_span, sims[ev.conflict_span], spans, sources), conflict.reason,
+                            kind=conflict.kind, evidence=used, matched=matched, failed=conflict.reason,
+                            probabilities=rounded, features=ev.features, decided_by="fact_backstop")
     if p_sup >= config.entailment_threshold:
         n = len(ev.spans)
         why = f"covered by {n} source sentence{'s' if n != 1 else ''}"
@@ -436,7 +454,8 @@ def _decide(g: _ClaimEvidence, spans: list[_Span], sources: list[_Source], confi
             why += f", {len(matched)} matching fact{'s' if len(matched) != 1 else ''}"
         why += f" (similarity {sims[ev.spans[0]]:.2f})"
         return ClaimVerdict(claim, SUPPORTED, p_sup, _span_match(ev.spans[0], sims[ev.spans[0]], spans, sources),
-                            why, evidence=used, matched=matched, probabilities=rounded, features=ev.features)
+                            why, evidence=used, matched=matched, probabilities=rounded, features=ev.features,
+                            decided_by="combiner")
     # unverifiable: say what is missing, or which doubtful conflict kept it from a verdict
     failed = None
     if top.sim < RELEVANCE_FLOOR:
@@ -459,7 +478,7 @@ def _decide(g: _ClaimEvidence, spans: list[_Span], sources: list[_Source], confi
         reason += f" (undecided: supported {p_sup:.2f}, contradicted {p_con:.2f})"
     return ClaimVerdict(claim, UNVERIFIABLE, p_unv, _span_match(ev.spans[0], sims[ev.spans[0]], spans, sources),
                         reason, evidence=used, matched=matched, failed=failed, probabilities=rounded,
-                        features=ev.features)
+                        features=ev.features, decided_by="combiner")
 
 
 # --------------------------------------------------------------------------- NLI path
