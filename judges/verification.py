@@ -8,6 +8,7 @@ from core.vocabulary import SEVERITY
 
 from .budget import budgeted_check
 from .verifier import CONTRADICTED, VerifierConfig
+from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
 
@@ -20,8 +21,8 @@ OUTPUT_SELF_CONTRADICTION = "OUTPUT_SELF_CONTRADICTION"
 def config_for(rules: dict | None = None) -> VerifierConfig:
     rules = rules or {}
     return VerifierConfig(
-        entailment_threshold=rules.get("entailment_threshold", 0.7),
-        contradiction_threshold=rules.get("contradiction_threshold", 0.7),
+        entailment_threshold=rules.get("entailment_threshold", DEFAULT_THRESHOLD),
+        contradiction_threshold=rules.get("contradiction_threshold", DEFAULT_THRESHOLD),
         max_unverifiable_ratio=rules.get("max_unverifiable_ratio", 0.5),
         nli_model_dir=settings.VERIFIER_NLI_MODEL_DIR,
         threads=settings.VERIFIER_THREADS,

@@ -1,5 +1,11 @@
-"""The default verifier (packaged MiniLM on onnxruntime + fact alignment) on a labelled set,
-and the public API's result shape. Pure: no database, no Django.
+"""The default verifier (packaged MiniLM on onnxruntime + fact alignment + learned combiner) on
+labelled sets, and the public API's result shape. Pure: no database, no Django.
+
+tests/data/verifier/devset.jsonl (970 pairs; origin, licence and kind on every row; data card in
+tests/data/verifier/README.md) is split by group into a ``fit`` half, on which the combiner was
+fitted, and a ``test`` half that nothing was tuned on. ``pytest tests/test_verifier_accuracy.py -s``
+prints recall per label and per kind on both halves; the floors below hold on the test half and
+are set just under what it measured when the combiner was fitted (docs/verifier.md has the table).
 
 tests/data/verifier_pairs.jsonl holds hand-written claim/source pairs in varied domains:
 set A (105 pairs) was written before the verifier existed; set B (46 pairs) was written
@@ -26,6 +32,11 @@ LABELS = ("supported", "contradicted", "unverifiable")
 
 OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
+
+#: Recall floors on the untouched test half of the development set (measured 0.494 / 0.478 / 0.839).
+DEVSET_FLOORS = {"supported": 0.47, "contradicted": 0.45, "unverifiable": 0.80}
+#: ... and on its hand-written rows, the kinds of issue 10's table (measured 0.894 / 0.872 / 0.923).
+DEVSET_OWN_FLOORS = {"supported": 0.75, "contradicted": 0.70, "unverifiable": 0.70}
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +101,7 @@ def test_accuracy_per_class(results, record_property):
 
 
 def test_verdicts_carry_a_source_span_and_a_reason(results):
-    for row, verdict in results:
+    for _row, verdict in results:
         assert verdict.reason
         assert 0.0 <= verdict.confidence <= 1.0
         assert verdict.best_source is not None
@@ -257,3 +268,75 @@ def test_concurrent_checks_share_one_model_and_agree():
     assert all(e is embedders[0] for e in embedders)
     assert all(r == results[0] for r in results)
     assert [c["verdict"] for c in results[0]["claims"]] == ["contradicted", "supported"]
+
+
+# --------------------------------------------------------------------------- development set
+
+
+@pytest.fixture(scope="module")
+def devset():
+    from judges.verifier.training.evaluate import load, run
+
+    return {half: run(load(half)) for half in ("fit", "test")}
+
+
+def _recall(results, label, rows=lambda r: True):
+    picked = [(r, v) for r, v, _ in results if r["label"] == label and rows(r)]
+    return sum(v == label for _, v in picked) / len(picked)
+
+
+def _own(row):
+    return not row["origin"].startswith(("WiCE", "CLIMATE-FEVER", "derived"))
+
+
+def test_devset_is_large_labelled_and_split(devset):
+    rows = [r for results in devset.values() for r, _, _ in results]
+    assert len(rows) >= 600
+    assert all(r["label"] in LABELS and r["kind"] and r["origin"] and r["licence"] for r in rows)
+    public = [r for r in rows if not _own(r)]
+    assert len(public) > len(rows) / 2  # most rows come from public benchmarks (or are derived from them)
+    groups = {}
+    for half, results in devset.items():
+        for r, _, _ in results:
+            assert groups.setdefault(r["group"], half) == half  # a group never straddles the halves
+    table_kinds = {
+        "supported": {"verbatim", "number_format", "paraphrase", "two_sources", "inference"},
+        "contradicted": {"number", "date", "unit", "quantifier", "negation", "entity", "comparison"},
+        "unverifiable": {"unrelated", "missing_fact", "partial_overlap"},
+    }
+    for label, kinds in table_kinds.items():
+        assert kinds <= {r["kind"] for r in rows if r["label"] == label}, label
+
+
+def test_devset_recall_per_label_and_kind(devset, record_property):
+    from judges.verifier.training.evaluate import format_table
+
+    for half in ("fit", "test"):
+        print("\n" + format_table(f"devset {half} half (default thresholds)", devset[half]))
+        own = [x for x in devset[half] if _own(x[0])]
+        print(format_table(f"devset {half} half, hand-written rows only", own))
+    for label in LABELS:
+        record_property(f"devset_test_recall_{label}", round(_recall(devset["test"], label), 3))
+    for label, floor in DEVSET_FLOORS.items():
+        assert _recall(devset["test"], label) >= floor, label
+    for label, floor in DEVSET_OWN_FLOORS.items():
+        assert _recall(devset["test"], label, _own) >= floor, label
+
+
+def test_devset_verdicts_explain_themselves(devset):
+    for results in devset.values():
+        for row, _, check in results:
+            for c in check.claims:
+                assert c.probabilities is not None
+                assert sum(c.probabilities.values()) == pytest.approx(1.0, abs=1e-3)
+                assert c.decided_by in ("combiner", "fact_backstop")
+                if c.decided_by == "combiner":
+                    assert c.confidence == pytest.approx(c.probabilities[c.verdict], abs=1e-4)
+                else:
+                    assert c.verdict == "contradicted" and c.probabilities["contradicted"] < c.confidence
+                assert c.evidence
+                for used in c.evidence:  # every span used is quoted from the source it names
+                    k = int(used["source_id"].removeprefix("source-"))
+                    assert used["span"] in row["sources"][k]
+                if c.verdict == "contradicted":
+                    assert c.failed == c.reason

@@ -92,15 +92,13 @@ class NLIModel:
         self.max_length = limit
         self.tokenizer.enable_truncation(max_length=limit)
         pad_id = config.get("pad_token_id")
-        pad_token = None
         if self.tokenizer.padding:
             pad_id = self.tokenizer.padding.get("pad_id", pad_id)
-            pad_token = self.tokenizer.padding.get("pad_token")
         if pad_id is None:
             for candidate in ("[PAD]", "<pad>", "<PAD>"):
                 tid = self.tokenizer.token_to_id(candidate)
                 if tid is not None:
-                    pad_id, pad_token = tid, candidate
+                    pad_id = tid
                     break
         self.pad_id = int(pad_id or 0)
         self.tokenizer.no_padding()

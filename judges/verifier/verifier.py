@@ -13,41 +13,43 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    into clauses at contrast markers (``;``, ", although", ", while", ", but" ...).
 2. One batched embedding pass covers all claims and all source clauses of the call;
    each claim's candidates are the clauses ranked by cosine similarity.
-3. For each of the best candidates (similarity ≥ ``RELEVANCE_FLOOR``) the claim is aligned
-   with the clause, and with all sources of the call together, by
-   :func:`judges.verifier.facts.align`:
+3. Candidates of a claim: its most similar clauses (similarity ≥ ``RELEVANCE_FLOOR``) and the
+   ``LEXICAL_CANDIDATES`` sentences sharing most of its content words (by stem). Each
+   is aligned with the claim by :func:`judges.verifier.facts.align`, against all sources of the
+   call together:
 
-   * **conflict** -- a fact of the same kind (and slot: same unit dimension, same counted
-     noun, same rate) with a different value -- numbers, units, dates, times, names,
-     identifiers, ordinals -- or a negation polarity flip, an antonymic direction word
-     (increase/decrease, more/less, before/after, ...), a reversed comparison or a
-     universal/partial quantifier on an otherwise matching clause. Each conflict has a
-     confidence that grows with how much of the claim's *other* wording the clause shares
-     (physical units and counted nouns name their slot themselves and start high; durations,
-     money, shares, years and names need context). A name the sources use elsewhere is
-     at most a doubtful (0.65) conflict.
-   * **missing** -- a claim number, date, time or name found nowhere in the sources (lone
-     acronyms, ordinals and weekdays are weak facts: never "missing" on their own).
-   * **coverage** -- the share of the claim's content words the clause contains (a clause
-     opening with a pronoun also gets the words of the sentence before it); for the support
-     score each exactly matched value (number, date, time, identifier) counts as two words.
+   * **conflict** -- a fact of the same kind and slot with a different value (numbers, units,
+     dates, times, names, identifiers, ordinals), a negation polarity flip, an antonymic
+     direction word, a reversed comparison or a universal/partial quantifier, each with a
+     confidence that grows with how much of the claim's other wording the sentence shares;
+   * **missing** -- a claim number, date, time or name found nowhere in the sources;
+   * **coverage** -- the share of the claim's content words the sentence has (matched values
+     count double).
 
-4. Verdict, in this order:
+4. Evidence (:mod:`judges.verifier.evidence`): the best single sentence, then the sentences --
+   of the same or another source -- that add most of what is still uncovered (up to three).
+   Coverage and fact matching are measured on them together, so a claim whose facts are spread
+   over two sentences or two sources can be supported; the verdict lists every span used.
 
-   * ``supported`` if some candidate has no conflict of confidence ≥ 0.5, no missing fact,
-     and a *support score* ≥ ``entailment_threshold``. The support score is
-     ``0.7 + 1.5 * (0.5 * similarity + 0.5 * coverage - 0.58)`` clipped to [0, 1]:
-     the default threshold 0.7 sits exactly on the raw cut 0.58 (``SUPPORT_CUT``, the middle
-     of the plateau 0.54-0.62 found on a development set kept apart from the labelled test
-     pairs), and each +0.1 of threshold asks for +0.067 of raw score.
-     A supporting source wins over a contradicting one, as in seed 003, unless the
-     contradicting sentence covers more of the claim's wording than the supporting one.
-   * ``contradicted`` if a candidate has a conflict of confidence ≥ ``contradiction_threshold``.
-   * ``unverifiable`` otherwise, with the reason (missing fact, weak mismatch, low
-     similarity or uncovered words).
+5. Verdict: a multinomial logistic regression (:mod:`judges.verifier.combiner`, weights in
+   ``combiner.json``, fitted by ``python -m judges.verifier.training.fit_combiner`` on the
+   fitting half of tests/data/verifier/devset.jsonl) turns the features (similarities,
+   single-sentence and joint coverage, missing and matched facts, the most confident conflict
+   of each kind and how much of the claim its sentence covers, and the earlier hand-set rules'
+   verdict) into calibrated probabilities of the three verdicts:
 
-   (Word-level embedding similarity as soft coverage was tried and did not pay for its cost:
-   it fixed as many paraphrases as it broke same-topic claims.)
+   * ``contradicted`` if P(contradicted) ≥ ``contradiction_threshold``;
+   * else, with ``fact_backstop`` on, ``contradicted`` when the evidence opens with a sentence whose
+     conflict (confidence ≥ ``contradiction_threshold``) covers the claim at least as well as any
+     conflict-free sentence -- the earlier rules' contradiction, kept for an undecided combiner as
+     on the NLI path (``decided_by`` says which decided);
+   * else ``supported`` if P(supported) ≥ ``entailment_threshold``;
+   * else ``unverifiable`` (the reason says what is missing or which doubtful conflict held it
+     back, and "undecided" when supported or contradicted was the more likely verdict).
+
+   Each verdict carries ``evidence`` (the spans used), ``matched`` (facts found),
+   ``failed`` (the conflict or missing fact) and ``probabilities``. Per-kind recall, and what
+   the path cannot detect, are in docs/verifier.md.
 
 NLI path (``nli_model_dir`` set): an operator's ONNX cross-encoder
 -------------------------------------------------------------------
@@ -75,15 +77,10 @@ from typing import Any
 import numpy as np
 
 from .claims import extract_claims, split_sentences
-from .facts import (
-    Alignment,
-    Analysis,
-    Conflict,
-    align,
-    analyse,
-    proper_vocabulary,
-    refers_back,
-)
+from .combiner import get_combiner
+from .evidence import Candidate, Evidence
+from .evidence import build as build_evidence
+from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back, stem
 
 __all__ = [
     "VerifierConfig",
@@ -107,27 +104,27 @@ REASON_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
 
 #: Candidates below this cosine similarity are not the same topic (not even for conflicts).
 RELEVANCE_FLOOR = 0.3
-#: Raw support score (0.5 * similarity + 0.5 * coverage) that maps onto the default
-#: entailment_threshold of 0.7. Calibrated on a development set kept apart from the
-#: labelled test pairs.
-SUPPORT_CUT = 0.58
-SUPPORT_SLOPE = 1.5
 #: A conflict at least this confident blocks "supported" even below the contradiction threshold.
 BLOCKING_CONFLICT = 0.5
+#: Default entailment / contradiction probability thresholds.
+DEFAULT_THRESHOLD = 0.5
 #: How many of a claim's most similar clauses are aligned.
 CANDIDATES_PER_CLAIM = 6
 
 
 @dataclass
 class VerifierConfig:
-    entailment_threshold: float = 0.7
-    contradiction_threshold: float = 0.7
+    #: Probabilities (the combiner's, on the default path; the model's, on the NLI path) a verdict
+    #: needs. 0.5 = "more likely than not"; 0.7 trades recall for precision (see docs/verifier.md).
+    entailment_threshold: float = DEFAULT_THRESHOLD
+    contradiction_threshold: float = DEFAULT_THRESHOLD
     max_sources_per_claim: int = 5
     nli_model_dir: str | None = None
     threads: int = 1
     #: ``grounded`` is false when more than this share of claims is unverifiable.
     max_unverifiable_ratio: float = 0.5
-    #: NLI path: deterministic fact conflicts may decide when the model is undecided.
+    #: Deterministic fact conflicts may decide when the model (NLI path) or combiner (default path)
+    #: is undecided.
     fact_backstop: bool = True
 
 
@@ -149,9 +146,22 @@ class ClaimVerdict:
     reason: str
     escalated: bool = False
     kind: str | None = None  # conflict kind for contradictions (number, date, negation ...)
+    #: every source sentence the verdict rests on: [{"source_id", "span", "similarity"}]
+    evidence: list[dict] = field(default_factory=list)
+    #: the claim's facts found in the evidence ("1000 request", "2021-03-03 = March 3, 2021")
+    matched: list[str] = field(default_factory=list)
+    #: what failed: a conflict ("number mismatch: ...") or what is missing ("missing: 'Q3 2024'")
+    failed: str | None = None
+    #: the combiner's probabilities of the three verdicts (default path)
+    probabilities: dict[str, float] | None = None
+    #: "combiner" (the probabilities decided), "fact_backstop" (an undecided combiner, and a conflict
+    #: on the sentence about the claim's subject at least as confident as contradiction_threshold)
+    decided_by: str | None = None
+    features: dict[str, float] | None = field(default=None, repr=False)  # combiner input (not serialised)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("features", None)
         d["confidence"] = round(float(self.confidence), 4)
         if self.best_source is not None:
             d["best_source"]["score"] = round(float(self.best_source.score), 4)
@@ -305,11 +315,6 @@ def _finish(claims: list[ClaimVerdict], config: VerifierConfig, method: str) -> 
     return check
 
 
-def _support_score(sim: float, coverage: float) -> float:
-    raw = 0.5 * sim + 0.5 * coverage
-    return float(min(1.0, max(0.0, 0.7 + SUPPORT_SLOPE * (raw - SUPPORT_CUT))))
-
-
 def _best_sentence_by_words(
     claim: Analysis, sentences: list[str], proper: frozenset[str]
 ) -> tuple[str, Alignment | None, Analysis | None]:
@@ -325,23 +330,21 @@ def _best_sentence_by_words(
 
 # --------------------------------------------------------------------------- default path
 
+#: How many sentences sharing most of a claim's content words join the embedding's candidates.
+LEXICAL_CANDIDATES = 4
+
 
 @dataclass
-class _Candidate:
-    span_index: int
-    sim: float
-    alignment: Alignment
-    support: float
-
-    @property
-    def blocking(self) -> Conflict | None:
-        c = self.alignment.best_conflict
-        return c if c is not None and c.confidence >= BLOCKING_CONFLICT else None
+class _ClaimEvidence:
+    claim: str
+    candidates: list[Candidate]
+    evidence: Evidence | None
 
 
-def _verify_with_embeddings(
+def _gather(
     claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None
-) -> list[ClaimVerdict]:
+) -> tuple[list[_ClaimEvidence], list[_Span]]:
+    """Candidates and evidence (with the combiner's features) for every claim of one call."""
     from .embedder import get_embedder
 
     emb = embedder or get_embedder(config.threads)
@@ -352,23 +355,43 @@ def _verify_with_embeddings(
         unique.setdefault(t, len(unique))
     vectors = emb.encode(list(unique))
     cv = vectors[[unique[c] for c in claims]]
-    sv = vectors[[unique[sp.text] for sp in spans]]
+    sv = vectors[[unique[sp.text] for sp in spans]] if spans else np.zeros((0, vectors.shape[1]))
     sims = cv @ sv.T if len(spans) else np.zeros((len(claims), 0))
 
     span_an = [analyse(sp.text, proper) for sp in spans]
     ctx_an = [analyse(sp.previous, proper) if sp.previous else None for sp in spans]
+    sentences = [sp.sentence for sp in spans]
+    previous = [sp.previous for sp in spans]
+    sources_of = [sp.source for sp in spans]
+    whole = [bool(sp.clauses) for sp in spans]
     # presence of a claim's facts is checked against all sources of the call together
     everything = analyse("\n".join(s.text for s in sources), proper)
-    results: list[ClaimVerdict] = []
+    out: list[_ClaimEvidence] = []
     for ci, claim in enumerate(claims):
         c_an = analyse(claim, proper)
-        order = np.argsort(-sims[ci]) if len(spans) else []
-        candidates: list[_Candidate] = []
+        if not spans:
+            out.append(_ClaimEvidence(claim, [], None))
+            continue
+        order = [int(i) for i in np.argsort(-sims[ci])]
+        pool = [
+            si
+            for rank, si in enumerate(order)
+            if rank < CANDIDATES_PER_CLAIM and (rank == 0 or sims[ci, si] >= RELEVANCE_FLOOR)
+        ]
+        # sentences sharing the claim's words, which the embedding may rank low (a second
+        # fact of the claim, stated in a sentence about something else)
+        words = [w for _, w in c_an.content]
+        lexical = sorted(
+            (
+                (sum(1 for w in words if w in span_an[i].words or stem(w) in span_an[i].words), i)
+                for i in range(len(spans))
+            ),
+            key=lambda p: (-p[0], p[1]),
+        )
+        pool += [i for n, i in lexical[:LEXICAL_CANDIDATES] if n > 0 and i not in pool]
+        candidates: list[Candidate] = []
         aligned: dict[int, Alignment] = {}
-        for rank, si in enumerate(order):
-            sim = float(sims[ci, si])
-            if rank >= CANDIDATES_PER_CLAIM or (rank > 0 and sim < RELEVANCE_FLOOR):
-                break
+        for si in pool:
             sp = spans[si]
             if si not in aligned:
                 aligned[si] = align(c_an, span_an[si], everything, context=ctx_an[si])
@@ -382,77 +405,147 @@ def _verify_with_embeddings(
                 al = Alignment(
                     al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered, al.support_coverage
                 )
-            candidates.append(_Candidate(int(si), sim, al, _support_score(sim, al.support_coverage)))
-        results.append(_decide(claim, candidates, spans, sources, config))
-    return results
+            candidates.append(Candidate(si, float(sims[ci, si]), al))
+        evidence = build_evidence(
+            c_an, candidates, sentences, previous, sources_of, everything, cv[ci], sv, RELEVANCE_FLOOR, whole
+        )
+        out.append(_ClaimEvidence(claim, candidates, evidence))
+    return out, spans
 
 
-def _match(cand: _Candidate, spans: list[_Span], sources: list[_Source]) -> SourceMatch:
-    sp = spans[cand.span_index]
+def _verify_with_embeddings(
+    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None
+) -> list[ClaimVerdict]:
+    gathered, spans = _gather(claims, sources, config, embedder)
+    combiner = get_combiner()
+    return [_decide(g, spans, sources, config, combiner) for g in gathered]
+
+
+def _span_match(span_index: int, score: float, spans: list[_Span], sources: list[_Source]) -> SourceMatch:
+    sp = spans[span_index]
     src = sources[sp.source]
-    return SourceMatch(src.id, src.text, round(cand.sim, 4), sp.sentence, src.relevance)
+    return SourceMatch(src.id, src.text, round(score, 4), sp.sentence, src.relevance)
+
+
+def _fact_text(f) -> str:
+    return f.text if f.kind == "entity" else f.describe()
 
 
 def _decide(
-    claim: str, candidates: list[_Candidate], spans: list[_Span], sources: list[_Source], config: VerifierConfig
+    g: _ClaimEvidence, spans: list[_Span], sources: list[_Source], config: VerifierConfig, combiner
 ) -> ClaimVerdict:
-    if not candidates:
+    claim, ev = g.claim, g.evidence
+    if ev is None or not g.candidates:
         return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
-    relevant = [c for c in candidates if c.sim >= RELEVANCE_FLOOR]
-    ok = [
-        c
-        for c in relevant
-        if c.blocking is None and not c.alignment.missing and c.support >= config.entailment_threshold
+    probs = combiner.probabilities(ev.features)
+    p_sup, p_con, p_unv = probs[SUPPORTED], probs[CONTRADICTED], probs[UNVERIFIABLE]
+    sims = {c.span_index: c.sim for c in g.candidates}
+    used = [
+        {"source_id": sources[spans[i].source].id, "span": spans[i].sentence, "similarity": round(sims[i], 4)}
+        for i in ev.spans
     ]
-    # (a multi-clause sentence blocks support with its clauses' conflicts, but the clauses
-    # themselves are the contradiction candidates)
-    contra = [
-        c
-        for c in relevant
-        if c.alignment.best_conflict is not None
-        and not spans[c.span_index].clauses
-        and c.alignment.best_conflict.confidence >= config.contradiction_threshold
-    ]
-    if ok and contra:
-        # a supporting sentence wins, unless a contradicting one covers more of the claim
-        top_cov = max(c.alignment.coverage for c in ok)
-        if max(c.alignment.coverage for c in contra) <= top_cov:
-            contra = []
-        else:
-            ok = []
-    if ok:
-        best = max(ok, key=lambda c: (c.support, c.sim))
-        n = len(best.alignment.matched)
-        why = f"similar source sentence ({best.sim:.2f})"
-        if n:
-            why += f" with {n} matching fact{'s' if n != 1 else ''}"
-        return ClaimVerdict(claim, SUPPORTED, best.support, _match(best, spans, sources), why)
-    if contra:
-        best = max(contra, key=lambda c: (c.alignment.best_conflict.confidence, c.sim))  # type: ignore[union-attr]
-        conflict = best.alignment.best_conflict
-        assert conflict is not None
-        return ClaimVerdict(
-            claim, CONTRADICTED, conflict.confidence, _match(best, spans, sources), conflict.reason, kind=conflict.kind
+    matched = list(
+        dict.fromkeys(
+            f"{_fact_text(cf)} = {_fact_text(sf)}" if _fact_text(cf) != _fact_text(sf) else _fact_text(cf)
+            for cf, sf in ev.alignment.matched
         )
-    top = candidates[0]
+    )
+    rounded = {k: round(v, 4) for k, v in probs.items()}
+    top = max(g.candidates, key=lambda c: c.sim)
+    conflict = ev.conflict
+    if p_con >= config.contradiction_threshold and conflict is not None and ev.conflict_span is not None:
+        return ClaimVerdict(
+            claim,
+            CONTRADICTED,
+            p_con,
+            _span_match(ev.conflict_span, sims[ev.conflict_span], spans, sources),
+            conflict.reason,
+            kind=conflict.kind,
+            evidence=used,
+            matched=matched,
+            failed=conflict.reason,
+            probabilities=rounded,
+            features=ev.features,
+            decided_by="combiner",
+        )
+    if (
+        config.fact_backstop
+        and p_sup < config.entailment_threshold
+        and conflict is not None
+        and ev.conflict_span is not None
+        and ev.features.get("rule_contradicted") == 1.0
+        and ev.features.get("conflict_on_evidence") == 1.0
+        and conflict.confidence >= config.contradiction_threshold
+    ):
+        # the combiner is undecided, but the sentence about the claim's subject states another
+        # value with enough shared context: the fact check decides, as on the NLI path
+        return ClaimVerdict(
+            claim,
+            CONTRADICTED,
+            conflict.confidence,
+            _span_match(ev.conflict_span, sims[ev.conflict_span], spans, sources),
+            conflict.reason,
+            kind=conflict.kind,
+            evidence=used,
+            matched=matched,
+            failed=conflict.reason,
+            probabilities=rounded,
+            features=ev.features,
+            decided_by="fact_backstop",
+        )
+    if p_sup >= config.entailment_threshold:
+        n = len(ev.spans)
+        why = f"covered by {n} source sentence{'s' if n != 1 else ''}"
+        n_src = len({u["source_id"] for u in used})
+        if n_src > 1:
+            why += f" from {n_src} sources"
+        if matched:
+            why += f", {len(matched)} matching fact{'s' if len(matched) != 1 else ''}"
+        why += f" (similarity {sims[ev.spans[0]]:.2f})"
+        return ClaimVerdict(
+            claim,
+            SUPPORTED,
+            p_sup,
+            _span_match(ev.spans[0], sims[ev.spans[0]], spans, sources),
+            why,
+            evidence=used,
+            matched=matched,
+            probabilities=rounded,
+            features=ev.features,
+            decided_by="combiner",
+        )
+    # unverifiable: say what is missing, or which doubtful conflict kept it from a verdict
+    failed = None
     if top.sim < RELEVANCE_FLOOR:
         reason = f"no source sentence on the same topic (best similarity {top.sim:.2f})"
-        conf = 1.0 - max(top.sim, 0.0)
+    elif ev.alignment.missing:
+        names = ", ".join(dict.fromkeys(f"'{_fact_text(f)}'" for f in ev.alignment.missing))
+        reason = f"not found in the sources: {names.replace(chr(39), '')}"
+        failed = f"missing: {names}"
+    elif conflict is not None and conflict.confidence >= BLOCKING_CONFLICT:
+        reason = f"possible {conflict.reason}; too little shared context to call it a contradiction"
+        failed = conflict.reason
+    elif ev.alignment.uncovered and ev.alignment.coverage < 0.8:
+        words = list(dict.fromkeys(ev.alignment.uncovered))
+        reason = "source does not mention: " + ", ".join(words)
+        failed = "missing: " + ", ".join(f"'{w}'" for w in words)
     else:
-        missing = [f for c in relevant[:1] for f in c.alignment.missing]
-        weak = [c.alignment.best_conflict for c in relevant if c.alignment.best_conflict is not None]
-        if missing:
-            names = ", ".join(dict.fromkeys(f.describe() if f.kind != "entity" else f.text for f in missing))
-            reason = f"not found in the sources: {names}"
-        elif weak:
-            w = max(weak, key=lambda x: x.confidence)  # type: ignore[union-attr]
-            reason = f"possible {w.reason}; too little shared context to call it a contradiction"  # type: ignore[union-attr]
-        elif top.alignment.uncovered and top.alignment.coverage < 0.75:
-            reason = "source does not mention: " + ", ".join(dict.fromkeys(top.alignment.uncovered))
-        else:
-            reason = f"source sentence is only loosely similar ({top.sim:.2f})"
-        conf = 1.0 - max(c.support for c in relevant)
-    return ClaimVerdict(claim, UNVERIFIABLE, round(max(0.0, min(1.0, conf)), 4), _match(top, spans, sources), reason)
+        reason = f"source sentences only loosely match (similarity {sims[ev.spans[0]]:.2f})"
+    if p_sup < config.entailment_threshold and p_con < config.contradiction_threshold and max(p_sup, p_con) > p_unv:
+        reason += f" (undecided: supported {p_sup:.2f}, contradicted {p_con:.2f})"
+    return ClaimVerdict(
+        claim,
+        UNVERIFIABLE,
+        p_unv,
+        _span_match(ev.spans[0], sims[ev.spans[0]], spans, sources),
+        reason,
+        evidence=used,
+        matched=matched,
+        failed=failed,
+        probabilities=rounded,
+        features=ev.features,
+        decided_by="combiner",
+    )
 
 
 # --------------------------------------------------------------------------- NLI path
@@ -474,7 +567,7 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
         best_c = max(range(n), key=lambda k: row[k].contradiction)
         c_an = analyse(claim, proper)
 
-        def match(k: int, score: float) -> SourceMatch:
+        def match(k: int, score: float, c_an=c_an) -> SourceMatch:
             span, _, _ = _best_sentence_by_words(c_an, sentences[k], proper)
             return SourceMatch(sources[k].id, sources[k].text, score, span, sources[k].relevance)
 

@@ -3,6 +3,12 @@ currencies, bound phrases) and a light stemmer."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+import snowballstemmer
+
+_SNOWBALL = snowballstemmer.stemmer("english")
+
 STOPWORDS = frozenset(
     """
 a an the this that these those there here it its it's they them their theirs he him his she her hers
@@ -462,7 +468,7 @@ def stem(word: str) -> str:
         ("s", ""),
     ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            if suffix == "s" and (w.endswith("ss") or w.endswith("us") or w.endswith("is")):
+            if suffix == "s" and w.endswith(("ss", "us", "is")):
                 return w
             base = w[: len(w) - len(suffix)] + repl
             if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
@@ -471,12 +477,21 @@ def stem(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=65536)
+def porter(word: str) -> str:
+    """The Snowball (Porter2) stem: folds derivations the light :func:`stem` keeps apart
+    ("approval"/"approved", "connection"/"connected")."""
+    return _SNOWBALL.stemWord(word.lower().replace("’", "'").removesuffix("'s"))
+
+
 def words_match(a: str, b: str) -> bool:
-    """Lexical match of two words: same stem or a shared prefix of five or more letters."""
+    """Lexical match of two words: same stem (light or Snowball) or a shared prefix of five or more letters."""
     if a == b:
         return True
     sa, sb = stem(a), stem(b)
     if sa == sb or sa + "e" == sb or sb + "e" == sa:
+        return True
+    if len(a) > 3 and len(b) > 3 and porter(a) == porter(b):
         return True
     n = 0
     for x, y in zip(sa, sb):

@@ -1,0 +1,133 @@
+"""Recall per label and per kind of the verifier on the development set's halves.
+
+    python -m judges.verifier.training.evaluate [--half fit|test|both]
+
+A pair's verdict is the verdict of ``check_grounding`` on its claim text, as the API gives it:
+when the claim text splits into several claims, any contradicted claim makes the pair
+contradicted, all supported make it supported, anything else is unverifiable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+DEVSET = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
+LABELS = ("supported", "contradicted", "unverifiable")
+
+
+def load(half: str | None = None) -> list[dict]:
+    rows = [json.loads(x) for x in DEVSET.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return [r for r in rows if half in (None, "both") or r["half"] == half]
+
+
+def pair_verdict(check) -> str:
+    verdicts = [c.verdict for c in check.claims]
+    if not verdicts:
+        return "unverifiable"
+    if "contradicted" in verdicts:
+        return "contradicted"
+    if all(v == "supported" for v in verdicts):
+        return "supported"
+    return "unverifiable"
+
+
+def run(rows: list[dict], config=None) -> list[tuple[dict, str, object]]:
+    from judges.verifier import check_grounding
+
+    out = []
+    for r in rows:
+        check = check_grounding(r["claim"], r["sources"], config)
+        out.append((r, pair_verdict(check), check))
+    return out
+
+
+def origin_group(row: dict) -> str:
+    origin = row["origin"]
+    for prefix, name in (
+        ("WiCE", "WiCE"),
+        ("CLIMATE-FEVER", "CLIMATE-FEVER"),
+        ("derived", "derived (public)"),
+        ("hand-written", "hand-written"),
+        ("tests/data", "older labelled set"),
+    ):
+        if origin.startswith(prefix):
+            return name
+    return "other"
+
+
+def recall_table(results) -> dict:
+    per_label, per_kind = defaultdict(Counter), defaultdict(Counter)
+    for r, verdict, _ in results:
+        ok = verdict == r["label"]
+        per_label[r["label"]]["n"] += 1
+        per_label[r["label"]]["ok"] += ok
+        key = (r["label"], r["kind"])
+        per_kind[key]["n"] += 1
+        per_kind[key]["ok"] += ok
+    return {"label": per_label, "kind": per_kind}
+
+
+def format_table(name: str, results) -> str:
+    t = recall_table(results)
+    lines = [f"{name}: {len(results)} pairs"]
+    for label in LABELS:
+        c = t["label"][label]
+        if c["n"]:
+            kinds = " · ".join(
+                f"{k} {t['kind'][(lab, k)]['ok']}/{t['kind'][(lab, k)]['n']}"
+                for (lab, k) in sorted(t["kind"])
+                if lab == label
+            )
+            lines.append(f"  {label:<13} {c['ok']:>3}/{c['n']:<3} recall {c['ok'] / c['n']:.3f}   {kinds}")
+    ok = sum(c["ok"] for c in t["label"].values())
+    lines.append(
+        f"  {'overall':<13} {ok:>3}/{len(results):<3} {ok / max(1, len(results)):.3f}   "
+        f"balanced {sum(t['label'][lab]['ok'] / max(1, t['label'][lab]['n']) for lab in LABELS) / 3:.3f}"
+    )
+    by_origin: dict[str, Counter] = defaultdict(Counter)
+    for r, v, _ in results:
+        by_origin[origin_group(r)][f"{r['label']}_n"] += 1
+        by_origin[origin_group(r)][f"{r['label']}_ok"] += v == r["label"]
+    for name, c in sorted(by_origin.items()):
+        lines.append(
+            f"  from {name:<22} "
+            + " · ".join(f"{label} {c[label + '_ok']}/{c[label + '_n']}" for label in LABELS if c[label + "_n"])
+        )
+    confusion = Counter((r["label"], v) for r, v, _ in results if v != r["label"])
+    lines.append(
+        "  confusion (label -> verdict): " + ", ".join(f"{a}->{b} {n}" for (a, b), n in sorted(confusion.items()))
+    )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--half", default="both", choices=["fit", "test", "both"])
+    ap.add_argument("--misses", action="store_true", help="print every wrong verdict")
+    ap.add_argument(
+        "--threshold", type=float, default=None, help="entailment and contradiction threshold (default: the verifier's)"
+    )
+    args = ap.parse_args()
+    config = None
+    if args.threshold is not None:
+        from judges.verifier import VerifierConfig
+
+        config = VerifierConfig(entailment_threshold=args.threshold, contradiction_threshold=args.threshold)
+    for half in ("fit", "test") if args.half == "both" else (args.half,):
+        results = run(load(half), config)
+        print(format_table(f"{half} half", results))
+        if args.misses:
+            for r, v, check in results:
+                if v != r["label"]:
+                    why = "; ".join(c.reason for c in check.claims)
+                    print(
+                        f"    miss {r['id']} [{r['kind']}] want {r['label']} got {v}: {r['claim'][:90]} -- {why[:160]}"
+                    )
+
+
+if __name__ == "__main__":
+    main()

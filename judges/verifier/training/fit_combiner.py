@@ -1,0 +1,150 @@
+"""Fit the default path's combiner on the fitting half of the development set.
+
+    python -m judges.verifier.training.fit_combiner          # writes judges/verifier/combiner.json
+
+Needs scikit-learn (``pip install -e .[train]``); nothing here runs in production. Only the
+``fit`` half of tests/data/verifier/devset.jsonl is read: the ``test`` half stays untouched
+(tests/test_verifier_accuracy.py measures it).
+
+Training rows are claims: a pair whose text splits into several claims gives one row per claim
+when it is supported (every part must be), and none otherwise (which part is contradicted or
+unverifiable is not labelled). The model is a multinomial logistic regression on standardised
+features with balanced class weights; its L2 strength is chosen by 5-fold cross-validation
+(balanced recall) on the fitting half, and a temperature fitted on the out-of-fold predictions
+(log-loss) keeps the probabilities calibrated, so that ``entailment_threshold`` / ``contradiction_threshold``
+read as probabilities.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from judges.verifier.claims import extract_claims
+from judges.verifier.combiner import CLASSES, WEIGHTS
+from judges.verifier.evidence import FEATURES
+from judges.verifier.training.evaluate import load
+from judges.verifier.verifier import VerifierConfig, _gather, _normalise_sources
+
+
+def claim_rows(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    config = VerifierConfig()
+    xs, ys, ids = [], [], []
+    for r in rows:
+        claims = extract_claims(r["claim"])
+        if not claims or (len(claims) > 1 and r["label"] != "supported"):
+            continue
+        sources = _normalise_sources(r["sources"], config.max_sources_per_claim)
+        gathered, _ = _gather(claims, sources, config)
+        for g in gathered:
+            if g.evidence is None:
+                continue
+            xs.append([g.evidence.features[name] for name in FEATURES])
+            ys.append(CLASSES.index(r["label"]))
+            ids.append(r["id"])
+    return np.asarray(xs, dtype=np.float64), np.asarray(ys), ids
+
+
+def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    return float(-np.mean(np.log(np.clip(p[np.arange(len(y)), y], 1e-12, 1.0))))
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def fit(x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    xs = (x - mean) / scale
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=seed).split(xs, y))
+    best = None
+    for c in (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0):
+        logits = np.zeros((len(y), 3))
+        for tr, va in folds:
+            m = LogisticRegression(C=c, class_weight="balanced", max_iter=5000).fit(xs[tr], y[tr])
+            logits[va] = m.decision_function(xs[va])
+        pred = logits.argmax(axis=1)
+        balanced = float(np.mean([np.mean(pred[y == k] == k) for k in range(3)]))
+        # chosen by the decision it serves (balanced recall); calibration is the temperature's job
+        if best is None or balanced > best[0] + 1e-9:
+            best = (balanced, c, logits)
+    assert best is not None
+    _, c, oof = best
+    loss = _log_loss(_softmax(oof), y)
+    # temperature on the out-of-fold logits (calibration without touching the test half)
+    temps = np.linspace(0.5, 2.5, 81)
+    t = float(min(temps, key=lambda t: _log_loss(_softmax(oof / t), y)))
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000).fit(xs, y)
+    oof_p = _softmax(oof / t)
+    return {
+        "model": model,
+        "mean": mean,
+        "scale": scale,
+        "C": c,
+        "temperature": t,
+        "cv_log_loss": loss,
+        "oof_accuracy": float(np.mean(oof_p.argmax(axis=1) == y)),
+        "oof_p": oof_p,
+    }
+
+
+def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    conf = p.max(axis=1)
+    right = p.argmax(axis=1) == y
+    edges = np.linspace(0, 1, bins + 1)
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        m = (conf > lo) & (conf <= hi)
+        if m.any():
+            total += m.mean() * abs(conf[m].mean() - right[m].mean())
+    return float(total)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Fit judges/verifier/combiner.json on the fitting half.")
+    ap.add_argument("--out", type=Path, default=WEIGHTS)
+    args = ap.parse_args()
+    x, y, ids = claim_rows(load("fit"))
+    print(f"{len(y)} training claims from the fit half:", dict(Counter(CLASSES[i] for i in y)))
+    result = fit(x, y)
+    model = result["model"]
+    classes = [CLASSES[int(k)] for k in model.classes_]
+    out = {
+        "features": list(FEATURES),
+        "classes": classes,
+        "mean": result["mean"].round(6).tolist(),
+        "scale": result["scale"].round(6).tolist(),
+        "coef": model.coef_.round(6).tolist(),
+        "intercept": model.intercept_.round(6).tolist(),
+        "temperature": round(result["temperature"], 4),
+        "meta": {
+            "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
+            "data": "tests/data/verifier/devset.jsonl, half=fit",
+            "training_claims": len(y),
+            "C": result["C"],
+            "cv_log_loss": round(result["cv_log_loss"], 4),
+            "cv_accuracy": round(result["oof_accuracy"], 4),
+            "cv_ece": round(ece(result["oof_p"], y), 4),
+            "script": "python -m judges.verifier.training.fit_combiner",
+        },
+    }
+    args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(out["meta"]))
+    for name, row in zip(FEATURES, model.coef_.T):
+        print(f"  {name:<22} " + " ".join(f"{classes[k][:4]} {v:+.2f}" for k, v in enumerate(row)))
+
+
+if __name__ == "__main__":
+    main()

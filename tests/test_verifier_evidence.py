@@ -1,0 +1,128 @@
+"""Evidence across sentences and sources, the learned combiner, and explainable verdicts
+(issue 10, items 1-3 and 6). Runs the real packaged MiniLM on onnxruntime; no Django."""
+
+import json
+
+import numpy as np
+import pytest
+
+from judges.verifier import VerifierConfig, check_grounding
+from judges.verifier.combiner import CLASSES, WEIGHTS, Combiner, get_combiner
+from judges.verifier.evidence import FEATURES
+from judges.verifier.facts import words_match
+
+HUBBLE = [
+    "The Hubble Space Telescope was launched in 1990 aboard the shuttle Discovery.",
+    "Hubble orbits Earth at an altitude of about 540 km.",
+]
+
+
+def test_a_claim_spread_over_two_sources_is_supported_and_names_both_spans():
+    claim = check_grounding("The Hubble telescope, launched in 1990, orbits at about 540 km.", HUBBLE).claims[0]
+    assert claim.verdict == "supported"
+    assert [e["source_id"] for e in claim.evidence] == ["source-0", "source-1"]
+    assert [e["span"] for e in claim.evidence] == HUBBLE
+    assert {"1990", "about 540 km"} <= set(claim.matched)
+    assert claim.failed is None
+    assert "2 source sentences from 2 sources" in claim.reason
+
+
+def test_either_source_alone_leaves_the_claim_unverifiable():
+    for source in HUBBLE:
+        claim = check_grounding("The Hubble telescope, launched in 1990, orbits at about 540 km.", [source]).claims[0]
+        assert claim.verdict == "unverifiable"
+        assert claim.failed and claim.failed.startswith("missing: ")
+
+
+def test_a_contradiction_names_the_fact_that_failed():
+    claim = check_grounding(
+        "Premium users get 500 requests per minute.",
+        ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."],
+    ).claims[0]
+    assert claim.verdict == "contradicted"
+    assert claim.failed == claim.reason == "number mismatch: claim says 500 request, source says 1000 request"
+    assert claim.evidence[0]["span"] == "Premium users get 1,000 requests per minute."
+
+
+def test_a_missing_fact_is_named():
+    claim = check_grounding(
+        "Revenue grew 12% in Q3 2024.", ["Revenue grew 12% last year, driven by subscriptions."]
+    ).claims[0]
+    assert claim.verdict == "unverifiable"
+    assert claim.failed == "missing: 'Q3 2024'"
+    assert "12%" in claim.matched
+
+
+def test_verdict_dict_carries_the_explanation_and_no_internal_features():
+    d = check_grounding("The Hubble telescope, launched in 1990, orbits at about 540 km.", HUBBLE).to_dict()
+    claim = d["claims"][0]
+    assert set(claim) >= {"evidence", "matched", "failed", "probabilities", "best_source", "reason"}
+    assert "features" not in claim
+    assert set(claim["probabilities"]) == set(CLASSES)
+    json.dumps(d)
+
+
+def test_thresholds_are_probabilities():
+    text, sources = "The hospital has 350 beds.", ["The hospital has 420 beds."]
+    claim = check_grounding(text, sources).claims[0]
+    p = claim.probabilities["contradicted"]
+    assert claim.verdict == "contradicted" and claim.decided_by == "combiner"
+    assert claim.confidence == pytest.approx(p, abs=1e-4)
+    # just above the claim's own probability the combiner withholds the verdict, just below gives it
+    plain = {"fact_backstop": False}
+    assert (
+        check_grounding(text, sources, VerifierConfig(contradiction_threshold=p + 0.001, **plain)).claims[0].verdict
+        != "contradicted"
+    )
+    assert (
+        check_grounding(text, sources, VerifierConfig(contradiction_threshold=p - 0.001, **plain)).claims[0].verdict
+        == "contradicted"
+    )
+
+
+def test_fact_backstop_decides_only_what_the_combiner_leaves_undecided():
+    text = "Free users get 1,000 requests per minute."
+    sources = ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."]
+    claim = check_grounding(text, sources, VerifierConfig(contradiction_threshold=0.7)).claims[0]
+    assert claim.verdict == "contradicted"
+    assert claim.reason == "number mismatch: claim says 1000 request, source says 100 request"
+    assert claim.evidence[0]["span"] == "Free users get 100 requests per minute."
+    if claim.decided_by == "fact_backstop":
+        assert claim.probabilities["contradicted"] < 0.7 <= claim.confidence
+        off = check_grounding(text, sources, VerifierConfig(contradiction_threshold=0.7, fact_backstop=False))
+        assert off.claims[0].verdict != "contradicted"
+    # a threshold above the conflict's own confidence leaves nothing to the backstop
+    strict = check_grounding(text, sources, VerifierConfig(contradiction_threshold=1.0)).claims[0]
+    assert strict.verdict != "contradicted"
+
+
+def test_paraphrase_words_meet_through_their_stems():
+    assert words_match("approval", "approved")
+    assert words_match("connection", "connected")
+    assert not words_match("approval", "apple")
+
+
+def test_shipped_combiner_matches_the_feature_list_and_gives_probabilities():
+    data = json.loads(WEIGHTS.read_text())
+    assert tuple(data["features"]) == FEATURES
+    assert data["meta"]["data"].endswith("half=fit")  # fitted on the fitting half only
+    combiner = get_combiner()
+    rng = np.random.default_rng(0)
+    rows = rng.uniform(0, 1, size=(50, len(FEATURES)))
+    p = combiner.predict(rows)
+    assert p.shape == (50, 3)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    assert ((p >= 0) & (p <= 1)).all()
+
+
+def test_combiner_orders_columns_by_verdict_whatever_the_file_order():
+    base = {
+        "features": ["a"],
+        "mean": [0.0],
+        "scale": [1.0],
+        "coef": [[1.0], [0.0], [-1.0]],
+        "intercept": [0.0, 0.0, 0.0],
+        "classes": ["unverifiable", "supported", "contradicted"],
+    }
+    p = Combiner.from_dict(base).probabilities({"a": 3.0})
+    assert max(p, key=p.get) == "unverifiable" and min(p, key=p.get) == "contradicted"
