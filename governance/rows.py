@@ -372,7 +372,7 @@ def _grounding_write_plan():
         ), evaluation AS (
             {evaluation} ORDER BY e.n
         )
-        SELECT run.report_count, run.status, run.final_action, decision.id FROM run, decision
+        SELECT run.report_count, run.status, run.final_action, decision.id, report.id FROM run, decision, report
     """
     return " ".join(sql.split()), tuple(defaults)
 
@@ -390,7 +390,7 @@ def write_grounding(
 ) -> tuple | None:
     """Update the run and insert report, decision and evaluations in one statement (see above).
 
-    Returns (report_count, status, final_action, decision id) as written, or None when the run
+    Returns (report_count, status, final_action, decision id, report id) as written, or None when the run
     changed since it was read (or ended): nothing was written, the caller retries under a lock.
     """
     from .models import Run

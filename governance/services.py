@@ -20,7 +20,7 @@ from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
 
-from . import judging, retrieval, rows
+from . import judging, retrieval, rows, score_audit, score_sampling
 from .access import run_for
 from .models import Decision, Evaluation, GroundingReport, Run, Span
 
@@ -103,6 +103,7 @@ def _state(
     output: str | None = None,
     citations: Sequence | None = None,
     retrieved: Sequence[dict] = (),
+    score_audit: tuple[float | None, int] = (None, 0),
 ) -> RunState:
     """The engine's view of the run. ``citations`` defaults to all of the run's; ``retrieved``
     adds retrieval results as sources citations may resolve to."""
@@ -113,6 +114,8 @@ def _state(
         output_confidence=run.output_confidence,
         output=output,
         sources=(*run.sources, *retrieved),
+        score_inflation=score_audit[0],
+        score_audit_samples=score_audit[1],
     )
 
 
@@ -206,6 +209,7 @@ def run_record_grounding(
         rows.update_fields(run, fields)
         row = persist_decision(run=run, decision=decision, report=report)
         judging.queue_background(specs=specs, phase="mid_execution", decision_id=row.pk)
+        score_sampling.queue_if_sampled(tenant=tenant, specs=specs, report_id=report.pk)
     return run, decision
 
 
@@ -227,6 +231,11 @@ def _decide_report(run: Run, all_specs, *, grounding_scores, citations, output, 
         output=output,
         citations=citations,
         retrieved=_retrieved_for(run, specs, citations, retrieved),
+        score_audit=(
+            score_audit.agent_inflation(tenant_id=run.tenant_id, agent_name=run.agent_name)
+            if score_audit.inflation_needed(specs)
+            else (None, 0)
+        ),
     )
     decision = evaluate_phase("mid_execution", specs, state)
     if judged:
@@ -300,8 +309,9 @@ def _record_grounding_in_one_statement(
     )
     if written is None:
         return None
-    run.report_count, run.status, run.final_action, decision_id = written
+    run.report_count, run.status, run.final_action, decision_id, report_id = written
     judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_id)
+    score_sampling.queue_if_sampled(tenant=tenant, specs=specs, report_id=report_id)
     return run, decision
 
 

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import OperationalError
 
 from .judgements import decision_judge
+from .score_audit import report_audit
 
 
 @shared_task(
@@ -20,3 +21,14 @@ from .judgements import decision_judge
 )
 def judge_decision(self, *, decision_id: int, spec: dict, kind: str) -> str:
     return decision_judge(decision_id=decision_id, spec=spec, kind=kind)
+
+
+@shared_task(
+    name="governance.audit_report_scores",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    max_retries=3,
+)
+def audit_report_scores(*, report_id: int) -> str:
+    return report_audit(report_id=report_id)

@@ -2,6 +2,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django_scopes import ScopedManager
@@ -16,6 +17,9 @@ class Tenant(models.Model):
     # Bumped in the same transaction as any policy change; per-process policy caches compare it
     # with the value loaded alongside the API key, so they never serve stale policies.
     policy_generation = models.PositiveBigIntegerField(default=0)
+    # Share of grounding reports the local verifier re-scores off the request path (docs/score-audit.md);
+    # a grounding policy's `score_audit_rate` rule overrides it for the reports it governs.
+    score_audit_rate = models.FloatField(default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
 
     class Meta:
         ordering = ["slug"]

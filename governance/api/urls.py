@@ -9,7 +9,7 @@ from judges import api as judges_api
 from policies import api as policies_api
 from tenants import api as tenants_api
 
-from . import grounding, logs, ping, runs
+from . import grounding, logs, ping, runs, score_audit
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
@@ -27,6 +27,13 @@ urlpatterns = [
     path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
+    path("settings/score-audit/", score_audit.ScoreAuditRateView.as_view(), name="api-settings-score-audit"),
+    path("score-audit/", score_audit.ScoreAuditListView.as_view(), name="api-score-audit"),
+    path(
+        "agents/<path:agent_name>/score-audit/",
+        score_audit.AgentScoreAuditView.as_view(),
+        name="api-agent-score-audit",
+    ),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     path(
