@@ -295,3 +295,61 @@ class ReplayJob(models.Model):
 
     class Meta:
         ordering = ["-id"]
+
+
+class ScoreAudit(models.Model):
+    """The local verifier's measure of one sampled grounding report, beside what the agent reported.
+
+    `reported` is the mean of the report's grounding scores, `measured` the mean support probability
+    of the output's claims against all of its sources; `per_source` pairs each reported score with the
+    measure against the source in the same position. See docs/score-audit.md.
+    """
+
+    class Status(models.TextChoices):
+        AUDITED = "audited"
+        NOT_AUDITABLE = "not_auditable"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="score_audits")
+    # One audit per report: the task that writes it may be retried or delivered twice.
+    report = models.OneToOneField(GroundingReport, on_delete=models.CASCADE, related_name="score_audit")
+    agent_name = models.CharField(max_length=200)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    reported = models.FloatField(null=True, blank=True)
+    measured = models.FloatField(null=True, blank=True)
+    per_source = models.JSONField(default=list, blank=True)
+    claims = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["tenant", "agent_name", "-id"])]
+
+
+class AgentScoreAuditDay(models.Model):
+    """Running sums of one agent's score audits on one day (UTC), kept by the audit task.
+
+    Inflation over a window and the Pearson correlation of reported with measured come from these
+    sums, so the mid_execution check and the score-audit pages read a handful of rows, never a scan.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    agent_name = models.CharField(max_length=200)
+    date = models.DateField()
+    audited = models.PositiveIntegerField(default=0)
+    not_auditable = models.PositiveIntegerField(default=0)
+    sum_reported = models.FloatField(default=0.0)
+    sum_measured = models.FloatField(default=0.0)
+    sum_reported_sq = models.FloatField(default=0.0)
+    sum_measured_sq = models.FloatField(default=0.0)
+    sum_products = models.FloatField(default=0.0)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["agent_name", "date"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "agent_name", "date"], name="uniq_agent_score_audit_day")
+        ]

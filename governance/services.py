@@ -21,7 +21,7 @@ from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
 from tenants.models import ApiKey, Tenant
 
-from . import accumulated, judging, report_write, retrieval, rows
+from . import accumulated, judging, report_write, retrieval, rows, score_audit, score_sampling
 from .access import run_for
 from .models import Decision, Evaluation, GroundingReport, Run, Span
 
@@ -144,6 +144,13 @@ def run_record_grounding(
             )
 
             specs = applicable_policies(all_specs, run.agent_name)
+            # The agent's score audit (docs/score-audit.md): a few aggregate rows, read only for a
+            # policy that sets max_score_inflation.
+            inflation, audited = (
+                score_audit.agent_inflation(tenant_id=run.tenant_id, agent_name=run.agent_name)
+                if score_audit.inflation_needed(specs)
+                else (None, 0)
+            )
             state = RunState(
                 grounding_scores=tuple(grounding_scores),
                 citations=tuple(citations),
@@ -151,6 +158,8 @@ def run_record_grounding(
                 output_confidence=output_confidence,
                 output=output,
                 sources=tuple(_citable_sources(run, specs, citations, sources, retrieved)),
+                score_inflation=inflation,
+                score_audit_samples=audited,
             )
             decision = evaluate_phase("mid_execution", specs, state)
             if judged:
@@ -186,6 +195,7 @@ def run_record_grounding(
                 written = True
             if written:
                 judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_row.pk)
+                score_sampling.queue_if_sampled(tenant=tenant, specs=specs, report_id=report.pk)
                 return run, decision
     raise AssertionError("a report written under the run's lock always applies")
 

@@ -6,6 +6,7 @@ from django.db import OperationalError
 
 from .judgements import decision_judge
 from .replay import replay_job_execute
+from .score_audit import report_audit
 
 
 @shared_task(
@@ -26,3 +27,14 @@ def judge_decision(self, *, decision_id: int, spec: dict, kind: str) -> str:
 @shared_task(name="governance.tasks.replay_job", acks_late=True, soft_time_limit=3300, time_limit=3600)
 def replay_job(*, job_id: int) -> str:
     return replay_job_execute(job_id=job_id)
+
+
+@shared_task(
+    name="governance.audit_report_scores",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=2,
+    max_retries=3,
+)
+def audit_report_scores(*, report_id: int) -> str:
+    return report_audit(report_id=report_id)

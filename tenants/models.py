@@ -2,6 +2,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django_scopes import ScopedManager
@@ -21,6 +22,9 @@ class Tenant(models.Model):
     # verification can tell rows cut from the end of the log from a log that never had them.
     audit_seq = models.PositiveBigIntegerField(default=0)
     audit_hash = models.CharField(max_length=64, blank=True, default="")
+    # Share of grounding reports the local verifier re-scores off the request path (docs/score-audit.md);
+    # a grounding policy's `score_audit_rate` rule overrides it for the reports it governs.
+    score_audit_rate = models.FloatField(default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
 
     class Meta:
         ordering = ["slug"]

@@ -43,6 +43,23 @@ def tenant_create(*, slug: str, name: str = "", actor: Actor) -> Tenant:
     return tenant
 
 
+@transaction.atomic
+def tenant_set_score_audit_rate(*, tenant: Tenant, rate: float, actor: Actor) -> Tenant:
+    before = tenant.score_audit_rate
+    tenant.score_audit_rate = rate
+    tenant.full_clean(validate_unique=False)
+    tenant.save(update_fields=["score_audit_rate"])
+    audit_record(
+        tenant=tenant,
+        action="tenants.tenant.score_audit_rate_changed",
+        actor=actor,
+        obj=tenant,
+        before={"score_audit_rate": before},
+        after={"score_audit_rate": rate},
+    )
+    return tenant
+
+
 def _admin_count(tenant: Tenant) -> int:
     return Membership.objects.with_scopes_disabled().filter(tenant=tenant, role=Role.ADMIN).count()
 

@@ -56,7 +56,13 @@ CITATION_DEFAULTS = {
     "max_citations": None,
     "citations_must_resolve": False,
 }
-ALL_DEFAULTS = {**SEED_DEFAULTS, **VERIFIER_DEFAULTS, **CONTEXT_DEFAULTS, **CITATION_DEFAULTS}
+# The score audit's rules (docs/score-audit.md), last.
+SCORE_AUDIT_DEFAULTS = {
+    "score_audit_rate": None,
+    "max_score_inflation": None,
+    "score_audit_min_samples": 20,
+}
+ALL_DEFAULTS = {**SEED_DEFAULTS, **VERIFIER_DEFAULTS, **CONTEXT_DEFAULTS, **CITATION_DEFAULTS, **SCORE_AUDIT_DEFAULTS}
 
 NUMBER_0_1 = "Must be a number between 0.0 and 1.0."
 BOOLEAN = "Must be true or false."
@@ -354,3 +360,20 @@ def test_the_error_message_names_the_fields():
         GROUNDING.clean_rules({"min_citations": -1, "bogus": True})
     assert "min_citations" in str(info.value)
     assert "bogus: Unknown rule." in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "rules,field,message",
+    [
+        ({"score_audit_rate": 1.5}, "score_audit_rate", NUMBER_0_1),
+        ({"max_score_inflation": -0.1}, "max_score_inflation", NUMBER_0_1),
+        ({"max_score_inflation": "0.3"}, "max_score_inflation", NUMBER_0_1),
+        ({"score_audit_min_samples": 0}, "score_audit_min_samples", None),
+        ({"score_audit_min_samples": 2.5}, "score_audit_min_samples", None),
+    ],
+)
+def test_score_audit_rules_are_validated(rules, field, message):
+    errors = errors_for(rules)
+    assert field in errors
+    if message is not None:
+        assert errors[field] == [message]

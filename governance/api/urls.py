@@ -11,7 +11,7 @@ from policies import api as policies_api
 from tenants import api as tenants_api
 from webhooks import api as webhooks_api
 
-from . import evidence_pack, grounding, logs, ping, replay, runs
+from . import evidence_pack, grounding, logs, ping, replay, runs, score_audit
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
@@ -35,6 +35,13 @@ urlpatterns = [
     path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
+    path("settings/score-audit/", score_audit.ScoreAuditRateView.as_view(), name="api-settings-score-audit"),
+    path("score-audit/", score_audit.ScoreAuditListView.as_view(), name="api-score-audit"),
+    path(
+        "agents/<path:agent_name>/score-audit/",
+        score_audit.AgentScoreAuditView.as_view(),
+        name="api-agent-score-audit",
+    ),
     path("secrets/<str:name>/", tenants_api.SecretDetailView.as_view(), name="api-secret"),
     path("api-keys/", tenants_api.ApiKeyListView.as_view(), name="api-keys"),
     path("api-keys/<int:pk>/", tenants_api.ApiKeyDetailView.as_view(), name="api-key"),

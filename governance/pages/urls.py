@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import audit, overview, replay, runs, violations
+from . import audit, overview, replay, runs, score_audit, violations
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -15,6 +15,7 @@ urlpatterns = [
     path("violations/", violations.violation_list, name="violation_list"),
     path("violations/<int:pk>/", violations.violation_detail, name="violation_detail"),
     path("audit/", audit.audit_list, name="audit_list"),
+    path("score-audit/", score_audit.score_audit_list, name="score_audit"),
     path("audit/export", audit.audit_export, name="audit_export"),
     path("evaluations/export", audit.evaluation_export, name="evaluation_export"),
     path("policies/try/", replay.policy_try, name="policy_try"),

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from ..accumulated import reports_accumulated
-from ..models import Decision, Evaluation, GroundingReport, Phase, Run, Span, attach_sources
+from ..models import Decision, Evaluation, GroundingReport, Phase, Run, ScoreAudit, Span, attach_sources
 from .evidence import _is_number
 from .governance_tab import DecisionView, _decision_views, _run_evaluations
 from .retrieval import Retrieval, _citation_problems, retrieval_view
@@ -17,6 +17,8 @@ class ScoreCheck:
     score: Any
     checks: list[tuple[str, float, bool]] = field(default_factory=list)  # (policy, threshold, passed)
     below_floor: bool = False
+    # The score audit's measure against the source in the same position, when the report was audited.
+    measured: float | None = None
 
     @property
     def numeric(self) -> bool:
@@ -97,10 +99,10 @@ def _report_thresholds(view: DecisionView | None, rules: dict[str, dict]) -> dic
     return {k: {n: v for n, v in t.items() if _is_number(v)} for k, t in thresholds.items()}
 
 
-def _score_checks(scores, thresholds: dict[str, dict]) -> list[ScoreCheck]:
+def _score_checks(scores, thresholds: dict[str, dict], measured: list[float | None] = ()) -> list[ScoreCheck]:
     checks = []
-    for score in scores if isinstance(scores, list) else []:
-        check = ScoreCheck(score=score)
+    for i, score in enumerate(scores if isinstance(scores, list) else []):
+        check = ScoreCheck(score=score, measured=measured[i] if i < len(measured) else None)
         if check.numeric:
             for policy, t in thresholds.items():
                 floor = t.get("floor")
@@ -112,11 +114,18 @@ def _score_checks(scores, thresholds: dict[str, dict]) -> list[ScoreCheck]:
     return checks
 
 
+def _measured(audit: ScoreAudit | None) -> list[float | None]:
+    if audit is None or audit.status != ScoreAudit.Status.AUDITED:
+        return []
+    return [entry.get("measured") for entry in audit.per_source]
+
+
 def run_trace(*, run: Run) -> Trace:
-    """Spans, grounding reports and phase decisions of a run on one time axis. Five queries (the
+    """Spans, grounding reports, score audits and phase decisions of a run on one time axis. Six queries (the
     reports' source texts are the fifth)."""
     spans = list(Span.objects.filter(run=run).order_by("id"))
     reports = attach_sources(GroundingReport.objects.filter(run=run).order_by("seq"))
+    audits = {a.report_id: a for a in ScoreAudit.objects.filter(run=run)}
     decisions = list(Decision.objects.filter(run=run).order_by("id"))
     evaluations = _run_evaluations(run)
     views = _decision_views(decisions, evaluations)
@@ -145,7 +154,7 @@ def run_trace(*, run: Run) -> Trace:
                 obj=r,
                 decision=view,
                 thresholds=thresholds,
-                scores=_score_checks(r.grounding_scores, thresholds),
+                scores=_score_checks(r.grounding_scores, thresholds, _measured(audits.get(r.id))),
             )
         )
     for v in views:

@@ -39,6 +39,10 @@ class RunState:
     output_confidence: float | None = None
     output: str | None = None
     sources: tuple = ()
+    # The agent's score audit (docs/score-audit.md): mean reported − measured grounding score over
+    # the last 7 days and how many audited reports it rests on. Given only when a policy asks for it.
+    score_inflation: float | None = None
+    score_audit_samples: int = 0
 
 
 @dataclass(frozen=True, slots=True)

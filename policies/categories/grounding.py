@@ -296,6 +296,39 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         help="Every citation must name a source the run reported (a grounding report's sources "
         "or a retrieval span's results); a citation to anything else is flagged as fabricated.",
     ),
+    # The score audit (docs/score-audit.md): how often reports are re-scored by the local verifier,
+    # and a violation when the agent's reported scores run ahead of what the verifier measures.
+    RuleSpec(
+        name="score_audit_rate",
+        label="Score audit rate",
+        type="number",
+        default=None,
+        nullable=True,
+        minimum=0.0,
+        maximum=1.0,
+        help="Share of this policy's grounding reports re-scored by the local verifier (0.0-1.0). "
+        "Empty uses the tenant's rate.",
+    ),
+    RuleSpec(
+        name="max_score_inflation",
+        label="Maximum score inflation",
+        type="number",
+        default=None,
+        nullable=True,
+        minimum=0.0,
+        maximum=1.0,
+        help="Flag an agent whose reported grounding scores exceed the verifier's measured support "
+        "by more than this, on average over 7 days. Empty disables the check.",
+    ),
+    RuleSpec(
+        name="score_audit_min_samples",
+        label="Score audit minimum samples",
+        type="integer",
+        default=20,
+        minimum=1,
+        maximum=_MAX_COUNT,
+        help="Audited reports needed before the inflation check may flag an agent.",
+    ),
 )
 
 
@@ -312,17 +345,37 @@ def _before_workflow(rules: dict, state: RunState) -> Result:
 
 def _mid_execution(rules: dict, state: RunState) -> Result:
     result = _mid_scores(rules, state)
-    if not state.citations:
-        return result
-    reasons, failures = check_citations(rules, state.citations, state.sources)
+    reasons: list[str] = []
+    extra: dict = {}
+    if state.citations:
+        reasons, failures = check_citations(rules, state.citations, state.sources)
+        extra = failures_metadata(failures)
+    inflation = _inflation_reason(rules, state)
+    if inflation is not None:
+        reasons.append(inflation[0])
+        extra["score_audit"] = inflation[1]
     if not reasons:
         return result
-    # Citation problems come after the score verdict, so a report without any keeps the seed's
-    # reasons exactly.
+    # Citation and score-audit problems come after the score verdict, so a report without any
+    # keeps the contract's reasons exactly.
     action, reason, metadata, _ = result
     warnings = reasons if action == "allow" else [reason, *reasons]
-    metadata = {**metadata, "warnings": warnings, **failures_metadata(failures)}
+    metadata = {**metadata, "warnings": warnings, **extra}
     return _violation(rules, "; ".join(warnings), metadata)
+
+
+def _inflation_reason(rules: dict, state: RunState) -> tuple[str, dict] | None:
+    limit = rules["max_score_inflation"]
+    inflation = state.score_inflation
+    if limit is None or inflation is None or state.score_audit_samples < rules["score_audit_min_samples"]:
+        return None
+    if round(inflation, 2) <= limit:
+        return None
+    shown = round(inflation, 2)
+    return (
+        f"Reported scores exceed measured support by {shown} (agent average over 7 days)",
+        {"inflation": shown, "max_score_inflation": limit, "samples": state.score_audit_samples},
+    )
 
 
 def _mid_scores(rules: dict, state: RunState) -> Result:

@@ -143,6 +143,7 @@ RULE_GROUPS: dict[str, tuple[str, ...]] = {
         "contradiction_action",
         "unverifiable_action",
     ),
+    "Score audit": ("score_audit_rate", "max_score_inflation", "score_audit_min_samples"),
     "LLM judge": (
         "llm_grounding_check",
         "llm_grounding_model",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import score_audit, views
 
 urlpatterns = [
     path("tenant/", views.tenant_switch, name="tenant_switch"),
@@ -9,6 +9,7 @@ urlpatterns = [
     path("api-keys/", views.api_keys, name="settings_api_keys"),
     path("api-keys/<int:pk>/revoke/", views.api_key_revoke, name="settings_api_key_revoke"),
     path("members/", views.members, name="settings_members"),
+    path("score-audit/", score_audit.score_audit_settings, name="settings_score_audit"),
     path("members/<int:pk>/role/", views.member_role, name="settings_member_role"),
     path("members/<int:pk>/remove/", views.member_remove, name="settings_member_remove"),
 ]

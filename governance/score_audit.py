@@ -1,0 +1,258 @@
+"""The score audit: re-scoring a sample of grounding reports with the local verifier (docs/score-audit.md).
+
+Agents report their own grounding scores; every mid_execution decision rests on them. A sampled report
+that carries output and sources is measured off the request path (a Celery task queued on commit) and
+stored beside what the agent reported; per-agent, per-day sums make inflation (reported − measured)
+readable in a few rows, by the pages, the API and the `max_score_inflation` rule on the hot path.
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Sum
+from django.utils import timezone
+from django_scopes import scope, scopes_disabled
+
+from judges.support import measure_support
+from policies.scope import applicable_policies
+from policies.selectors import policy_specs_for
+from tenants.models import Tenant
+from webhooks.events import SCORE_AUDIT_ALERT
+from webhooks.services import webhook_emit
+
+from .models import AgentScoreAuditDay, GroundingReport, ScoreAudit
+
+INFLATION_WINDOW_DAYS = 7
+MIN_CORRELATION_SAMPLES = 10
+
+
+def _auditable_sources(sources) -> list[dict]:
+    return [
+        {"id": str(s.get("id") or f"source-{i}"), "text": s["text"]}
+        for i, s in enumerate(sources)
+        if isinstance(s, dict) and isinstance(s.get("text"), str) and s["text"].strip()
+    ]
+
+
+def report_audit(*, report_id: int) -> str:
+    """Measures one report and stores the audit beside it. Idempotent: a second delivery writes nothing."""
+    with scopes_disabled():
+        report = GroundingReport.objects.select_related("run", "tenant").filter(pk=report_id).first()
+    if report is None:
+        return "missing"
+    with scope(tenant=report.tenant):
+        if ScoreAudit.objects.filter(report=report).exists():
+            return "duplicate"
+        audit = _measure(report)
+        day = audit.created_at.date()
+        before = agent_inflation(tenant_id=report.tenant_id, agent_name=audit.agent_name)
+        try:
+            with transaction.atomic():
+                audit.save()
+                _add_to_day(audit, day)
+                _alert_on_crossing(report, before)
+        except IntegrityError:  # a concurrent delivery of the same task stored it first
+            return "duplicate"
+    return audit.status
+
+
+def _alert_on_crossing(report: GroundingReport, before: tuple[float | None, int]) -> None:
+    """The `score_audit.alert` webhook, once, when this audit takes the agent past a policy's limit."""
+    agent = report.run.agent_name
+    limits = [
+        spec
+        for spec in applicable_policies(policy_specs_for(report.tenant), agent)
+        if spec.rules.get("max_score_inflation") is not None
+    ]
+    if not limits:
+        return
+    after = agent_inflation(tenant_id=report.tenant_id, agent_name=agent)
+
+    def over(figures: tuple[float | None, int], spec) -> bool:
+        inflation, samples = figures
+        return (
+            inflation is not None
+            and samples >= spec.rules["score_audit_min_samples"]
+            and round(inflation, 2) > spec.rules["max_score_inflation"]
+        )
+
+    crossed = [spec for spec in limits if over(after, spec) and not over(before, spec)]
+    if crossed:
+        webhook_emit(
+            tenant=report.tenant,
+            event=SCORE_AUDIT_ALERT,
+            data={
+                "agent_name": agent,
+                "inflation": round(after[0], 4),
+                "samples": after[1],
+                "policies": [
+                    {"id": s.id, "name": s.name, "max_score_inflation": s.rules["max_score_inflation"]} for s in crossed
+                ],
+            },
+        )
+
+
+def _measure(report: GroundingReport) -> ScoreAudit:
+    audit = ScoreAudit(
+        tenant=report.tenant,
+        run=report.run,
+        report=report,
+        agent_name=report.run.agent_name,
+        created_at=report.created_at,
+    )
+    sources = _auditable_sources(report.sources)
+    scores = [float(s) for s in report.grounding_scores]
+    measure = measure_support(report.output, sources) if report.output.strip() and sources and scores else None
+    if measure is None or measure.overall is None:
+        # No output, no source text, no reported score, or no factual claim: nothing to compare, never guessed.
+        audit.status = ScoreAudit.Status.NOT_AUDITABLE
+        return audit
+    audit.status = ScoreAudit.Status.AUDITED
+    audit.reported = round(sum(scores) / len(scores), 4)
+    audit.measured = measure.overall
+    audit.per_source = [
+        {"source_id": source["id"], "reported": reported, "measured": measured}
+        for source, reported, measured in zip(sources, scores, measure.per_source)
+    ]
+    audit.claims = list(measure.claims)
+    return audit
+
+
+def _add_to_day(audit: ScoreAudit, day: date) -> None:
+    row, _ = AgentScoreAuditDay.objects.select_for_update().get_or_create(
+        tenant=audit.tenant, agent_name=audit.agent_name, date=day
+    )
+    if audit.status == ScoreAudit.Status.NOT_AUDITABLE:
+        row.not_auditable = F("not_auditable") + 1
+    else:
+        x, y = audit.reported, audit.measured
+        row.audited = F("audited") + 1
+        row.sum_reported = F("sum_reported") + x
+        row.sum_measured = F("sum_measured") + y
+        row.sum_reported_sq = F("sum_reported_sq") + x * x
+        row.sum_measured_sq = F("sum_measured_sq") + y * y
+        row.sum_products = F("sum_products") + x * y
+    row.save()
+
+
+# --------------------------------------------------------------------------- reads
+
+
+@dataclass(frozen=True)
+class Totals:
+    audited: int = 0
+    not_auditable: int = 0
+    sum_reported: float = 0.0
+    sum_measured: float = 0.0
+    sum_reported_sq: float = 0.0
+    sum_measured_sq: float = 0.0
+    sum_products: float = 0.0
+
+    @property
+    def reported_mean(self) -> float | None:
+        return round(self.sum_reported / self.audited, 4) if self.audited else None
+
+    @property
+    def measured_mean(self) -> float | None:
+        return round(self.sum_measured / self.audited, 4) if self.audited else None
+
+    @property
+    def inflation(self) -> float | None:
+        return round((self.sum_reported - self.sum_measured) / self.audited, 4) if self.audited else None
+
+    @property
+    def correlation(self) -> float | None:
+        """Pearson's r of reported with measured; None under 10 samples or with no variance."""
+        n = self.audited
+        if n < MIN_CORRELATION_SAMPLES:
+            return None
+        sx, sy = self.sum_reported, self.sum_measured
+        vx = n * self.sum_reported_sq - sx * sx
+        vy = n * self.sum_measured_sq - sy * sy
+        if vx <= 1e-12 or vy <= 1e-12:
+            return None
+        return round((n * self.sum_products - sx * sy) / math.sqrt(vx * vy), 4)
+
+
+_SUMS = (
+    "audited",
+    "not_auditable",
+    "sum_reported",
+    "sum_measured",
+    "sum_reported_sq",
+    "sum_measured_sq",
+    "sum_products",
+)
+
+
+def _totals(rows) -> Totals:
+    sums = rows.aggregate(**{name: Sum(name) for name in _SUMS})
+    return Totals(**{name: sums[name] or 0 for name in _SUMS})
+
+
+def inflation_needed(specs) -> bool:
+    return any(spec.rules.get("max_score_inflation") is not None for spec in specs)
+
+
+def agent_inflation(*, tenant_id: int, agent_name: str, today: date | None = None) -> tuple[float | None, int]:
+    """(mean inflation, audited reports) of the agent over the last 7 days: the rule's input.
+
+    At most seven rows by an index; read only when an applicable policy sets max_score_inflation.
+    """
+    today = today or timezone.now().date()
+    rows = AgentScoreAuditDay.objects.filter(
+        tenant_id=tenant_id, agent_name=agent_name, date__gt=today - timedelta(days=INFLATION_WINDOW_DAYS)
+    )
+    totals = _totals(rows)
+    return totals.inflation, totals.audited
+
+
+def _window(qs, since: date | None, until: date | None):
+    if since is not None:
+        qs = qs.filter(date__gte=since)
+    if until is not None:
+        qs = qs.filter(date__lte=until)
+    return qs
+
+
+def _figures(agent_name: str, totals: Totals) -> dict:
+    return {
+        "agent_name": agent_name,
+        "audited_reports": totals.audited,
+        "not_auditable": totals.not_auditable,
+        "reported_mean": totals.reported_mean,
+        "measured_mean": totals.measured_mean,
+        "inflation": totals.inflation,
+        "correlation": totals.correlation,
+    }
+
+
+def agent_summary(*, tenant: Tenant, agent_name: str, since: date | None = None, until: date | None = None) -> dict:
+    rows = _window(AgentScoreAuditDay.objects.filter(tenant=tenant, agent_name=agent_name), since, until)
+    by_day = [
+        {
+            "date": row.date.isoformat(),
+            "audited": row.audited,
+            "reported_mean": round(row.sum_reported / row.audited, 4) if row.audited else None,
+            "measured_mean": round(row.sum_measured / row.audited, 4) if row.audited else None,
+            "inflation": round((row.sum_reported - row.sum_measured) / row.audited, 4) if row.audited else None,
+        }
+        for row in rows.order_by("date")
+    ]
+    return {**_figures(agent_name, _totals(rows)), "by_day": by_day}
+
+
+def agents_summary(*, tenant: Tenant, since: date | None = None, until: date | None = None) -> list[dict]:
+    """Every audited agent with its figures, the most inflated first (agents with no audit last)."""
+    rows = _window(AgentScoreAuditDay.objects.filter(tenant=tenant), since, until)
+    grouped = rows.values("agent_name").annotate(**{name: Sum(name) for name in _SUMS}).order_by("agent_name")
+    agents = [_figures(g["agent_name"], Totals(**{name: g[name] or 0 for name in _SUMS})) for g in grouped]
+    return sorted(agents, key=lambda a: (a["inflation"] is None, -(a["inflation"] or 0.0), a["agent_name"]))
+
+
+def measured_by_report(report_ids: Sequence[int]) -> dict[int, ScoreAudit]:
+    """The audits of these reports, for the Trace tab's measured-beside-reported bars."""
+    return {a.report_id: a for a in ScoreAudit.objects.filter(report_id__in=list(report_ids))}
