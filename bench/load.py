@@ -92,7 +92,7 @@ from tenants import services as tenant_services
 spec = json.loads(sys.argv[1])
 actor = Actor.system("bench")
 tenant = tenant_services.tenant_create(slug="load", name="Load", actor=actor)
-_, raw = tenant_services.api_key_create(tenant=tenant, name="load", actor=actor)
+_, raw = tenant_services.api_key_create(tenant=tenant, name="load", actor=actor, scope="admin")
 user = get_user_model().objects.create_user(username="reviewer", password="load-bench-password")
 tenant_services.membership_set(tenant=tenant, user=user, role=Role.REVIEWER, actor=actor)
 with scope(tenant=tenant):
@@ -344,12 +344,7 @@ def main() -> None:
     import redis
 
     redis.Redis.from_url(BROKER).flushdb()
-    env = {
-        **server_env(f"{PG}/{DB_NAME}"),
-        "CELERY_BROKER_URL": BROKER,
-        "LOG_LEVEL": "ERROR",
-        "GOVERNANCE_SECRETS_KEY": "load-bench-secrets-key-not-for-production",
-    }
+    env = {**server_env(f"{PG}/{DB_NAME}"), "CELERY_BROKER_URL": BROKER, "LOG_LEVEL": "ERROR"}
     server = worker = None
     try:
         subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
