@@ -31,7 +31,7 @@ TIME_PER_MEASURE = 0.1  # seconds each repeat aims for
 
 GROUNDING = get_category("grounding")
 
-# A spread of realistic policies (seed 002 examples and RAG variants), cycled up to N.
+# A spread of realistic policies (docs/grounding-policies.md examples and RAG variants), cycled up to N.
 RULE_SETS = [
     {  # Strict Research Assistant
         "require_source_grounding": True,

@@ -1,4 +1,4 @@
-"""What a run actually retrieved (seed 004), so citations resolve against it (seed 001).
+"""What a run actually retrieved (docs/retrieval-provenance.md), so citations resolve against it (docs/citations.md).
 
 A ``retrieval`` span may carry a provenance record in ``attributes.provenance`` (validated by
 ``governance.api.evidence``). Its results are sources the run reported, like a grounding report's

@@ -1,8 +1,8 @@
-"""Judgements as evaluations: the LLM judge (seed 002) and the local verifier (seed 003).
+"""Judgements as evaluations: the LLM judge (docs/grounding-policies.md) and the local verifier (docs/verifier.md).
 
 Both turn (policy, phase, what the agent reported) into one `policies.engine.Evaluation` that is
 combined with the engine's. Neither ever breaks a run: every failure becomes an `allow` evaluation
-whose metadata says what happened (seed 002, "Graceful Degradation").
+whose metadata says what happened (docs/grounding-policies.md, "Graceful Degradation").
 """
 
 import logging
@@ -63,7 +63,7 @@ def runs_inline(spec: PolicySpec, phase: str, kind: str) -> bool:
     The local verifier is CPU-only and takes milliseconds, so it always answers inline and its
     block really blocks. The LLM judge is a network call: it runs inline only where the policy
     blocks on it at mid_execution; otherwise it runs in Celery and its evaluation joins the run
-    when it arrives (seed 002: "A score below threshold adds to the violation warnings").
+    when it arrives (docs/grounding-policies.md: "A score below threshold adds to the violation warnings").
     """
     if kind in (VERIFIER, CONSISTENCY):
         return True

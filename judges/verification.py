@@ -1,4 +1,4 @@
-"""The local verifier as a policy check (seed 003 options on the grounding category)."""
+"""The local verifier as a policy check (docs/verifier.md options on the grounding category)."""
 
 import logging
 

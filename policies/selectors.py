@@ -45,7 +45,7 @@ def clear_policy_cache() -> None:
 
 
 def grounding_context_for(*, tenant: Tenant, agent_name: str) -> dict:
-    """The context rules that apply to an agent and the policy they come from (seed 000).
+    """The context rules that apply to an agent and the policy they come from (docs/grounding-context.md).
 
     See ``policies.categories.grounding_context.context_for`` for which policy that is. Costs no
     query when the policy cache is warm.

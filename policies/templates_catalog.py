@@ -1,4 +1,4 @@
-"""Starting points for New Policy: the example policies of the grounding documentation (seed 002),
+"""Starting points for New Policy: the example policies of the grounding documentation (docs/grounding-policies.md),
 then the README's examples for context decisions, citations, provenance and the local verifier.
 
 Each pre-fills the form; nothing here is stored until the admin saves. The rules are validated

@@ -9,7 +9,7 @@ from governance.models import Decision, Evaluation, GroundingReport, Run, RunSou
 from policies.models import Policy, PolicyVersion
 from tenants.models import ApiKey, AuditEvent, Membership, Tenant, TenantSecret
 
-# Seed 002, "Strict Research Assistant".
+# docs/grounding-policies.md, "Strict Research Assistant".
 STRICT = {
     "require_source_grounding": True,
     "min_grounding_score": 0.8,
@@ -20,7 +20,7 @@ STRICT = {
     "action_on_violation": "block",
 }
 
-# Seed 002, "Lenient RAG Agent".
+# docs/grounding-policies.md, "Lenient RAG Agent".
 LENIENT = {
     "require_source_grounding": False,
     "min_grounding_score": 0.6,

@@ -1,4 +1,5 @@
-"""Citations as objects (seed 001) and retrieval provenance (seed 004) over the API: what is
+"""Citations as objects (docs/citations.md) and retrieval provenance (docs/retrieval-provenance.md)
+over the API: what is
 accepted and refused, what is stored, and citations resolving against what the run retrieved."""
 
 import copy

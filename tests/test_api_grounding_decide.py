@@ -1,4 +1,4 @@
-"""POST /api/v1/grounding/decide/ and the before_workflow decision's grounding_context (seed 000):
+"""POST /api/v1/grounding/decide/ and the before_workflow decision's grounding_context (docs/grounding-context.md):
 the decision under the agent's policy, which policy that is, bad input and authentication."""
 
 import pytest

@@ -74,7 +74,7 @@ def test_effective_rules_fill_every_default_the_admin_left_out(api):
 
     assert body["rules"] == {"min_citations": 2}
     assert body["effective_rules"] == {**DEFAULTS, "min_citations": 2}
-    # Seed 002: grounding defaults to warn, max_unsupported_claims to no limit.
+    # docs/grounding-policies.md: grounding defaults to warn, max_unsupported_claims to no limit.
     assert body["effective_rules"]["action_on_violation"] == "warn"
     assert body["effective_rules"]["max_unsupported_claims"] is None
     assert body["effective_rules"]["min_grounding_score"] == 0.7

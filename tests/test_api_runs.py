@@ -1,6 +1,6 @@
 """Runs over the API as an agent drives them: start, report grounding, record spans, complete.
 
-Decisions have the shape of design.md; grounding accumulates over calls (seed 002); every
+Decisions have the shape of design.md; grounding accumulates over calls (docs/grounding-policies.md); every
 evaluation is stored with the version of the policy that made it.
 """
 
@@ -73,7 +73,7 @@ def test_starting_a_run_answers_with_its_id_status_and_decision(api):
                 "metadata": {"rules": policy["effective_rules"]},
             }
         ],
-        # Seed 000: the context rules ride along; this policy leaves them at their defaults.
+        # docs/grounding-context.md: the context rules ride along; this policy leaves them at their defaults.
         "grounding_context": {
             "policy_id": None,
             "policy_name": None,

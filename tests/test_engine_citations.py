@@ -1,6 +1,6 @@
-"""Seed 001's citation contract in the grounding category: quotes found in their sources, citations
+"""The citation contract (docs/citations.md) in the grounding category: quotes found in their sources, citations
 that resolve to what the run reported, a maximum count; at after_workflow over the whole run and
-at mid_execution for one report, without changing any of seed 002's reasons.
+at mid_execution for one report, without changing any reason of docs/grounding-policies.md.
 
 Pure tests: no database, no Django.
 """

@@ -1,4 +1,4 @@
-"""The grounding category, phase by phase, against seed 002: rules, modes, examples, gotchas.
+"""The grounding category, phase by phase, against docs/grounding-policies.md: rules, modes, examples, gotchas.
 
 Pure tests: no database, no Django.
 """
@@ -180,7 +180,7 @@ def test_integer_thresholds_are_stored_and_reported_as_floats():
     assert type(outcome.metadata["threshold"]) is float
 
 
-# --- mid_execution: the relevance floor (seed 002, "Filtering for RAG Pipelines") ------------
+# --- mid_execution: the relevance floor (docs/grounding-policies.md, "Filtering for RAG Pipelines") ------------
 
 
 def test_rag_pipeline_allows_the_financial_crisis_query_with_its_floor():
@@ -355,7 +355,7 @@ def test_required_grounding_is_satisfied_by_a_single_citation():
 
 
 def test_require_grounding_and_min_citations_double_fire_on_zero_citations():
-    # Seed 002, Common Gotchas: both warnings, joined with "; ".
+    # docs/grounding-policies.md, Common Gotchas: both warnings, joined with "; ".
     outcome = after({"require_source_grounding": True, "min_citations": 1}, citations=())
     assert outcome.reason == ("Citations (0) below minimum (1); No source citations provided (grounding required)")
     assert outcome.metadata == {
@@ -518,14 +518,14 @@ def test_llm_judge_rules_do_not_change_the_engine_outcome():
 
 
 def test_grounding_defaults_to_warn():
-    # Seed 002, Common Gotchas: unlike most handlers, grounding warns unless told to block.
+    # docs/grounding-policies.md, Common Gotchas: unlike most handlers, grounding warns unless told to block.
     assert GROUNDING.effective_rules({})["action_on_violation"] == "warn"
     assert mid({}, [0.1]).action == "warn"
     assert after({}, citations=()).action == "warn"
 
 
 def test_mid_execution_rejects_the_whole_report_on_one_low_score():
-    # Seed 002, Common Gotchas: fires per record_grounding() call, not per claim.
+    # docs/grounding-policies.md, Common Gotchas: fires per record_grounding() call, not per claim.
     outcome = mid({"action_on_violation": "block"}, [0.95, 0.93, 0.91, 0.2, 0.99])
     assert outcome.action == "block"
 

@@ -127,7 +127,8 @@ def test_lifting_a_score_just_above_the_floor_gets_it_checked():
 @engine_settings
 @given(rules=effective_rules, state=states, citation=text)
 def test_adding_a_citation_never_adds_a_citation_violation(rules, state, citation):
-    # A property of seed 002's count rules. Seed 001's contract (issue 5) is not monotonic by
+    # A property of the count rules (docs/grounding-policies.md). The citation contract
+    # (docs/citations.md) is not monotonic by
     # design: one more citation can exceed max_citations or fail to resolve. It has its own
     # tests in test_engine_citations.py.
     rules = {**rules, "max_citations": None, "citation_quotes": "off", "citations_must_resolve": False}

@@ -1,4 +1,4 @@
-"""The local verifier as a policy check and as the on-demand check endpoint (seed 003)."""
+"""The local verifier as a policy check and as the on-demand check endpoint (docs/verifier.md)."""
 
 import pytest
 from django_scopes import scope

@@ -1,4 +1,5 @@
-"""Seed 000's decideGrounding on the grounding rules: the mode matrix, its fallbacks, truncation at
+"""The context decision (docs/grounding-context.md) on the grounding rules: the mode matrix, its
+fallbacks, truncation at
 the exact boundary, the override in every mode, which policy's rules apply, and the SDK's copy
 agreeing with the server's on random inputs.
 

@@ -268,7 +268,7 @@ def test_parse_score_always_within_bounds():
 
 
 def test_cost_matches_the_seed_orders_of_magnitude():
-    # seed 002 "Cost": ~500 input + 10 output tokens
+    # docs/grounding-policies.md, "Cost": ~500 input + 10 output tokens
     mini = estimate_cost("gpt-4o-mini", 500, 10)
     assert 0.00005 <= mini <= 0.0002  # ~$0.0001
     sonnet = estimate_cost("claude-sonnet-4-20250514", 500, 10)

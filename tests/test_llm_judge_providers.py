@@ -192,7 +192,7 @@ def test_tokens_and_cost_recorded(fake_llm_server, provider):
     assert (result.input_tokens, result.output_tokens) == (500, 10)
     assert result.cost_usd == pytest.approx(estimate_cost(MODELS[provider], 500, 10))
     expected_range = {"openai": (5e-5, 2e-4), "anthropic": (1e-3, 3e-3), "groq": (0, 5e-5)}[provider]
-    assert expected_range[0] < result.cost_usd < expected_range[1]  # seed 002 "Cost"
+    assert expected_range[0] < result.cost_usd < expected_range[1]  # docs/grounding-policies.md, "Cost"
 
 
 @provider_param
@@ -213,7 +213,7 @@ def test_unknown_model_price_leaves_cost_empty(fake_llm_server, provider):
 
 
 # ---------------------------------------------------------------------------------------------
-# Graceful degradation (seed 002)
+# Graceful degradation (docs/grounding-policies.md)
 
 
 @provider_param

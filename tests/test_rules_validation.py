@@ -34,7 +34,7 @@ SEED_DEFAULTS = {
     "llm_grounding_criteria": "",
     "llm_grounding_phase": "mid_execution",
 }
-# Seed 003's verifier options (issue 4), after the seed 002 rules.
+# The verifier options (docs/verifier.md) (issue 4), after the docs/grounding-policies.md rules.
 VERIFIER_DEFAULTS = {
     "nli_check": False,
     "nli_phase": "after_workflow",
@@ -44,7 +44,7 @@ VERIFIER_DEFAULTS = {
     "contradiction_action": "warn",
     "unverifiable_action": "warn",
 }
-# Seed 000's context decision and seed 001's citation contract (issue 5), after those.
+# The context decision (docs/grounding-context.md) and the citation contract (docs/citations.md) (issue 5), after those.
 CONTEXT_DEFAULTS = {
     "context_mode": "hybrid",
     "canonical_when_available": "augment_chunks",

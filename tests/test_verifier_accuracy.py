@@ -125,7 +125,7 @@ def test_verdicts_carry_a_source_span_and_a_reason(results):
 # --------------------------------------------------------------------------- public API
 
 
-def test_result_shape_follows_seed_003():
+def test_result_shape_follows_the_verifier_contract():
     result = check_grounding(
         "The API rate limit is 1000 req/min for premium users.", ["Premium users get 1,000 requests per minute."]
     ).to_dict()

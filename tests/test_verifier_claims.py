@@ -1,4 +1,4 @@
-"""Claim extraction: sentence splitting and seed 003's non-factual filters (pure, no model)."""
+"""Claim extraction: sentence splitting and the non-factual filters of docs/verifier.md (pure, no model)."""
 
 import pytest
 from hypothesis import given, settings

@@ -1,9 +1,10 @@
-"""Input for what an answer rests on: citations (seed 001) and retrieval provenance (seed 004).
+"""Input for what an answer rests on: citations (docs/citations.md) and retrieval provenance
+(docs/retrieval-provenance.md).
 
-A citation is a non-empty string (a source identifier, seed 002) or an object
+A citation is a non-empty string (a source identifier, docs/grounding-policies.md) or an object
 ``{"source_id": str, "quote"?: str}``.
 
-A ``retrieval`` span carries seed 004's provenance record in ``attributes.provenance``::
+A ``retrieval`` span carries the provenance record of docs/retrieval-provenance.md in ``attributes.provenance``::
 
     {"intent": {"text_queries": [str], "scope": str|null, "filters": {}, "mode"?: str, "raw_data"?: any},
      "results_by_source": {"<source name>": [{"source_id": str, "source_type"?: str, "relevance": 0..1,

@@ -35,7 +35,7 @@ class SourceIn(StrictSerializer):
 
 class GroundingIn(StrictSerializer):
     grounding_scores = serializers.ListField(child=UnitScoreField(), required=False, default=list, max_length=10_000)
-    # Strings, or {"source_id", "quote"?} objects (seed 001's citation contract).
+    # Strings, or {"source_id", "quote"?} objects (the citation contract (docs/citations.md)).
     citations = serializers.ListField(child=CitationField(), required=False, default=list, max_length=MAX_ITEMS)
     unsupported_claims = serializers.ListField(
         child=StrictCharField(max_length=5000), required=False, default=list, max_length=MAX_ITEMS

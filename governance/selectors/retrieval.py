@@ -1,4 +1,4 @@
-"""A retrieval span's provenance record (seed 004): queries, and results grouped by source, each
+"""A retrieval span's provenance record (docs/retrieval-provenance.md): queries, and results grouped by source, each
 marked as cited in the answer and as below the relevance floor.
 
 The floor is each applicable policy's `score_relevance_floor`, read from the rules its

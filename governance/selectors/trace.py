@@ -47,7 +47,7 @@ class TraceItem:
     decision: DecisionView | None = None
     scores: list[ScoreCheck] = field(default_factory=list)
     thresholds: dict = field(default_factory=dict)  # policy -> {"threshold", "floor", "abstention", ...}
-    retrieval: "Retrieval | None" = None  # a retrieval span's provenance record (seed 004)
+    retrieval: "Retrieval | None" = None  # a retrieval span's provenance record (docs/retrieval-provenance.md)
 
     @property
     def duration_ms(self) -> int | None:

@@ -1,4 +1,4 @@
-"""The LLM grounding judge (seed 002, "LLM Grounding Judge"): a pure library, no Django.
+"""The LLM grounding judge (docs/grounding-policies.md, "LLM Grounding Judge"): a pure library, no Django.
 
     from judges.llm import judge, provider_for_model, SECRET_FOR_PROVIDER, BASE_URL_SECRET
 

@@ -14,7 +14,7 @@ The prompt asks for one final line ``SCORE: <0.0-1.0>``, but models do not alway
 Normalisation: ``%`` divides by 100, ``x/n`` divides by ``n``; an unqualified value above 1 is taken
 as a 0-10 scale when it is at most 10 and as a 0-100 scale when it is at most 100 (``8`` → 0.8,
 ``85`` → 0.85). The result is clamped to 0..1. Anything else — empty text, prose without a number,
-several unlabelled numbers — is unparseable and yields ``(0.5, False)``: seed 002, "Unparseable
+several unlabelled numbers — is unparseable and yields ``(0.5, False)``: docs/grounding-policies.md, "Unparseable
 response — defaults to 0.5 (neutral score)".
 """
 

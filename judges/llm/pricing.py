@@ -7,7 +7,7 @@ row's prefix or continues it with ``-`` (``gpt-4o-mini-2024-07-18`` → ``gpt-4o
 matching prefix wins (``gpt-4o-mini`` before ``gpt-4o``). An unknown model has no estimate (``None``),
 never a guessed one.
 
-Orders of magnitude for a typical judgement (~500 input + ~10 output tokens), as in seed 002 "Cost":
+Orders of magnitude for a typical judgement (~500 input + ~10 output tokens), as in docs/grounding-policies.md, "Cost":
 gpt-4o-mini ≈ $0.0001, llama-3.1-8b-instant ≈ $0.00003 ("near-zero"), claude-sonnet-4-* ≈ $0.002.
 """
 

@@ -1,4 +1,4 @@
-"""The grounding judge's prompt (seed 002, "LLM Grounding Judge").
+"""The grounding judge's prompt (docs/grounding-policies.md, "LLM Grounding Judge").
 
 :func:`build_prompt` returns ``(system, user)``. The system message carries the instructions: the
 three dimensions (source support, citation correctness, scope adherence), the score scale, the strict

@@ -1,7 +1,7 @@
 """Calling the judge model through the providers' official SDKs.
 
 :func:`judge` never raises and never blocks longer than its time budget: every outcome is a
-:class:`JudgeResult` whose ``status`` says what happened (seed 002, "Graceful Degradation"):
+:class:`JudgeResult` whose ``status`` says what happened (docs/grounding-policies.md, "Graceful Degradation"):
 
 =================  ===========================================================================
 ``ok``             the model answered and a score was read from the answer

@@ -6,7 +6,7 @@ Public API::
 
     result = check_grounding("The limit is 1000 requests per minute.",
                              ["Premium users get 1,000 requests per minute."])
-    result.to_dict()  # seed 003's check_grounding shape, snake_case
+    result.to_dict()  # the verifier contract's (docs/verifier.md) check_grounding shape, snake_case
 
 See :mod:`judges.verifier.verifier` for the decision rules of the default
 (embedding + fact alignment) path and the NLI path.

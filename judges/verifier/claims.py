@@ -1,6 +1,6 @@
-"""Claim extraction: sentence splitting and seed 003's non-factual filters.
+"""Claim extraction: sentence splitting and the verifier contract's (docs/verifier.md) non-factual filters.
 
-Tier 1 of seed 003's ClaimExtractor (heuristic mode; no LLM decomposition here):
+Tier 1 of the verifier contract's (docs/verifier.md) ClaimExtractor (heuristic mode; no LLM decomposition here):
 
 1. Fenced code blocks (triple backticks or tildes) are dropped whole; inline code
    keeps its text without the backticks.

@@ -26,7 +26,7 @@ class RunState:
     """What the agent has reported, as the services layer hands it to the engine.
 
     mid_execution gets the scores and citations of the current report only; after_workflow gets
-    everything accumulated over the run and the latest output_confidence (seed 002,
+    everything accumulated over the run and the latest output_confidence (docs/grounding-policies.md,
     "Accumulating Grounding Data"). Scores and confidences are floats. A citation is a string or
     a dict ``{"source_id", "quote"?}``. ``sources`` are dicts ``{"id", "text", ...}`` that
     citations may resolve to: the run's reported sources, and the results of its retrieval spans

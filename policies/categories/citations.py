@@ -1,6 +1,6 @@
-"""The citation contract (seed 001): are an answer's citations honest?
+"""The citation contract (docs/citations.md): are an answer's citations honest?
 
-A citation is a plain string (a source identifier, as seed 002 has it) or an object
+A citation is a plain string (a source identifier, as docs/grounding-policies.md has it) or an object
 ``{"source_id": ..., "quote": ...}``. Three checks, each naming the citation that failed:
 
 - a quote that is given must be found in the cited source's text, after normalising whitespace,

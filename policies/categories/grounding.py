@@ -1,4 +1,4 @@
-"""The grounding category (seed 002): are an agent's answers grounded in cited sources?
+"""The grounding category (docs/grounding-policies.md): are an agent's answers grounded in cited sources?
 
 before_workflow stores the rules, mid_execution checks the scores of one report,
 after_workflow audits citations, unsupported claims and confidence over the whole run.
@@ -166,7 +166,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         choices=("mid_execution", "after_workflow", "both"),
         help="When the judge runs: after each grounding report, after the workflow, or both.",
     ),
-    # The local verifier (seed 003): claims of the output checked against the reported sources.
+    # The local verifier (docs/verifier.md): claims of the output checked against the reported sources.
     # Validated here, executed in judges/ (it needs the model, so it is not part of the pure engine).
     RuleSpec(
         name="nli_check",
@@ -227,7 +227,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         choices=("warn", "block"),
         help="What too many unverifiable claims do.",
     ),
-    # What context may reach the model (grounding_context.decide_grounding, seed 000). These rules
+    # What context may reach the model (grounding_context.decide_grounding, docs/grounding-context.md). These rules
     # decide nothing here: the agent applies them, through POST /api/v1/grounding/decide/, the
     # before_workflow decision's "grounding_context" or the SDK's decide_grounding.
     RuleSpec(
@@ -267,7 +267,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         maximum=100_000_000,
         help="Cut the retrieved text to this many characters and mark the cut. Empty means no limit.",
     ),
-    # The citation contract (seed 001), checked at mid_execution (one report's citations) and
+    # The citation contract (docs/citations.md), checked at mid_execution (one report's citations) and
     # after_workflow (all of them).
     RuleSpec(
         name="citation_quotes",

@@ -1,4 +1,4 @@
-"""What context may reach the model: seed 000's ``decideGrounding``, on the grounding rules.
+"""What context may reach the model: the context decision (docs/grounding-context.md), on the grounding rules.
 
 The four context rules of the grounding category map onto the seed's ``GroundingPolicy``:
 
@@ -31,7 +31,7 @@ DEFAULT_CONTEXT_RULES = {
 
 @dataclass(frozen=True, slots=True)
 class GroundingDecision:
-    """Seed 000's GroundingDecision, snake_case."""
+    """The context decision's (docs/grounding-context.md) GroundingDecision, snake_case."""
 
     #: The retrieved text for the prompt (possibly truncated), or "" when it is excluded.
     retrieved_text_for_prompt: str

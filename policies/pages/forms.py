@@ -120,7 +120,8 @@ def parse_agents(text: str) -> list[str]:
 
 # Presentation only: how the form and the detail page group a category's rules. A rule not named
 # here lands in "Other rules", so a rule added to a category shows up without touching this file.
-# factual_consistency_check stays in "Checks": it is seed 002's own rule, an after_workflow check of
+# factual_consistency_check stays in "Checks": it is the grounding contract's own rule
+# (docs/grounding-policies.md), an after_workflow check of
 # the answer like the ones beside it, and it works without turning the claim verifier on.
 RULE_GROUPS: dict[str, tuple[str, ...]] = {
     "Checks": (
