@@ -24,6 +24,7 @@ are in the README). Only the public verifier API is used: the budget is applied 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
@@ -90,9 +91,9 @@ def enforce_hard_limits(sources) -> None:
 
 def _ranked(sources, limit: int) -> list[dict]:
     """The sources the verifier would read, in its order: best score first, then as given."""
-    items = []
+    items: list[tuple[int, dict[str, Any]]] = []
     for i, s in enumerate(sources):
-        item = {"id": f"source-{i}", "text": s} if isinstance(s, str) else dict(s)
+        item: dict[str, Any] = {"id": f"source-{i}", "text": s} if isinstance(s, str) else dict(s)
         item.setdefault("id", f"source-{i}")
         if item.get("id") in (None, ""):
             item["id"] = f"source-{i}"

@@ -97,7 +97,8 @@ def _allowed_base_url(url: str | None) -> str | None:
 # What the tenant sees of a provider call: the status and a fixed message, never what the upstream
 # sent. A base URL pointed at some other service would otherwise read that service's answers back
 # through the evaluation (issue 14). The full error goes to the server log only (judges.llm).
-_FIXED_MESSAGES = {
+# keyed by a result's "status" (None when it has none: no fixed message)
+_FIXED_MESSAGES: dict[str | None, str] = {
     llm.STATUS_OK: "",
     llm.STATUS_UNPARSEABLE: "Unparseable judge response; defaulted to 0.5",
     llm.STATUS_ERROR: "The provider call failed",

@@ -31,7 +31,7 @@ def test_unknown_api_path_is_json_404_with_request_id(api):
     response = api.get("/api/v1/no-such-thing/", HTTP_X_REQUEST_ID="req-404")
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"detail": "Not Found", "request_id": "req-404"}
+    assert response.json() == {"detail": "Not found.", "request_id": "req-404"}
 
 
 @pytest.mark.django_db

@@ -21,6 +21,12 @@ pytestmark = pytest.mark.django_db
 REDIS_URL = "redis://127.0.0.1:6379/14"
 
 
+@pytest.fixture(autouse=True)
+def _fake_provider_on_loopback(settings):
+    # The fake LLM provider listens on loopback, which the outbound guard refuses unless allowed.
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+
+
 def scrape(client=None, **extra) -> dict[tuple, float]:
     response = (client or Client()).get("/metrics", **extra)
     assert response.status_code == 200, response.content

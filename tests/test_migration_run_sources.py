@@ -11,8 +11,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("governance", "0006_replayjob")]
-AFTER = [("governance", "0007_run_sources_once")]
+# Tenants at its latest too, so the historical Tenant has every column the table has.
+BEFORE = [("governance", "0006_replayjob"), ("tenants", "0007_tenant_score_audit_rate")]
+AFTER = [("governance", "0007_run_sources_once"), ("tenants", "0007_tenant_score_audit_rate")]
 
 REPORTS = [
     {

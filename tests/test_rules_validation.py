@@ -38,8 +38,8 @@ SEED_DEFAULTS = {
 VERIFIER_DEFAULTS = {
     "nli_check": False,
     "nli_phase": "after_workflow",
-    "entailment_threshold": 0.7,
-    "contradiction_threshold": 0.7,
+    "entailment_threshold": 0.5,
+    "contradiction_threshold": 0.5,
     "max_unverifiable_ratio": 0.5,
     "contradiction_action": "warn",
     "unverifiable_action": "warn",

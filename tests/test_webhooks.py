@@ -375,8 +375,11 @@ def test_a_new_webhook_hears_the_very_next_event(api, make_policy, receiver, on_
     assert len(receiver.received) == 1
 
 
-def test_a_background_judges_warning_is_delivered_when_it_arrives(api, acme, make_policy, receiver, on_commit):
+def test_a_background_judges_warning_is_delivered_when_it_arrives(
+    api, acme, make_policy, receiver, on_commit, settings
+):
     # The LLM judge at after_workflow runs in Celery (eager here): its warn joins the decision later.
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]  # the fake provider listens on loopback
     with FakeLLMServer() as llm_server:
         store_provider_secrets(acme, llm_server)
         make_policy(rules=judge_rules(llm_grounding_phase="after_workflow", action_on_violation="warn"))

@@ -49,4 +49,6 @@ def not_found(request, *args, **kwargs):
 
     Django's own 404 is an HTML page, which an API client cannot read and the schema cannot describe.
     """
-    return JsonResponse({"detail": "Not found."}, status=status.HTTP_404_NOT_FOUND)
+    return JsonResponse(
+        {"detail": "Not found.", "request_id": getattr(request, "request_id", "")}, status=status.HTTP_404_NOT_FOUND
+    )

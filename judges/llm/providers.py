@@ -324,12 +324,16 @@ def _call(client: Any, provider: str, model: str, system: str, user: str, timeou
 
 def _sdk_errors(provider: str) -> Any:
     if provider == "openai":
-        import openai as sdk
-    elif provider == "anthropic":
-        import anthropic as sdk
-    else:
-        import groq as sdk
-    return sdk
+        import openai
+
+        return openai
+    if provider == "anthropic":
+        import anthropic
+
+        return anthropic
+    import groq
+
+    return groq
 
 
 def _retry_wait(response: Any) -> tuple[bool | None, float | None]:
@@ -359,7 +363,8 @@ def _status_message(provider: str, err: Any, api_key: str) -> str:
     body = getattr(err, "body", None)
     detail = ""
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         kind = inner.get("type") or inner.get("code") or ""
         msg = inner.get("message") or ""
         detail = f"{kind}: {msg}" if kind and msg else str(kind or msg)

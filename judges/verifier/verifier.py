@@ -227,6 +227,8 @@ class _Source:
 def _normalise_sources(sources: Sequence[str | dict] | None, limit: int) -> list[_Source]:
     out: list[_Source] = []
     for i, s in enumerate(sources or []):
+        text: object
+        sid: object
         if isinstance(s, str):
             text, sid, score = s, f"source-{i}", None
         elif isinstance(s, dict):
@@ -243,8 +245,8 @@ def _normalise_sources(sources: Sequence[str | dict] | None, limit: int) -> list
             rel = None
         out.append(_Source(str(sid), text, rel))
     # highest retrieval score first; unscored sources keep their order after scored ones
-    out = sorted(enumerate(out), key=lambda p: (p[1].relevance is None, -(p[1].relevance or 0.0), p[0]))
-    return [s for _, s in out][: max(1, int(limit))]
+    ranked = sorted(enumerate(out), key=lambda p: (p[1].relevance is None, -(p[1].relevance or 0.0), p[0]))
+    return [s for _, s in ranked][: max(1, int(limit))]
 
 
 _CLAUSE_SPLIT_RE = re.compile(

@@ -185,3 +185,9 @@
     }
   });
 })();
+
+// Forms that ask before they submit (data-confirm): no inline handlers, which the CSP refuses.
+document.addEventListener("submit", (event) => {
+  const message = event.target instanceof HTMLFormElement ? event.target.dataset.confirm : undefined;
+  if (message && !window.confirm(message)) event.preventDefault();
+});

@@ -17,12 +17,17 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 
 from .. import Run
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
+    from langchain_core.messages import BaseMessage
+    from langchain_core.outputs import LLMResult
 
 GroundingHook = Callable[[str, Sequence[Mapping[str, Any]]], Mapping[str, Any]]
 
@@ -102,16 +107,20 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
 
     # -- LLMs ---------------------------------------------------------------------------------
 
-    def on_llm_start(self, serialized, prompts, *, run_id, **kwargs):
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any) -> None:
         self._start(run_id, _name(serialized, kwargs, "llm"), list(prompts))
 
-    def on_chat_model_start(self, serialized, messages, *, run_id, **kwargs):
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
         rendered = [[{"role": m.type, "content": m.content} for m in batch] for batch in messages]
         self._start(run_id, _name(serialized, kwargs, "chat_model"), rendered)
 
-    def on_llm_end(self, response, *, run_id, **kwargs):
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         started, name, prompt = self._finish(run_id)
-        texts, usage, model = [], {}, None
+        texts: list[str] = []
+        usage: dict[str, Any] = {}
+        model = None
         for generations in response.generations:
             for generation in generations:
                 texts.append(generation.text)
@@ -132,7 +141,7 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             attributes={"langchain_name": name},
         )
 
-    def on_llm_error(self, error, *, run_id, **kwargs):
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         started, name, prompt = self._finish(run_id)
         self.run.record_span(
             "llm",
@@ -145,10 +154,18 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
 
     # -- tools --------------------------------------------------------------------------------
 
-    def on_tool_start(self, serialized, input_str, *, run_id, inputs=None, **kwargs):
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._start(run_id, _name(serialized, kwargs, "tool"), inputs if inputs is not None else input_str)
 
-    def on_tool_end(self, output, *, run_id, **kwargs):
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         started, name, input = self._finish(run_id)
         content = getattr(output, "content", output)
         self.run.record_tool_call(
@@ -159,7 +176,7 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             ended_at=_now(),
         )
 
-    def on_tool_error(self, error, *, run_id, **kwargs):
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         started, name, input = self._finish(run_id)
         self.run.record_tool_call(
             name,
@@ -171,10 +188,10 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
 
     # -- retrievers ---------------------------------------------------------------------------
 
-    def on_retriever_start(self, serialized, query, *, run_id, **kwargs):
+    def on_retriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID, **kwargs: Any) -> None:
         self._start(run_id, _name(serialized, kwargs, "retriever"), query)
 
-    def on_retriever_end(self, documents, *, run_id, **kwargs):
+    def on_retriever_end(self, documents: Sequence[Document], *, run_id: UUID, **kwargs: Any) -> None:
         started, name, query = self._finish(run_id)
         results = []
         for n, document in enumerate(documents):
@@ -196,7 +213,7 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
 
     # -- the end of the outermost chain: the answer ---------------------------------------------
 
-    def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kwargs):
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         if parent_run_id is not None or not self.report_grounding:
             return
         answer = _text(outputs)

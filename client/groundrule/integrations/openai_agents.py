@@ -25,7 +25,7 @@ from typing import Any
 
 from agents import Agent, GuardrailFunctionOutput, OutputGuardrail, RunContextWrapper
 
-from .. import AsyncRun, PolicyViolationError, Run
+from .. import AsyncRun, Decision, PolicyViolationError, Run
 
 SourcesArg = Sequence[Mapping[str, Any]] | Callable[[RunContextWrapper[Any]], Sequence[Mapping[str, Any]] | None] | None
 
@@ -34,7 +34,8 @@ def _text(output: Any) -> str:
     if isinstance(output, str):
         return output
     if hasattr(output, "model_dump_json"):  # a structured (pydantic) output
-        return output.model_dump_json()
+        dumped: str = output.model_dump_json()
+        return dumped
     return json.dumps(output, default=str)
 
 
@@ -42,7 +43,7 @@ def _field(output: Any, name: str) -> Any:
     return output.get(name) if isinstance(output, Mapping) else getattr(output, name, None)
 
 
-def _decision_info(decision) -> dict[str, Any]:
+def _decision_info(decision: Decision) -> dict[str, Any]:
     return {
         "action": decision.action,
         "phase": decision.phase,
@@ -67,17 +68,23 @@ def groundrule_output_guardrail(
     async def check(ctx: RunContextWrapper[Any], agent: Agent[Any], output: Any) -> GuardrailFunctionOutput:
         given = sources(ctx) if callable(sources) else sources
         reported = _field(output, "sources")
-        report = {
-            "output": _text(output),
-            "sources": [dict(s) for s in (reported if reported is not None else given or [])] or None,
-            "citations": list(_field(output, "citations") or []),
-            "grounding_scores": list(_field(output, "grounding_scores") or []),
-        }
+        text = _text(output)
+        report_sources = [dict(s) for s in (reported if reported is not None else given or [])] or None
+        citations = list(_field(output, "citations") or [])
+        grounding_scores = list(_field(output, "grounding_scores") or [])
         try:
             if isinstance(run, AsyncRun):
-                decision = await run.record_grounding(**report)
+                decision = await run.record_grounding(
+                    output=text, sources=report_sources, citations=citations, grounding_scores=grounding_scores
+                )
             else:  # the sync client blocks: keep the event loop free
-                decision = await asyncio.to_thread(run.record_grounding, **report)
+                decision = await asyncio.to_thread(
+                    run.record_grounding,
+                    output=text,
+                    sources=report_sources,
+                    citations=citations,
+                    grounding_scores=grounding_scores,
+                )
             if inspect.isawaitable(decision):
                 decision = await decision
         except PolicyViolationError as violation:

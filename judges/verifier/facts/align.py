@@ -203,8 +203,8 @@ def align(
                     "entity": "entity",
                 }[cf.kind]
                 if cf.kind == "quantity":
-                    strong = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
-                    conf = _conf(0.7, 0.25, ctx_cov) if strong else _conf(0.35, 0.55, ctx_cov)
+                    strong_dim = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
+                    conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                 elif cf.kind in ("ordinal", "weekday"):

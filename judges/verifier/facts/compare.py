@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .fact import Fact
+from .fact import DateValue, Fact
 from .lexicon import words_match
 
 _REL_TOL_SAME_UNIT = 1e-6
@@ -14,7 +14,7 @@ _APPROX_TOL = 0.10
 
 
 def _interval(f: Fact) -> tuple[float, float, bool, bool]:
-    v = float(f.value)  # type: ignore[arg-type]
+    v = float(f.num_value)
     if f.bound == "approx":
         d = abs(v) * _APPROX_TOL
         return v - d, v + d, False, False
@@ -50,11 +50,11 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         and c.unit != s.unit
         and _close(c.raw, s.raw, 1e-9)
         and c.dim == s.dim
-        and not _close(float(c.value), float(s.value), 0.02)
-    ):  # type: ignore[arg-type]
+        and not _close(float(c.num_value), float(s.num_value), 0.02)
+    ):
         return "unit"
     tol = _REL_TOL_SAME_UNIT if c.unit == s.unit else _REL_TOL_CONVERTED
-    cv, sv = float(c.value), float(s.value)  # type: ignore[arg-type]
+    cv, sv = float(c.num_value), float(s.num_value)
     if c.bound == s.bound and c.bound in ("ge", "gt", "le", "lt"):
         return "match" if _close(cv, sv, tol) else "conflict"
     if c.bound == "eq" and s.bound == "eq":
@@ -75,7 +75,7 @@ def compare_quantities(c: Fact, s: Fact) -> str:
     return "compatible"
 
 
-def _dates_relation(c: tuple, s: tuple) -> str:
+def _dates_relation(c: DateValue, s: DateValue) -> str:
     agree = True
     for a, b in zip(c, s):
         if a is not None and b is not None and a != b:
@@ -89,7 +89,7 @@ def _exact(c: Fact, s: Fact) -> bool:
     """Same value (whatever the bound words), not just a value inside the claim's bounds."""
     if c.kind != "quantity":
         return True
-    return _close(float(c.value), float(s.value), 0.02)  # type: ignore[arg-type]
+    return _close(float(c.num_value), float(s.num_value), 0.02)
 
 
 def _fact_relation(c: Fact, s: Fact) -> str:
@@ -107,7 +107,7 @@ def _fact_relation(c: Fact, s: Fact) -> str:
             return "match"
         return rel if _same_slot(c, s) else "none"
     if c.kind == "date":
-        return _dates_relation(c.value, s.value)  # type: ignore[arg-type]
+        return _dates_relation(c.date_value, s.date_value)
     if c.kind in ("time", "ordinal", "weekday"):
         return "match" if c.value == s.value else "conflict"
     if c.kind == "entity":

@@ -110,8 +110,8 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
             d1, j = day
             d2 = None
             k = j + 1
-            if k + 1 < n and tokens[k].text in ("–", "-", "—") and _day_at(tokens, k + 1):
-                d2, j2 = _day_at(tokens, k + 1)  # type: ignore[misc]
+            if k + 1 < n and tokens[k].text in ("–", "-", "—") and (day2 := _day_at(tokens, k + 1)) is not None:
+                d2, j2 = day2
                 k = j2 + 1
             if k < n and tokens[k].low == "of":
                 k += 1
@@ -131,19 +131,19 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 continue
         month = _month_at(tokens, i)
         if month is not None:
-            k = _next_word(tokens, i)
-            if k is not None and tokens[k].low == "of":
-                k = _next_word(tokens, k)
-            if k is not None and _year_at(tokens, k) and not _day_at(tokens, k):
-                add((_year_at(tokens, k), month, None), i, k)
-                i = k + 1
+            mk = _next_word(tokens, i)
+            if mk is not None and tokens[mk].low == "of":
+                mk = _next_word(tokens, mk)
+            if mk is not None and _year_at(tokens, mk) and not _day_at(tokens, mk):
+                add((_year_at(tokens, mk), month, None), i, mk)
+                i = mk + 1
                 continue
-            if k is not None and _day_at(tokens, k):
-                d1, j = _day_at(tokens, k)  # type: ignore[misc]
-                days = [(d1, k, j)]
+            if mk is not None and (day1 := _day_at(tokens, mk)) is not None:
+                d1, j = day1
+                days = [(d1, mk, j)]
                 k2 = j + 1
-                if k2 + 1 < n and tokens[k2].text in ("–", "-", "—") and _day_at(tokens, k2 + 1):
-                    d2, j2 = _day_at(tokens, k2 + 1)  # type: ignore[misc]
+                if k2 + 1 < n and tokens[k2].text in ("–", "-", "—") and (day2 := _day_at(tokens, k2 + 1)) is not None:
+                    d2, j2 = day2
                     days.append((d2, k2 + 1, j2))
                     j = j2
                 yk = _next_word(tokens, j)
@@ -170,8 +170,8 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
     for i, t in enumerate(tokens):
         if i in used:
             continue
-        y = _year_at(tokens, i)
-        if y is None:
+        year_ = _year_at(tokens, i)
+        if year_ is None:
             continue
         prev = tokens[i - 1] if i > 0 else None
         nxt = tokens[i + 1] if i + 1 < n else None
@@ -202,7 +202,7 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
         ):
             continue  # "Windows 2000" is an identifier
         used.add(i)
-        facts.append(Fact("date", (y, None, None), t.text, t.start, t.end, tokens=(i,)))
+        facts.append(Fact("date", (year_, None, None), t.text, t.start, t.end, tokens=(i,)))
 
 
 def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
+
+DateValue = tuple[int | None, int | None, int | None]
 
 
 @dataclass(frozen=True)
@@ -38,9 +41,19 @@ class Fact:
     weak: bool = False  # absence is not a reason for "unverifiable"
     tokens: tuple[int, ...] = ()  # token indices this fact covers
 
+    @property
+    def num_value(self) -> float:
+        """``value`` of a quantity or time fact (an int or a float)."""
+        return cast(float, self.value)
+
+    @property
+    def date_value(self) -> DateValue:
+        """``value`` of a date fact: ``(year, month, day)``, unknown parts ``None``."""
+        return cast(DateValue, self.value)
+
     def describe(self) -> str:
         if self.kind == "date":
-            y, m, d = self.value  # type: ignore[misc]
+            y, m, d = self.date_value
             if y and m and d:
                 return f"{y:04d}-{m:02d}-{d:02d}"
             if y and m:
@@ -48,7 +61,7 @@ class Fact:
             parts = [str(y) if y else None, _MONTH_NAMES[m] if m else None, str(d) if d else None]
             return " ".join(p for p in parts if p)
         if self.kind == "time":
-            v = int(self.value)  # type: ignore[arg-type]
+            v = int(self.num_value)
             return f"{v // 60:02d}:{v % 60:02d}"
         if self.kind == "quantity":
             return _describe_quantity(self)
@@ -84,7 +97,7 @@ def _describe_quantity(f: Fact) -> str:
     prefix = {"ge": "at least ", "gt": "more than ", "le": "up to ", "lt": "less than ", "approx": "about "}.get(
         f.bound, ""
     )
-    raw = _fmt_number(f.raw if f.raw is not None else float(f.value))  # type: ignore[arg-type]
+    raw = _fmt_number(f.raw if f.raw is not None else float(f.num_value))
     if f.dim.startswith("currency:"):
         unit = f.dim.split(":", 1)[1]
         return f"{prefix}{raw} {unit}"

@@ -67,7 +67,7 @@ def _is_number_word(low: str) -> bool:
 
 def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int]:
     """The bound phrase ending right before token i: (bound, first token index)."""
-    words = []
+    words: list[tuple[int, str]] = []
     j = i - 1
     while j >= 0 and len(words) < 3 and tokens[j].kind in ("word", "sym") and j not in used:
         if tokens[j].kind == "sym" and tokens[j].text != "~":
@@ -272,9 +272,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             if k < n and tokens[k].text == "-" and tokens[k].start == tokens[k - 1].end:
                 k += 1  # "24-month"
             glued = k < n and tokens[k].start == tokens[k - 1].end
-            u = _unit_at(tokens, k, glued)
-            if u is not None:
-                dim, factor, unit, end = u
+            ua = _unit_at(tokens, k, glued)
+            if ua is not None:
+                dim, factor, unit, end = ua
                 j = end + 1
             elif k < n and tokens[k].kind == "word" and tokens[k].low in _CURRENCY_WORDS:
                 currency = _CURRENCY_WORDS[tokens[k].low]
@@ -406,9 +406,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
     # version-like identifiers standing alone ("3.12.0")
     for i, t in enumerate(tokens):
         if i not in used and t.kind == "num" and re.fullmatch(r"\d+\.\d+\.\d+", t.text):
-            prev = tokens[i - 1] if i > 0 else None
-            name = prev.low if prev is not None and prev.is_cap else ""
-            s = prev.start if name else t.start
+            before = tokens[i - 1] if i > 0 else None
+            name = before.low if before is not None and before.is_cap else ""
+            s = before.start if before is not None and name else t.start
             idx = ((i - 1,) if name else ()) + (i,)
             used.update(idx)
             facts.append(

@@ -54,7 +54,8 @@ def _git_show(mirror: Path, repo: str, path: str) -> str:
 
 
 def _clip(sentences: list[str]) -> str:
-    out, n = [], 0
+    out: list[str] = []
+    n = 0
     for s in sentences:
         s = s.strip()
         if not s or s.startswith("#"):
@@ -245,16 +246,16 @@ def perturb(row: dict, rng: random.Random) -> dict | None:
         new = rng.choice(other_names)
         text = claim[: m.start()] + new + claim[m.end() :]
     else:
-        m = _AUX.search(claim)
-        assert m is not None
-        word = m.group(1)
+        aux = _AUX.search(claim)
+        assert aux is not None
+        word = aux.group(1)
         neg = {
             "has been": "has not been",
             "have been": "have not been",
             "had been": "had not been",
             "can": "cannot",
         }.get(word, f"{word} not")
-        text = claim[: m.start()] + neg + claim[m.end() :]
+        text = claim[: aux.start()] + neg + claim[aux.end() :]
     return {
         **row,
         "id": f"{row['id']}-x{kind}",

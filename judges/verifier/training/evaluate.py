@@ -13,6 +13,10 @@ import argparse
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from judges.verifier import GroundingCheck
 
 ROOT = Path(__file__).resolve().parents[3]
 DEVSET = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
@@ -35,7 +39,7 @@ def pair_verdict(check) -> str:
     return "unverifiable"
 
 
-def run(rows: list[dict], config=None) -> list[tuple[dict, str, object]]:
+def run(rows: list[dict], config=None) -> list[tuple[dict, str, GroundingCheck]]:
     from judges.verifier import check_grounding
 
     out = []
@@ -60,7 +64,8 @@ def origin_group(row: dict) -> str:
 
 
 def recall_table(results) -> dict:
-    per_label, per_kind = defaultdict(Counter), defaultdict(Counter)
+    per_label: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    per_kind: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for r, verdict, _ in results:
         ok = verdict == r["label"]
         per_label[r["label"]]["n"] += 1
