@@ -102,6 +102,11 @@ class CheckOut(serializers.Serializer):
     )
 
 
+def _over_limit(exc: OverLimit) -> dict:
+    # The API's error shape ({"detail"}), and the limit's field named as a 400 names a field.
+    return {"detail": exc.message, exc.field: [exc.message]}
+
+
 class GroundingCheckView(TenantAPIView):
     required_scope = KeyScope.AGENT
 
@@ -110,7 +115,7 @@ class GroundingCheckView(TenantAPIView):
         try:  # before the body is read: parsing a megabyte of JSON is itself the work to avoid
             enforce_body_limit(request.META.get("CONTENT_LENGTH"))
         except OverLimit as exc:
-            return Response({exc.field: [exc.message]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return Response(_over_limit(exc), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         data = validated(CheckIn, request.data)
         rules = {
             k: data[k]
@@ -120,6 +125,6 @@ class GroundingCheckView(TenantAPIView):
         try:
             enforce_hard_limits(data["sources"])
         except OverLimit as exc:
-            return Response({exc.field: [exc.message]}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return Response(_over_limit(exc), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         result, warnings = budgeted_check(data["text"], data["sources"], config_for(rules))
         return Response(represented(CheckOut, {**result.to_dict(), "warnings": warnings}))

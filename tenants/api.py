@@ -94,6 +94,13 @@ class ApiKeyOut(serializers.ModelSerializer):
     class Meta:
         model = ApiKey
         fields = ["id", "name", "prefix", "scope", "agents", "expires_at", "last_used_at", "created_at", "revoked_at"]
+        read_only_fields = fields  # an answer: every field is always there (null where unset)
+
+
+class ApiKeyListOut(serializers.Serializer):
+    """Every key of the tenant, revoked ones last: a short list, so not paginated."""
+
+    results = ApiKeyOut(many=True)
 
 
 class ApiKeyIn(StrictSerializer):
@@ -115,7 +122,7 @@ class ApiKeyListView(TenantAPIView):
 
     required_scope = KeyScope.ADMIN
 
-    @extend_schema(responses=ApiKeyOut(many=True))
+    @extend_schema(responses=ApiKeyListOut)
     def get(self, request):
         keys = ApiKey.objects.filter(tenant=self.tenant).order_by("revoked_at", "-created_at")
         return Response({"results": ApiKeyOut(keys, many=True).data})

@@ -33,9 +33,8 @@ def test_sources_over_the_hard_limit_are_a_413_naming_it(api, settings):
     settings.GROUNDING_MAX_SOURCE_CHARS = 1000
     response = api.post("/api/v1/grounding/check/", {"text": FACT, "sources": ["x" * 600, "y" * 600]}, format="json")
     assert response.status_code == 413
-    assert response.json() == {
-        "sources": ["The sources hold 1200 characters; the limit is 1000 (GROUNDING_MAX_SOURCE_CHARS)."]
-    }
+    message = "The sources hold 1200 characters; the limit is 1000 (GROUNDING_MAX_SOURCE_CHARS)."
+    assert response.json() == {"detail": message, "sources": [message]}
 
 
 @pytest.mark.django_db

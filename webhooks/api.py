@@ -38,6 +38,7 @@ class WebhookOut(serializers.ModelSerializer):
     class Meta:
         model = Webhook
         fields = ["id", "url", "events", "enabled", "description", "secret_hint", "created_at"]
+        read_only_fields = fields  # an answer: every field is always there
 
 
 class WebhookCreatedOut(WebhookOut):
@@ -45,6 +46,7 @@ class WebhookCreatedOut(WebhookOut):
 
     class Meta(WebhookOut.Meta):
         fields = [*WebhookOut.Meta.fields, "secret"]
+        read_only_fields = fields
 
 
 class DeliveryOut(serializers.ModelSerializer):
@@ -65,12 +67,15 @@ class DeliveryOut(serializers.ModelSerializer):
             "redelivery_of",
             "payload",
         ]
+        read_only_fields = fields
 
 
 class WebhookListView(TenantAPIView):
+    pagination_class = IdCursorPagination
+
     @extend_schema(responses=WebhookOut(many=True))
     def get(self, request):
-        paginator = IdCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(Webhook.objects.filter(tenant=self.tenant), request, view=self)
         return paginator.get_paginated_response(WebhookOut(page, many=True).data)
 
@@ -107,10 +112,12 @@ class WebhookDetailView(TenantAPIView):
 
 
 class DeliveryListView(TenantAPIView):
+    pagination_class = IdCursorPagination
+
     @extend_schema(responses=DeliveryOut(many=True))
     def get(self, request, pk: int):
         webhook = webhook_for(self.tenant, pk)
-        paginator = IdCursorPagination()
+        paginator = self.pagination_class()
         qs = WebhookDelivery.objects.filter(tenant=self.tenant, webhook=webhook)
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(DeliveryOut(page, many=True).data)

@@ -49,6 +49,11 @@ def filtered(filterset_class, request, queryset, *, also: tuple[str, ...] = ("cu
     unknown = sorted(set(request.query_params) - set(filterset_class.base_filters) - set(also))
     if unknown:
         raise exceptions.ValidationError({key: ["Unknown query parameter."] for key in unknown})
+    # A dashboard form sends empty fields for filters left unset; an API client that names a filter
+    # means it, so an empty value is refused rather than read as "no filter".
+    empty = sorted(key for key, values in request.query_params.lists() if any(v == "" for v in values))
+    if empty:
+        raise exceptions.ValidationError({key: ["Must not be empty."] for key in empty})
     filters = filterset_class(request.query_params, queryset=queryset, request=request)
     if not filters.is_valid():
         raise exceptions.ValidationError(filters.errors)

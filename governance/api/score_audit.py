@@ -88,6 +88,7 @@ class ScoreAuditRateView(TenantAPIView):
 
 
 class ScoreAuditListView(TenantAPIView):
+    error_statuses = {"get": (400,)}  # a bad since/until
     required_scope = KeyScope.READ
     reads_replica = True
 
@@ -101,6 +102,7 @@ class ScoreAuditListView(TenantAPIView):
 
 
 class AgentScoreAuditView(TenantAPIView):
+    error_statuses = {"get": (400,)}
     required_scope = KeyScope.READ
     reads_replica = True  # core.routing: an aggregate read
 
