@@ -181,7 +181,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # One name for allow/warn/block, whether a field is called action or final_action.
-    "ENUM_NAME_OVERRIDES": {"ActionEnum": "governance.models.Action"},
+    "ENUM_NAME_OVERRIDES": {
+        "ActionEnum": "governance.models.Action",
+        "RunStatusEnum": "governance.models.Run.Status",
+        "ReplayJobStatusEnum": "governance.models.ReplayJob.Status",
+        "WebhookDeliveryStatusEnum": "webhooks.models.WebhookDelivery.Status",
+    },
 }
 
 # Celery: with no broker configured, tasks run eagerly in-process (the embedded demo).
