@@ -1,5 +1,7 @@
 """One FilterSet per list, shared by the pages, the API and the exports."""
 
+from datetime import UTC
+
 import django_filters as filters
 from django import forms
 
@@ -8,6 +10,17 @@ from tenants.models import AuditEvent
 from .models import Action, Evaluation, Phase, ReviewState, Run
 
 MAX_ID = 2**63 - 1
+
+
+class MomentFilter(filters.IsoDateTimeFilter):
+    """An ISO 8601 moment, compared in UTC.
+
+    Python accepts UTC offsets up to ±24 h, PostgreSQL only up to about ±16 h: an offset such as
+    -21:53 reached the database as written and failed there (a 500). In UTC it is just a moment.
+    """
+
+    def filter(self, qs, value):
+        return super().filter(qs, value.astimezone(UTC) if value is not None else value)
 
 
 class IdFilter(filters.NumberFilter):
@@ -22,8 +35,8 @@ class IdFilter(filters.NumberFilter):
 
 
 class _Base(filters.FilterSet):
-    since = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte", label="Since")
-    until = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt", label="Until")
+    since = MomentFilter(field_name="created_at", lookup_expr="gte", label="Since")
+    until = MomentFilter(field_name="created_at", lookup_expr="lt", label="Until")
 
 
 # ?shadow=true (or 1): only what shadow policies said; false (or 0), or no parameter: only enforced
@@ -86,8 +99,8 @@ class RunFilter(filters.FilterSet):
     workflow = filters.CharFilter(field_name="workflow_name", label="Workflow")
     status = filters.ChoiceFilter(choices=Run.Status.choices, label="Status")
     final_action = filters.ChoiceFilter(choices=Action.choices, label="Final action")
-    since = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte", label="Since")
-    until = filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lt", label="Until")
+    since = MomentFilter(field_name="started_at", lookup_expr="gte", label="Since")
+    until = MomentFilter(field_name="started_at", lookup_expr="lt", label="Until")
 
     class Meta:
         model = Run

@@ -46,7 +46,8 @@ def _time(value, field: str, errors: dict) -> datetime | None:
     if parsed is None:
         errors[field] = ["Must be an ISO 8601 date and time, such as 2026-11-01T00:00:00Z."]
         return None
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.UTC)
+    # In UTC: PostgreSQL refuses offsets past about ±16 h, which Python accepts (governance/filters.py).
+    return parsed.astimezone(timezone.UTC) if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.UTC)
 
 
 def _candidate_from_body(raw, policy_id, errors: dict) -> PolicySpec | None:

@@ -33,7 +33,9 @@ from schemathesis.specs.openapi.checks import (
 
 from config.wsgi import application
 
-pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
+# Committed rows (not the usual rolled-back transaction): the WSGI handler closes a connection it
+# finds inside a transaction at the end of each request, which on PostgreSQL ended the test's own.
+pytestmark = [pytest.mark.fuzz, pytest.mark.django_db(transaction=True)]
 
 SEED = 20261123
 EXAMPLES = 8  # per operation and generation mode: the whole module stays well under a minute

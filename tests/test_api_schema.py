@@ -20,7 +20,8 @@ from schemathesis.specs.openapi.checks import (
 
 from config.wsgi import application
 
-pytestmark = pytest.mark.django_db
+# Committed rows: see tests/test_api_fuzz.py (the WSGI handler and the test's transaction on PostgreSQL).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 BODY_METHODS = ("post", "put", "patch")
 # Actions on the URL's object that take no body.

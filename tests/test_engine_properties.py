@@ -167,7 +167,9 @@ def test_dropping_an_unsupported_claim_never_adds_a_violation(rules, state):
 @engine_settings
 @given(rules=effective_rules, state=states, confidence=unit)
 def test_more_confidence_never_adds_a_violation(rules, state, confidence):
-    assume(state.output_confidence is not None and confidence >= state.output_confidence)
+    assume(state.output_confidence is not None)
+    # Drawn at or above the reported confidence (not filtered: hypothesis gives up on too many misses).
+    confidence = state.output_confidence + confidence * (1.0 - state.output_confidence)
     surer = RunState(
         citations=state.citations,
         unsupported_claims=state.unsupported_claims,

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.test import override_settings
 from django_scopes import scopes_disabled
 from fake_llm_server import FakeLLMServer
 from test_judges_integration import (
@@ -51,6 +52,10 @@ def _free_port() -> int:
 @pytest.fixture
 def topology(transactional_db, tmp_path):
     port = _free_port()
+    # The fake provider listens on loopback, which the outbound guard refuses unless allowed: here
+    # (the test stores its URL as a secret) and in the topology's processes.
+    overridden = override_settings(OUTBOUND_ALLOWED_HOSTS=["127.0.0.1"])
+    overridden.enable()
     # The same keys as this process: the tenant secrets the test stores must decrypt in the worker.
     env = {
         **os.environ,
@@ -61,6 +66,7 @@ def topology(transactional_db, tmp_path):
         "GOVERNANCE_SECRETS_KEY": settings.GOVERNANCE_SECRETS_KEY,
         "PYTHONWARNINGS": "ignore",
         "STATIC_ROOT": str(tmp_path / "static"),
+        "OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
     }
     env.pop("DATABASE_REPLICA_URL", None)
     log_path = tmp_path / "prod-local.log"
@@ -103,6 +109,7 @@ def topology(transactional_db, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        overridden.disable()
 
 
 def _children(pid: int) -> list[str]:
