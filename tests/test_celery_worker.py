@@ -1,14 +1,9 @@
 """An after_workflow judgement end to end: real Redis broker, a real Celery worker process."""
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django_scopes import scopes_disabled
 from fake_llm_server import FakeLLMServer
 from test_judges_integration import (
@@ -18,22 +13,11 @@ from test_judges_integration import (
     start,
     store_provider_secrets,
 )
+from worker_support import NEEDS_BROKER, celery_worker
 
 from governance.models import Evaluation, Run
 
-ROOT = Path(__file__).resolve().parent.parent
-
-pytestmark = [
-    pytest.mark.celery_worker,
-    pytest.mark.skipif(not os.environ.get("CELERY_BROKER_URL"), reason="needs CELERY_BROKER_URL (Redis)"),
-]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker process needs a database it can share: PostgreSQL")
-    return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+pytestmark = NEEDS_BROKER
 
 
 @pytest.fixture
@@ -42,41 +26,9 @@ def worker(transactional_db):
     # must allow it past the outbound guard.
     allowed_before = settings.OUTBOUND_ALLOWED_HOSTS
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
-    }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "warning",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    yield proc
+    with celery_worker(OUTBOUND_ALLOWED_HOSTS="127.0.0.1") as proc:
+        yield proc
     settings.OUTBOUND_ALLOWED_HOSTS = allowed_before
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 @pytest.mark.django_db(transaction=True)

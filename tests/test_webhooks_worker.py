@@ -1,73 +1,24 @@
 """A webhook delivered end to end: real Redis broker, a real Celery worker process, a loopback receiver."""
 
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
 from django.test import override_settings
 from django_scopes import scopes_disabled
 from pages_support import STRICT
 from webhook_receiver import WebhookReceiver
+from worker_support import NEEDS_BROKER, celery_worker
 
 from webhooks import signing
 from webhooks.models import WebhookDelivery
 
-ROOT = Path(__file__).resolve().parent.parent
-
-pytestmark = [
-    pytest.mark.celery_worker,
-    pytest.mark.skipif(not os.environ.get("CELERY_BROKER_URL"), reason="needs CELERY_BROKER_URL (Redis)"),
-]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker process needs a database it can share: PostgreSQL")
-    return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+pytestmark = NEEDS_BROKER
 
 
 @pytest.fixture
 def worker(transactional_db):
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
-    }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "warning",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with celery_worker(WEBHOOK_ALLOWED_HOSTS="127.0.0.1") as proc:
+        yield proc
 
 
 @pytest.mark.django_db(transaction=True)

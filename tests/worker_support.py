@@ -1,0 +1,61 @@
+"""A real Celery worker process for the tests that need one (Redis broker, the test's PostgreSQL)."""
+
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NEEDS_BROKER = [
+    pytest.mark.celery_worker,
+    pytest.mark.skipif(not os.environ.get("CELERY_BROKER_URL"), reason="needs CELERY_BROKER_URL (Redis)"),
+]
+
+
+def shared_database_url() -> str:
+    """The test database's URL, for another process: only PostgreSQL can be shared that way."""
+    db = connection.settings_dict
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker process needs a database it can share: PostgreSQL")
+    return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextmanager
+def celery_worker(**extra_env):
+    """One solo-pool worker on the test's database and broker, stopped on exit."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": shared_database_url(),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        **extra_env,
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "--pool",
+        "solo",
+        "--loglevel",
+        "warning",
+        "--without-heartbeat",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
