@@ -6,6 +6,7 @@ from django.db import OperationalError
 
 from .judgements import decision_judge
 from .replay import replay_job_execute
+from .retention import retention_apply
 from .score_audit import report_audit
 
 
@@ -38,3 +39,11 @@ def replay_job(*, job_id: int) -> str:
 )
 def audit_report_scores(*, report_id: int) -> str:
     return report_audit(report_id=report_id)
+
+
+# Daily from beat (config/celery.py). Long by nature: a first pass over years of history deletes in
+# batches until done; the next day's pass starts where a killed one stopped.
+@shared_task(name="governance.apply_retention", acks_late=True, soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
+def apply_retention() -> str:
+    results = retention_apply()
+    return f"retention applied for {len(results)} tenants"
