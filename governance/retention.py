@@ -261,7 +261,5 @@ def retention_apply(
             if p.audit_before is not None:
                 result.audit = audit_log_prune(tenant=p.tenant, before=p.audit_before, dry_run=dry_run, batch=batch)
             if not dry_run:
-                audit_record(
-                    tenant=p.tenant, action=ACTION, actor=ACTOR, obj=p.tenant, after=result.summary
-                )
+                audit_record(tenant=p.tenant, action=ACTION, actor=ACTOR, obj=p.tenant, after=result.summary)
     return [results[p.tenant.pk] for p in plans if p.runs_before is not None or p.audit_before is not None]

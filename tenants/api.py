@@ -99,7 +99,9 @@ class RetentionSettingsView(TenantAPIView):
     def put(self, request):
         data = RetentionIn(data=request.data)
         data.is_valid(raise_exception=True)
-        tenant = services.tenant_set_retention(tenant=self.tenant, actor=Actor.from_request(request), **data.validated_data)
+        tenant = services.tenant_set_retention(
+            tenant=self.tenant, actor=Actor.from_request(request), **data.validated_data
+        )
         return Response(_retention(tenant))
 
 

@@ -176,10 +176,7 @@ def _last_row_before(tenant, before: datetime) -> dict | None:
     # By seq, not by time: a chain can only lose a prefix. Every row created before the cutoff has a
     # seq at or below this one.
     return (
-        AuditEvent.objects.filter(tenant=tenant, created_at__lt=before)
-        .order_by("-seq")
-        .values("seq", "hash")
-        .first()
+        AuditEvent.objects.filter(tenant=tenant, created_at__lt=before).order_by("-seq").values("seq", "hash").first()
     )
 
 

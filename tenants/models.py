@@ -9,7 +9,6 @@ from django_scopes import ScopedManager
 
 from . import crypto
 
-
 # A century: past it the cutoff (now − days) would leave the range of a datetime.
 MAX_RETENTION_DAYS = 36_500
 RETENTION_DAYS_VALIDATORS = [MinValueValidator(1), MaxValueValidator(MAX_RETENTION_DAYS)]

@@ -7,11 +7,15 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_scopes import scopes_disabled
 
+from config.celery import app
 from governance import retention
-from governance.models import Decision, Evaluation, GroundingReport, Run, RunSource, Span
+from governance.models import Decision, Evaluation, GroundingReport, Run, RunSource, ScoreAudit, Span
+from governance.tasks import apply_retention
+from otlp.models import TraceRun
 from tenants import services as tenant_services
 from tenants.audit import Actor
 from tenants.models import AuditCheckpoint, AuditEvent
@@ -150,16 +154,39 @@ def test_a_run_ended_within_the_retention_stays(api, acme):
     assert _counts(acme)["Run"] == 1
 
 
-def test_batches_smaller_than_the_work_remove_it_all(api, acme):
+def test_batches_smaller_than_the_work_remove_it_all_a_batch_per_statement(api, acme):
+    create_policy(api, rules=STRICT)
     runs = [_full_run(api) for _ in range(5)]
     for run_id in runs:
         _age(run_id, 90)
     _retain(acme, days=30)
 
-    [result] = retention.retention_apply(batch=2)
+    with CaptureQueriesContext(connection) as queries:
+        [result] = retention.retention_apply(batch=2)
 
     assert _counts(acme) == dict.fromkeys(_counts(acme), 0)
     assert result.removed["governance.run"] == 5
+    run_deletes = [q["sql"] for q in queries if q["sql"].startswith('DELETE FROM "governance_run" ')]
+    assert len(run_deletes) == 3  # 2 + 2 + 1
+    evaluation_deletes = [q["sql"] for q in queries if q["sql"].startswith('DELETE FROM "governance_evaluation" ')]
+    assert len(evaluation_deletes) >= 5 and all(sql.count(",") <= 1 for sql in evaluation_deletes)
+
+
+def test_otlp_trace_links_and_score_audits_go_with_their_run(api, acme):
+    run_id = _full_run(api)
+    with scopes_disabled():
+        run = Run.objects.get(pk=run_id)
+        report = GroundingReport.objects.get(run=run)
+        TraceRun.objects.create(tenant=acme, trace_id="a" * 32, run=run)
+        ScoreAudit.objects.create(tenant=acme, run=run, report=report, agent_name=run.agent_name, status="audited")
+    _age(run_id, 90)
+    _retain(acme, days=30)
+
+    [result] = retention.retention_apply()
+
+    with scopes_disabled():
+        assert not TraceRun.objects.exists() and not ScoreAudit.objects.exists()
+    assert result.removed["otlp.tracerun"] == 1 and result.removed["governance.scoreaudit"] == 1
 
 
 def test_each_pass_writes_an_audit_event_with_what_it_removed(api, acme, old_and_new):
@@ -203,20 +230,14 @@ def test_command_reports_and_refuses_unknown_tenants(api, acme, old_and_new, cap
 
 
 def test_the_celery_task_applies_retention(api, acme, old_and_new):
-    from governance.tasks import apply_retention
-
     _retain(acme, days=30)
     assert apply_retention.delay().get() == "retention applied for 1 tenants"
     assert _counts(acme)["Run"] == 1
 
 
 def test_the_daily_beat_schedule_names_the_task():
-    from config.celery import app
-
-    from governance import tasks
-
     entry = app.conf.beat_schedule["apply-retention-daily"]
-    assert entry["task"] == tasks.apply_retention.name
+    assert entry["task"] == apply_retention.name
 
 
 def test_run_children_are_deleted_before_what_they_point_to():

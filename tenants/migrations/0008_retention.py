@@ -11,7 +11,6 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-
 APPEND_ONLY = """
 CREATE OR REPLACE FUNCTION governance_auditevent_append_only() RETURNS trigger AS $$
 BEGIN
@@ -55,36 +54,54 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0007_tenant_score_audit_rate'),
+        ("tenants", "0007_tenant_score_audit_rate"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tenant',
-            name='audit_retention_days',
-            field=models.PositiveIntegerField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(36500)]),
+            model_name="tenant",
+            name="audit_retention_days",
+            field=models.PositiveIntegerField(
+                blank=True,
+                null=True,
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(36500),
+                ],
+            ),
         ),
         migrations.AddField(
-            model_name='tenant',
-            name='retention_days',
-            field=models.PositiveIntegerField(blank=True, null=True, validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(36500)]),
+            model_name="tenant",
+            name="retention_days",
+            field=models.PositiveIntegerField(
+                blank=True,
+                null=True,
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(36500),
+                ],
+            ),
         ),
         migrations.CreateModel(
-            name='AuditCheckpoint',
+            name="AuditCheckpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveBigIntegerField()),
-                ('hash', models.CharField(max_length=64)),
-                ('removed', models.PositiveBigIntegerField()),
-                ('before', models.DateTimeField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("seq", models.PositiveBigIntegerField()),
+                ("hash", models.CharField(max_length=64)),
+                ("removed", models.PositiveBigIntegerField()),
+                ("before", models.DateTimeField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="tenants.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-seq'],
-                'constraints': [models.UniqueConstraint(fields=('tenant', 'seq'), name='uniq_audit_checkpoint_seq')],
+                "ordering": ["-seq"],
+                "constraints": [models.UniqueConstraint(fields=("tenant", "seq"), name="uniq_audit_checkpoint_seq")],
             },
         ),
         migrations.RunPython(forwards, backwards),
