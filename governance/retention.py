@@ -106,8 +106,9 @@ def expired_runs(*, tenant: Tenant, before: datetime) -> models.QuerySet:
         for model in (GroundingReport, Span, Decision, Evaluation)
     ]
     idle = ~written_since[0] & ~written_since[1] & ~written_since[2] & ~written_since[3]
-    return Run._base_manager.filter(tenant=tenant).filter(
-        Q(ended_at__lt=before) | (Q(ended_at__isnull=True, started_at__lt=before) & idle)
+    # Every expired run started before the cutoff: the (tenant, started_at) index bounds the scan.
+    return Run._base_manager.filter(tenant=tenant, started_at__lt=before).filter(
+        Q(ended_at__lt=before) | (Q(ended_at__isnull=True) & idle)
     )
 
 

@@ -17,7 +17,7 @@ from governance.models import Decision, Evaluation, GroundingReport, Run, RunSou
 from governance.tasks import apply_retention
 from otlp.models import TraceRun
 from tenants import services as tenant_services
-from tenants.audit import Actor
+from tenants.audit import Actor, audit_checkpoint_record
 from tenants.models import AuditCheckpoint, AuditEvent
 from tests.api_support import STRICT, complete, create_policy, ground, post_json, start_run
 
@@ -306,6 +306,22 @@ def test_an_edit_of_a_remaining_row_still_breaks_verification(api, acme):
     assert body["ok"] is False and body["first_broken"] == target.pk
     with pytest.raises(CommandError, match=f"broken at row {target.pk}"):
         call_command("verify_audit_log", "acme")
+
+
+def test_a_pass_stopped_after_its_checkpoint_still_verifies_and_the_next_finishes(api, acme):
+    _history(api)
+    events = _events(acme)
+    with scopes_disabled():
+        audit_checkpoint_record(tenant=acme, before=events[3].created_at)  # then the pass died
+
+    body = api.get("/api/v1/audit-log/verify/").json()
+    assert body["ok"] is True and body["checkpoint"]["seq"] == 3
+    assert body["checked"] == len(_events(acme)) - 3
+    assert len(_events(acme)) > body["checked"]  # the covered rows are still there
+
+    [result] = _prune_through(acme, events[3])
+    assert result.audit.removed == 3 and _events(acme)[0].seq == 4
+    assert api.get("/api/v1/audit-log/verify/").json()["ok"] is True
 
 
 def test_a_second_prune_moves_the_checkpoint_on(api, acme):
