@@ -42,8 +42,10 @@ def audit_report_scores(*, report_id: int) -> str:
 
 
 # Daily from beat (config/celery.py). Long by nature: a first pass over years of history deletes in
-# batches until done; the next day's pass starts where a killed one stopped.
-@shared_task(name="governance.apply_retention", acks_late=True, soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
+# batches until done. Acknowledged on receipt, unlike the other tasks: a pass longer than the
+# broker's visibility timeout would otherwise be handed to a second worker, and a lost pass costs
+# nothing, since the next day's starts where it stopped.
+@shared_task(name="governance.apply_retention", acks_late=False, soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
 def apply_retention() -> str:
     results = retention_apply()
     return f"retention applied for {len(results)} tenants"
