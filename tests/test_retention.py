@@ -1,6 +1,7 @@
 """Retention (issue 15 item 3): run data and audit rows older than a tenant's setting go, in batches;
 the audit chain still verifies from its checkpoint; every pass is audited."""
 
+import json
 import os
 import time
 from datetime import timedelta
@@ -19,6 +20,7 @@ from governance import retention
 from governance.models import Decision, Evaluation, GroundingReport, Run, RunSource, ScoreAudit, Span
 from governance.tasks import apply_retention
 from otlp.models import TraceRun
+from tenants import chain
 from tenants import services as tenant_services
 from tenants.audit import Actor, audit_checkpoint_record
 from tenants.models import AuditCheckpoint, AuditEvent
@@ -442,3 +444,16 @@ def test_a_celery_worker_runs_the_daily_task(api, acme, old_and_new):
     with scopes_disabled():
         assert list(Run.objects.filter(tenant=acme).values_list("pk", flat=True)) == [recent]
     assert len(_events(acme, retention.ACTION)) == 1
+
+
+def test_a_pruned_export_checks_offline_from_the_reported_checkpoint(api, acme):
+    _history(api)
+    _prune_through(acme, _events(acme)[3])
+    checkpoint = api.get("/api/v1/audit-log/verify/").json()["checkpoint"]
+
+    lines = b"".join(api.get("/api/v1/audit-log/export?format=jsonl").streaming_content).decode().splitlines()
+    rows = sorted((json.loads(line) for line in lines), key=lambda r: r["seq"])
+
+    assert rows[0]["seq"] == checkpoint["seq"] + 1
+    assert chain.verify(rows, start=(checkpoint["seq"], checkpoint["hash"])).ok
+    assert not chain.verify(rows).ok  # from the genesis hash it cannot check out
