@@ -115,7 +115,8 @@ def expired_runs(*, tenant: Tenant, before: datetime) -> models.QuerySet:
 def _oldest_kept_start(tenant: Tenant, before: datetime) -> datetime | None:
     # Runs that started before the cutoff and may be kept: every row under a run is created after
     # the run started, so no row older than the earliest of these is needed. Open runs count as
-    # kept here even when idle (cheap, and only ever keeps a partition a little longer).
+    # kept here even when idle (cheap; the batched deletes of the same pass remove an abandoned one,
+    # so it holds partitions back by a day at most).
     return (
         Run._base_manager.filter(tenant=tenant, started_at__lt=before)
         .filter(Q(ended_at__isnull=True) | Q(ended_at__gte=before))

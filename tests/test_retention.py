@@ -457,3 +457,30 @@ def test_a_pruned_export_checks_offline_from_the_reported_checkpoint(api, acme):
     assert rows[0]["seq"] == checkpoint["seq"] + 1
     assert chain.verify(rows, start=(checkpoint["seq"], checkpoint["hash"])).ok
     assert not chain.verify(rows).ok  # from the genesis hash it cannot check out
+
+
+def test_the_partition_step_gets_the_shared_cutoffs_after_the_checkpoints(api, other_api, acme, globex, monkeypatch):
+    """The contract of the plug-in point (governance.retention.drop_partitions) for partitioned history."""
+    _history(api)
+    _retain(acme, days=30, audit_days=30)
+    _retain(globex, days=60, audit_days=60)
+    keep_from = _events(acme)[3]
+    now = keep_from.created_at + timedelta(days=30)
+    calls = []
+
+    def drop_partitions(*, cutoffs, dry_run):
+        with scopes_disabled():
+            calls.append((cutoffs, dry_run, AuditCheckpoint.objects.filter(tenant=acme).exists()))
+        return {acme.pk: {"governance.evaluation": 7}}
+
+    monkeypatch.setattr(retention, "drop_partitions", drop_partitions)
+
+    retention.retention_apply(now=now)
+    retention.retention_apply(now=now, tenant=acme)  # one tenant: never drops partitions
+
+    [(cutoffs, dry_run, checkpoint_first)] = calls
+    assert dry_run is False and checkpoint_first is True
+    assert cutoffs["governance.evaluation"] == now - timedelta(days=60)
+    assert cutoffs["tenants.auditevent"] == now - timedelta(days=60)
+    first_pass = _events(acme, retention.ACTION)[0]
+    assert first_pass.after["removed"] == {"governance.evaluation": 7}
