@@ -16,6 +16,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
+from core import metrics
 from judges.support import measure_support
 from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
@@ -105,7 +106,13 @@ def _measure(report: GroundingReport) -> ScoreAudit:
     )
     sources = _auditable_sources(report.sources)
     scores = [float(s) for s in report.grounding_scores]
-    measure = measure_support(report.output, sources) if report.output.strip() and sources and scores else None
+    measure = None
+    if report.output.strip() and sources and scores:
+        measure = measure_support(
+            report.output, sources, tenant=report.tenant, escalation_rules=_escalation_rules(report)
+        )
+        if measure.escalation and measure.escalation.get("status") != "nothing_to_escalate":
+            metrics.observe_provider_call(measure.escalation, report.tenant)
     if measure is None or measure.overall is None:
         # No output, no source text, no reported score, or no factual claim: nothing to compare, never guessed.
         audit.status = ScoreAudit.Status.NOT_AUDITABLE
@@ -119,6 +126,17 @@ def _measure(report: GroundingReport) -> ScoreAudit:
     ]
     audit.claims = list(measure.claims)
     return audit
+
+
+def _escalation_rules(report: GroundingReport) -> dict | None:
+    """The rules of the first grounding policy governing the report that escalates undecided claims.
+
+    The measure then uses the same LLM as that policy's verifier would (docs/score-audit.md).
+    """
+    for spec in applicable_policies(policy_specs_for(report.tenant), report.run.agent_name):
+        if spec.category == "grounding" and spec.rules.get("nli_escalation") == "llm":
+            return spec.rules
+    return None
 
 
 def _add_to_day(audit: ScoreAudit, day: date) -> None:
