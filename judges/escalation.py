@@ -30,7 +30,7 @@ from tenants.models import Tenant
 from . import llm
 from .budget import regraded
 from .services import CredentialsRefused, cached_judgement, provider_credentials, store_judgement, tenant_visible
-from .verifier import CONTRADICTED, UNVERIFIABLE, SUPPORTED, ClaimVerdict, GroundingCheck, VerifierConfig
+from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE, ClaimVerdict, GroundingCheck, VerifierConfig
 
 OFF = "off"
 LLM = "llm"

@@ -235,10 +235,11 @@ def test_secrets_never_reach_the_response_or_the_evaluation(api, acme, llm_serve
     llm_server.fail_with(401)
     text = json.dumps(check(api).json())
     ok_text = json.dumps(check(api, nli_escalation_model="gpt-4o").json())
-    for secret in llm_server.secrets().values():
-        if "KEY" in secret or secret.startswith(("sk-", "gsk_")):
-            assert secret not in text and secret not in ok_text
-    assert llm_server.key_for("openai") not in text + ok_text
+    for key in llm_server.keys.values():
+        assert key not in text and key not in ok_text
+    with scope(tenant=acme):
+        stored = json.dumps([j.result for j in Judgement.objects.all()])
+    assert llm_server.key_for("openai") not in stored
 
 
 # --- the policy's verifier ---------------------------------------------------------------------
