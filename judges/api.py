@@ -141,6 +141,8 @@ class EscalationOut(serializers.Serializer):
     input_tokens = serializers.IntegerField(required=False, allow_null=True)
     output_tokens = serializers.IntegerField(required=False, allow_null=True)
     cost_usd = serializers.FloatField(required=False, allow_null=True)
+    attempts = serializers.IntegerField(required=False, allow_null=True)
+    error = serializers.CharField(required=False, allow_blank=True, help_text="A fixed message, never upstream text.")
     http_status = serializers.IntegerField(required=False, allow_null=True)
 
 
