@@ -17,6 +17,10 @@ keep-alive connections drives, in alternating rounds within the same server run:
   the limit: the hot path then reads the agent's 7-day inflation and every report still passes
   (``--no-inflation-scenario`` leaves it out),
 
+(both tenants with ``score_audit_rate`` 0: without a broker the audit task would run eagerly inside
+the request, which a deployment with a Celery worker never does; ``API_RATE_LIMIT`` is set so high
+that the limiter counts but never refuses),
+
 and prints requests/s, p50 and p99 of each, then ``ratio_inflation_rule=<that report rps / ping
 rps>``. The last line is ``ratio=<report rps / ping rps>`` (without the rule); the target is at
 least 0.5. The database is DATABASE_URL's when it names a PostgreSQL database
@@ -139,6 +143,9 @@ def server_env(database_url: str) -> dict:
             "GOVERNANCE_SECRETS_KEY": "bench-secrets-key-not-for-production-0123456789abcdef",
             "PYTHONPATH": str(ROOT),
             "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
+            # The per-key limiter still counts every request (its cost is measured) but never refuses:
+            # the default 1,200/min would answer most of the load with 429s.
+            "API_RATE_LIMIT": "100000000/min",
         }
     )
     env.pop("CELERY_BROKER_URL", None)
@@ -163,6 +170,10 @@ actor = Actor.system("bench")
 out = {}
 for scenario in spec["scenarios"]:
     tenant = tenant_services.tenant_create(slug=scenario["slug"], name=scenario["slug"], actor=actor)
+    # No score-audit sampling: without a broker the audit task would run eagerly inside the request,
+    # which production (a Celery worker) never does; the sampling draw itself still runs.
+    tenant.score_audit_rate = 0.0
+    tenant.save(update_fields=["score_audit_rate"])
     key, raw = tenant_services.api_key_create(tenant=tenant, name="bench", actor=actor)
     with scope(tenant=tenant):
         for name, rules, agents in scenario["policies"]:
