@@ -8,7 +8,7 @@ from core.vocabulary import SEVERITY
 
 from .budget import budgeted_check
 from .escalation import escalate, options_from
-from .verifier import CONTRADICTED, VerifierConfig
+from .verifier import CONTRADICTED, GroundingCheck, VerifierConfig
 from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
@@ -52,21 +52,27 @@ def _quote(text: str, limit: int = 120) -> str:
 
 def checked_with_escalation(
     *, tenant, text: str, sources: list, rules: dict, deadline: float | None
-) -> tuple[object, list[str], dict | None, list[str]]:
+) -> tuple[GroundingCheck, list[str], dict | None, list[str]]:
     """The budgeted verifier check, then the LLM escalation of its undecided claims when the rules ask.
 
     (result, budget warnings, escalation metadata or None, escalation warnings). Without a tenant
-    (no secrets, no cache) nothing is escalated.
+    (no secrets, no cache) nothing is escalated. Whatever goes wrong in the escalation, the local
+    verdicts stand.
     """
     config = config_for(rules)
     result, budget_warnings = budgeted_check(text, sources, config)
     options = options_from(rules)
     if options is None or tenant is None:
         return result, budget_warnings, None, []
-    result, meta, warnings = escalate(
-        tenant=tenant, check=result, sources=sources, options=options, config=config, deadline=deadline
-    )
-    return result, budget_warnings, meta, warnings
+    try:
+        escalated, meta, warnings = escalate(
+            tenant=tenant, check=result, sources=sources, options=options, config=config, deadline=deadline
+        )
+    except Exception as exc:  # the provider layer never raises; this is our own bug or the database
+        logger.exception("verifier escalation failed")
+        meta = {"status": "error", "model": options.model, "undecided": 0, "escalated": 0, "cached": False}
+        return result, budget_warnings, meta, [f"LLM escalation skipped: {type(exc).__name__}; local verdicts kept"]
+    return escalated, budget_warnings, meta, warnings
 
 
 def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | None = None) -> tuple[str, str, dict]:
