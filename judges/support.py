@@ -64,7 +64,8 @@ def measure_support(
     """
     config = config_for()
     overall = check_grounding(output, list(sources), config)
-    escalation, warnings = None, []
+    escalation: dict | None = None
+    warnings: list[str] = []
     options = options_from(escalation_rules)
     if options is not None and tenant is not None:
         overall, escalation, warnings = escalate(
