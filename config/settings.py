@@ -213,6 +213,9 @@ if os.environ.get("CACHE_URL"):
 # Judges
 JUDGE_SYNC_BUDGET_SECONDS = float(os.environ.get("JUDGE_SYNC_BUDGET_SECONDS", "10"))
 JUDGE_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("JUDGE_BACKGROUND_TIMEOUT_SECONDS", "30"))
+# How long a web process reuses an agent's 7-day score inflation (the max_score_inflation rule's input)
+# before reading it again: one aggregate query per report otherwise (docs/score-audit.md). 0 = always read.
+SCORE_AUDIT_INFLATION_CACHE_SECONDS = float(os.environ.get("SCORE_AUDIT_INFLATION_CACHE_SECONDS", "30"))
 # Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). The server never
 # calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
 # unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old

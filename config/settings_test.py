@@ -10,3 +10,7 @@ from .settings import *  # noqa: F403
 
 # Hashing every test user's password with PBKDF2 cost more than half of the suite's time.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Tests change audit rows and read decisions within milliseconds: no reuse of the 7-day inflation
+# (tests/test_score_audit.py turns it on where the reuse itself is tested).
+SCORE_AUDIT_INFLATION_CACHE_SECONDS = 0

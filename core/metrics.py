@@ -91,22 +91,30 @@ def observe_report_latency(seconds: float, *, tenant=None) -> None:
 
 def observe_judgement(*, kind: str, metadata: dict, seconds: float, tenant=None) -> None:
     """One judge or verifier run. ``metadata`` is the evaluation's: an LLM judge puts what the
-    provider said under ``judge`` (status, provider, latency_ms, cost_usd, cached)."""
+    provider said under ``judge`` (status, provider, latency_ms, cost_usd, cached), the verifier's
+    LLM escalation of undecided claims under ``escalation`` (the same keys)."""
     if kind != "llm_judge":
         VERIFIER_LATENCY.labels(check=kind).observe(seconds)
+        escalation = metadata.get("escalation") or {}
+        if escalation.get("provider") and escalation.get("status") != "nothing_to_escalate":
+            observe_provider_call(escalation, tenant)
         return
-    judge = metadata.get("judge") or {}
-    provider = judge.get("provider") or "unknown"
+    observe_provider_call(metadata.get("judge") or {}, tenant)
+
+
+def observe_provider_call(call: dict, tenant) -> None:
+    """One provider call (the judge, or the verifier escalation): counted, timed and its cost added."""
+    provider = call.get("provider") or "unknown"
     label = tenant_label(tenant)
     # A cached verdict costs nothing and calls nobody: counted, but as what it is.
-    status = "cached" if judge.get("cached") else (judge.get("status") or "unknown")
+    status = "cached" if call.get("cached") else (call.get("status") or "unknown")
     JUDGE_CALLS.labels(provider=provider, status=status, tenant=label).inc()
     if status in JUDGE_ERROR_STATUSES:
         JUDGE_ERRORS.labels(provider=provider, tenant=label).inc()
-    if status != "cached" and judge.get("latency_ms"):
-        JUDGE_LATENCY.labels(provider=provider).observe(float(judge["latency_ms"]) / 1000)
-    if status != "cached" and judge.get("cost_usd"):
-        JUDGE_COST.labels(provider=provider, tenant=label).inc(float(judge["cost_usd"]))
+    if status != "cached" and call.get("latency_ms"):
+        JUDGE_LATENCY.labels(provider=provider).observe(float(call["latency_ms"]) / 1000)
+    if status != "cached" and call.get("cost_usd"):
+        JUDGE_COST.labels(provider=provider, tenant=label).inc(float(call["cost_usd"]))
 
 
 class QueueDepthCollector:

@@ -7,15 +7,19 @@ readable in a few rows, by the pages, the API and the `max_score_inflation` rule
 """
 
 import math
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
+from core import metrics
 from judges.support import measure_support
 from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
@@ -56,6 +60,7 @@ def report_audit(*, report_id: int) -> str:
                 _alert_on_crossing(report, before)
         except IntegrityError:  # a concurrent delivery of the same task stored it first
             return "duplicate"
+        forget_agent_inflation(tenant_id=report.tenant_id, agent_name=audit.agent_name)
     return audit.status
 
 
@@ -105,7 +110,13 @@ def _measure(report: GroundingReport) -> ScoreAudit:
     )
     sources = _auditable_sources(report.sources)
     scores = [float(s) for s in report.grounding_scores]
-    measure = measure_support(report.output, sources) if report.output.strip() and sources and scores else None
+    measure = None
+    if report.output.strip() and sources and scores:
+        measure = measure_support(
+            report.output, sources, tenant=report.tenant, escalation_rules=_escalation_rules(report)
+        )
+        if measure.escalation and measure.escalation.get("status") != "nothing_to_escalate":
+            metrics.observe_provider_call(measure.escalation, report.tenant)
     if measure is None or measure.overall is None:
         # No output, no source text, no reported score, or no factual claim: nothing to compare, never guessed.
         audit.status = ScoreAudit.Status.NOT_AUDITABLE
@@ -119,6 +130,17 @@ def _measure(report: GroundingReport) -> ScoreAudit:
     ]
     audit.claims = list(measure.claims)
     return audit
+
+
+def _escalation_rules(report: GroundingReport) -> dict | None:
+    """The rules of the first grounding policy governing the report that escalates undecided claims.
+
+    The measure then uses the same LLM as that policy's verifier would (docs/score-audit.md).
+    """
+    for spec in applicable_policies(policy_specs_for(report.tenant), report.run.agent_name):
+        if spec.category == "grounding" and spec.rules.get("nli_escalation") == "llm":
+            return spec.rules
+    return None
 
 
 def _add_to_day(audit: ScoreAudit, day: date) -> None:
@@ -208,6 +230,43 @@ def agent_inflation(*, tenant_id: int, agent_name: str, today: date | None = Non
     )
     totals = _totals(rows)
     return totals.inflation, totals.audited
+
+
+# The decision path's copy of agent_inflation, per process: the figure is a 7-day average that one
+# audit moves by a fraction, so reading it at most every SCORE_AUDIT_INFLATION_CACHE_SECONDS spares
+# the report path an aggregate query per report (bench/report.py measured a quarter of its
+# throughput). An audit forgets the agent's entry in its own process; elsewhere it ages out.
+_inflation_cache: dict[tuple[int, str, date], tuple[float, tuple[float | None, int]]] = {}
+_inflation_lock = threading.Lock()
+_INFLATION_CACHE_SIZE = 10_000
+
+
+def agent_inflation_for_decision(*, tenant_id: int, agent_name: str) -> tuple[float | None, int]:
+    """agent_inflation, reused for up to SCORE_AUDIT_INFLATION_CACHE_SECONDS in this process."""
+    ttl = settings.SCORE_AUDIT_INFLATION_CACHE_SECONDS
+    if ttl <= 0:
+        return agent_inflation(tenant_id=tenant_id, agent_name=agent_name)
+    key = (tenant_id, agent_name, timezone.now().date())
+    now = time.monotonic()
+    hit = _inflation_cache.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    figures = agent_inflation(tenant_id=tenant_id, agent_name=agent_name)
+    with _inflation_lock:
+        if len(_inflation_cache) >= _INFLATION_CACHE_SIZE:
+            _inflation_cache.clear()
+        _inflation_cache[key] = (now + ttl, figures)
+    return figures
+
+
+def forget_agent_inflation(*, tenant_id: int | None = None, agent_name: str | None = None) -> None:
+    """Drop cached inflation figures: one agent's, or (no arguments) all of them (tests)."""
+    with _inflation_lock:
+        if tenant_id is None:
+            _inflation_cache.clear()
+            return
+        for key in [k for k in _inflation_cache if k[0] == tenant_id and k[1] == agent_name]:
+            _inflation_cache.pop(key, None)
 
 
 def _window(qs, since: date | None, until: date | None):

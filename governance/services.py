@@ -145,9 +145,9 @@ def run_record_grounding(
 
             specs = applicable_policies(all_specs, run.agent_name)
             # The agent's score audit (docs/score-audit.md): a few aggregate rows, read only for a
-            # policy that sets max_score_inflation.
+            # policy that sets max_score_inflation, and reused by the process for a few seconds.
             inflation, audited = (
-                score_audit.agent_inflation(tenant_id=run.tenant_id, agent_name=run.agent_name)
+                score_audit.agent_inflation_for_decision(tenant_id=run.tenant_id, agent_name=run.agent_name)
                 if score_audit.inflation_needed(specs)
                 else (None, 0)
             )

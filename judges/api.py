@@ -1,16 +1,21 @@
 """On-demand grounding check over the API: the local verifier's `check_grounding` (README "Local verifier")."""
 
+import time
+
+from django.conf import settings
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from core import metrics
 from core.api.base import TenantAPIView
 from core.api.contract import represented, validated
-from core.api.fields import StrictCharField, StrictSerializer, UnitScoreField
+from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer, UnitScoreField
+from policies.categories import CATEGORIES
 from tenants.models import KeyScope
 
-from .budget import OverLimit, budgeted_check, enforce_body_limit, enforce_hard_limits
-from .verification import config_for
+from .budget import OverLimit, enforce_body_limit, enforce_hard_limits
+from .verification import checked_with_escalation
 from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE
 
 MAX_SOURCE_CHARS = 20_000
@@ -60,12 +65,45 @@ class SourceField(serializers.Field):
         return value
 
 
+# The escalation options are the grounding rules of the same names: same choices, range and model check.
+_RULE = CATEGORIES["grounding"].rule
+_ESCALATION = _RULE("nli_escalation")
+_ESCALATION_MODEL = _RULE("nli_escalation_model")
+_ESCALATION_MAX = _RULE("nli_escalation_max_claims")
+OPTION_NAMES = (
+    "entailment_threshold",
+    "contradiction_threshold",
+    "max_unverifiable_ratio",
+    "nli_escalation",
+    "nli_escalation_model",
+    "nli_escalation_max_claims",
+)
+
+
 class CheckIn(StrictSerializer):
     text = StrictCharField(max_length=50_000, allow_blank=True)
     sources = serializers.ListField(child=SourceField(), max_length=MAX_SOURCES)
     entailment_threshold = UnitScoreField(required=False)
     contradiction_threshold = UnitScoreField(required=False)
     max_unverifiable_ratio = UnitScoreField(required=False)
+    nli_escalation = serializers.ChoiceField(
+        choices=_ESCALATION.choices, required=False, help_text=_ESCALATION.help + " Default off."
+    )
+    nli_escalation_model = StrictCharField(
+        required=False, max_length=_ESCALATION_MODEL.max_length, help_text=_ESCALATION_MODEL.help
+    )
+    nli_escalation_max_claims = StrictIntegerField(
+        required=False,
+        min_value=_ESCALATION_MAX.minimum,
+        max_value=_ESCALATION_MAX.maximum,
+        help_text=_ESCALATION_MAX.help,
+    )
+
+    def validate_nli_escalation_model(self, value):
+        try:
+            return _ESCALATION_MODEL.clean(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
 
 class SourceMatchOut(serializers.Serializer):
@@ -82,8 +120,30 @@ class ClaimVerdictOut(serializers.Serializer):
     confidence = serializers.FloatField()
     best_source = SourceMatchOut(allow_null=True)
     reason = serializers.CharField()
-    escalated = serializers.BooleanField()
+    escalated = serializers.BooleanField(help_text="True when the LLM escalation gave this verdict.")
+    decided_by = serializers.CharField(
+        allow_null=True, required=False, help_text='What decided the verdict: "combiner", "fact_backstop" or "llm".'
+    )
     kind = serializers.CharField(allow_null=True, help_text="For a contradiction: number, date, negation ...")
+
+
+class EscalationOut(serializers.Serializer):
+    status = serializers.CharField(
+        help_text='"ok", "nothing_to_escalate", or why the local verdicts were kept: "error", "timeout", '
+        '"no_api_key", "unparseable", "budget_spent".'
+    )
+    model = serializers.CharField()
+    provider = serializers.CharField(required=False, allow_null=True)
+    undecided = serializers.IntegerField(help_text="Claims the local verifier left undecided.")
+    escalated = serializers.IntegerField(help_text="Claims whose verdict the LLM gave.")
+    cached = serializers.BooleanField(help_text="The answer came from the tenant's cache: no call, no cost.")
+    latency_ms = serializers.FloatField(required=False, allow_null=True)
+    input_tokens = serializers.IntegerField(required=False, allow_null=True)
+    output_tokens = serializers.IntegerField(required=False, allow_null=True)
+    cost_usd = serializers.FloatField(required=False, allow_null=True)
+    attempts = serializers.IntegerField(required=False, allow_null=True)
+    error = serializers.CharField(required=False, allow_blank=True, help_text="A fixed message, never upstream text.")
+    http_status = serializers.IntegerField(required=False, allow_null=True)
 
 
 class CheckOut(serializers.Serializer):
@@ -98,8 +158,11 @@ class CheckOut(serializers.Serializer):
     reason_code = serializers.CharField(allow_null=True)
     method = serializers.CharField()
     warnings = serializers.ListField(
-        child=serializers.CharField(), help_text="What the request's work budget left unchecked (judges/budget.py)."
+        child=serializers.CharField(),
+        help_text="What the request's work budget left unchecked (judges/budget.py), and why an asked-for "
+        "LLM escalation kept the local verdicts.",
     )
+    escalation = EscalationOut(allow_null=True, help_text="The LLM escalation's call; null when it is off.")
 
 
 def _over_limit(exc: OverLimit) -> dict:
@@ -112,19 +175,22 @@ class GroundingCheckView(TenantAPIView):
 
     @extend_schema(request=CheckIn, responses={200: CheckOut})
     def post(self, request):
+        # An escalated check holds the caller like an inline judge: within JUDGE_SYNC_BUDGET_SECONDS.
+        deadline = time.monotonic() + settings.JUDGE_SYNC_BUDGET_SECONDS
         try:  # before the body is read: parsing a megabyte of JSON is itself the work to avoid
             enforce_body_limit(request.META.get("CONTENT_LENGTH"))
         except OverLimit as exc:
             return Response(_over_limit(exc), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         data = validated(CheckIn, request.data)
-        rules = {
-            k: data[k]
-            for k in ("entailment_threshold", "contradiction_threshold", "max_unverifiable_ratio")
-            if k in data
-        }
+        rules = {k: data[k] for k in OPTION_NAMES if k in data}
         try:
             enforce_hard_limits(data["sources"])
         except OverLimit as exc:
             return Response(_over_limit(exc), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-        result, warnings = budgeted_check(data["text"], data["sources"], config_for(rules))
-        return Response(represented(CheckOut, {**result.to_dict(), "warnings": warnings}))
+        result, warnings, escalation, escalation_warnings = checked_with_escalation(
+            tenant=request.tenant, text=data["text"], sources=data["sources"], rules=rules, deadline=deadline
+        )
+        if escalation and escalation.get("provider") and escalation["status"] != "nothing_to_escalate":
+            metrics.observe_provider_call(escalation, request.tenant)
+        body = {**result.to_dict(), "warnings": warnings + escalation_warnings, "escalation": escalation}
+        return Response(represented(CheckOut, body))

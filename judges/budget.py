@@ -145,6 +145,19 @@ def _summary(claims: list[ClaimVerdict]) -> str:
     return text
 
 
+def regraded(verdicts: list[ClaimVerdict], config: VerifierConfig, method: str) -> GroundingCheck:
+    """A check of these verdicts, graded as the verifier grades its own: grounded, reason code, summary.
+
+    For verdicts changed after the verifier ran (the budget's unchecked claims, the LLM's escalated ones).
+    """
+    result = GroundingCheck(grounded=True, claims=verdicts, summary=_summary(verdicts), method=method)
+    if result.contradicted_count:
+        result.grounded, result.reason_code = False, REASON_CONTRADICTION
+    elif verdicts and result.unverifiable_ratio > config.max_unverifiable_ratio:
+        result.grounded, result.reason_code = False, REASON_UNVERIFIABLE
+    return result
+
+
 def budgeted_check(
     text: str, sources, config: VerifierConfig, budget: Budget | None = None
 ) -> tuple[GroundingCheck, list[str]]:
@@ -171,9 +184,4 @@ def budgeted_check(
     # One claim per paragraph: the verifier finds the same claims again, and only these.
     checked = check_grounding("\n\n".join(claims[:allowed]), fitted, config)
     verdicts = list(checked.claims) + [_unchecked(c, reason) for c in claims[allowed:]]
-    result = GroundingCheck(grounded=True, claims=verdicts, summary=_summary(verdicts), method=checked.method)
-    if result.contradicted_count:
-        result.grounded, result.reason_code = False, REASON_CONTRADICTION
-    elif result.unverifiable_ratio > config.max_unverifiable_ratio:
-        result.grounded, result.reason_code = False, REASON_UNVERIFIABLE
-    return result, warnings
+    return regraded(verdicts, config, checked.method), warnings

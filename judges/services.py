@@ -125,6 +125,34 @@ def _fmt(score: float) -> float:
     return round(float(score), 4)
 
 
+class CredentialsRefused(Exception):
+    """The tenant's base URL secret names an address the server does not call (core/outbound.py)."""
+
+
+def provider_credentials(*, tenant: Tenant, provider: str) -> tuple[str | None, str | None]:
+    """(API key, base URL) of the tenant for this provider; raises CredentialsRefused for a refused URL."""
+    api_key = secret_value(tenant=tenant, name=llm.SECRET_FOR_PROVIDER[provider])
+    try:
+        base_url = _allowed_base_url(secret_value(tenant=tenant, name=llm.BASE_URL_SECRET[provider]))
+    except outbound.OutboundRefused as exc:
+        raise CredentialsRefused(f"{llm.BASE_URL_SECRET[provider]} refused: {exc}") from exc
+    return api_key, base_url
+
+
+def cached_judgement(*, tenant: Tenant, key: str) -> dict | None:
+    """A stored provider answer for this exact request (per tenant, by hash), or None."""
+    cached = Judgement.objects.filter(tenant=tenant, key=key).first()
+    return cached.result if cached is not None else None
+
+
+def store_judgement(*, tenant: Tenant, key: str, model: str, result: dict) -> None:
+    try:
+        with transaction.atomic():
+            Judgement.objects.create(tenant=tenant, key=key, model=model, result=result)
+    except IntegrityError:
+        pass  # a concurrent identical request was stored first; same answer
+
+
 def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence, timeout: float) -> Evaluation:
     rules = spec.rules
     model = rules["llm_grounding_model"]
@@ -151,16 +179,13 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
             {"judge": {"status": "no_output", "model": model}},
             LLM,
         )
-    api_key = secret_value(tenant=tenant, name=llm.SECRET_FOR_PROVIDER[provider])
+    try:
+        api_key, base_url = provider_credentials(tenant=tenant, provider=provider)
+    except CredentialsRefused as exc:
+        return skipped(str(exc), {"status": "error", "model": model, "provider": provider})
     if not api_key:
         name = llm.SECRET_FOR_PROVIDER[provider]
         return skipped(f"no {name} configured", {"status": llm.STATUS_NO_API_KEY, "model": model, "provider": provider})
-    try:
-        base_url = _allowed_base_url(secret_value(tenant=tenant, name=llm.BASE_URL_SECRET[provider]))
-    except outbound.OutboundRefused as exc:
-        return skipped(
-            f"{llm.BASE_URL_SECRET[provider]} refused: {exc}", {"status": "error", "model": model, "provider": provider}
-        )
 
     criteria = rules.get("llm_grounding_criteria") or ""
     key = llm.request_cache_key(
@@ -170,9 +195,9 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
         sources=list(evidence.sources),
         criteria=criteria,
     )
-    cached = Judgement.objects.filter(tenant=tenant, key=key).first()
+    cached = cached_judgement(tenant=tenant, key=key)
     if cached is not None:
-        meta = {**tenant_visible(cached.result), "cached": True}
+        meta = {**tenant_visible(cached), "cached": True}
     else:
         result = llm.judge(
             model=model,
@@ -187,13 +212,7 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
         )
         meta = {**tenant_visible(result.to_metadata()), "cached": False}
         if result.status in (llm.STATUS_OK, llm.STATUS_UNPARSEABLE):
-            try:
-                with transaction.atomic():
-                    Judgement.objects.create(
-                        tenant=tenant, key=key, model=model, result=tenant_visible(result.to_metadata())
-                    )
-            except IntegrityError:
-                pass  # a concurrent identical judgement was stored first; same answer
+            store_judgement(tenant=tenant, key=key, model=model, result=tenant_visible(result.to_metadata()))
     status, score = meta.get("status"), meta.get("score")
     if status == llm.STATUS_TIMEOUT:
         return skipped(f"timed out after {timeout:.1f}s", meta)
@@ -219,10 +238,12 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
     )
 
 
-def verifier_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence) -> Evaluation:
+def verifier_evaluation(
+    *, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence, deadline: float | None = None
+) -> Evaluation:
     from .verification import verifier_outcome
 
-    action, reason, metadata = verifier_outcome(rules=spec.rules, evidence=evidence)
+    action, reason, metadata = verifier_outcome(rules=spec.rules, evidence=evidence, tenant=tenant, deadline=deadline)
     return _evaluation(spec, phase, action, reason, metadata, VERIFIER)
 
 
@@ -236,7 +257,8 @@ def consistency_evaluation(*, spec: PolicySpec, phase: str, evidence: Evidence) 
 def judge(
     *, tenant: Tenant, spec: PolicySpec, phase: str, kind: str, evidence: Evidence, deadline: float | None = None
 ) -> Evaluation:
-    """One judgement. With a deadline (inline), the LLM gets what is left of the budget."""
+    """One judgement. With a deadline (inline), the LLM (the judge, or the verifier's escalation of its
+    undecided claims) gets what is left of the budget."""
     if deadline is not None:
         timeout = max(0.5, deadline - time.monotonic())
     else:
@@ -247,7 +269,7 @@ def judge(
     elif kind == CONSISTENCY:
         evaluation = consistency_evaluation(spec=spec, phase=phase, evidence=evidence)
     else:
-        evaluation = verifier_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence)
+        evaluation = verifier_evaluation(tenant=tenant, spec=spec, phase=phase, evidence=evidence, deadline=deadline)
     metrics.observe_judgement(
         kind=kind, metadata=evaluation.metadata, seconds=time.perf_counter() - started, tenant=tenant
     )

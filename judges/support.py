@@ -7,6 +7,9 @@ the grounding scores an agent reports about itself.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tenants.models import Tenant
+
+from .escalation import escalate, options_from
 from .verification import config_for
 from .verifier import SUPPORTED, ClaimVerdict, check_grounding
 
@@ -20,15 +23,22 @@ class SupportMeasure:
     overall: float | None  # None when the output has no factual claim to measure
     per_source: tuple[float | None, ...]
     claims: tuple[dict, ...]
+    #: the LLM escalation's call record when the governing policy asked for one, else None
+    escalation: dict | None = None
+    warnings: tuple[str, ...] = ()
 
 
 def support_probability(claim: ClaimVerdict) -> float:
     """The probability that the sources support the claim.
 
-    The verifier's calibrated probability where it gives one (its learned combiner, docs/verifier.md).
-    Otherwise (the NLI path) a supported claim's confidence is that probability, and a claim judged
-    otherwise leaves only the remaining mass, shared with the third verdict.
+    A claim the LLM escalation decided: the model's stated confidence in "supported", or what its
+    confidence in another verdict leaves, shared as below. Otherwise the verifier's calibrated
+    probability where it gives one (its learned combiner, docs/verifier.md); on the NLI path a
+    supported claim's confidence is that probability, and a claim judged otherwise leaves only the
+    remaining mass, shared with the third verdict.
     """
+    if claim.escalated:
+        return float(claim.confidence) if claim.verdict == SUPPORTED else (1.0 - float(claim.confidence)) / 2
     if claim.probabilities and SUPPORTED in claim.probabilities:
         return float(claim.probabilities[SUPPORTED])
     if claim.verdict == SUPPORTED:
@@ -42,9 +52,25 @@ def _mean(claims: Sequence[ClaimVerdict]) -> float | None:
     return round(sum(support_probability(c) for c in claims) / len(claims), 4)
 
 
-def measure_support(output: str, sources: Sequence[dict]) -> SupportMeasure:
+def measure_support(
+    output: str, sources: Sequence[dict], *, tenant: Tenant | None = None, escalation_rules: dict | None = None
+) -> SupportMeasure:
+    """The support of ``output`` by all ``sources`` together and by each of them.
+
+    With ``escalation_rules`` (a governing policy's rules with ``nli_escalation: "llm"``) and the
+    tenant, the overall measure's undecided claims are escalated to the LLM, in the background's time
+    budget; the per-source measures stay the local verifier's (one LLM call per source would multiply
+    the cost of every audit).
+    """
     config = config_for()
     overall = check_grounding(output, list(sources), config)
+    escalation: dict | None = None
+    warnings: list[str] = []
+    options = options_from(escalation_rules)
+    if options is not None and tenant is not None:
+        overall, escalation, warnings = escalate(
+            tenant=tenant, check=overall, sources=list(sources), options=options, config=config, deadline=None
+        )
     per_source = tuple(
         _mean(check_grounding(output, [source], config).claims) for source in sources[:MAX_SOURCES_MEASURED]
     )
@@ -52,4 +78,6 @@ def measure_support(output: str, sources: Sequence[dict]) -> SupportMeasure:
         overall=_mean(overall.claims),
         per_source=per_source,
         claims=tuple(claim.to_dict() for claim in overall.claims),
+        escalation=escalation,
+        warnings=tuple(warnings),
     )

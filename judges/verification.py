@@ -7,7 +7,8 @@ from django.conf import settings
 from core.vocabulary import SEVERITY
 
 from .budget import budgeted_check
-from .verifier import CONTRADICTED, VerifierConfig
+from .escalation import escalate, options_from
+from .verifier import CONTRADICTED, GroundingCheck, VerifierConfig
 from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
@@ -49,13 +50,44 @@ def _quote(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
-    """(action, reason, metadata) for one policy's verifier rules on what the agent reported."""
+def checked_with_escalation(
+    *, tenant, text: str, sources: list, rules: dict, deadline: float | None
+) -> tuple[GroundingCheck, list[str], dict | None, list[str]]:
+    """The budgeted verifier check, then the LLM escalation of its undecided claims when the rules ask.
+
+    (result, budget warnings, escalation metadata or None, escalation warnings). Without a tenant
+    (no secrets, no cache) nothing is escalated. Whatever goes wrong in the escalation, the local
+    verdicts stand.
+    """
+    config = config_for(rules)
+    result, budget_warnings = budgeted_check(text, sources, config)
+    options = options_from(rules)
+    if options is None or tenant is None:
+        return result, budget_warnings, None, []
+    try:
+        escalated, meta, warnings = escalate(
+            tenant=tenant, check=result, sources=sources, options=options, config=config, deadline=deadline
+        )
+    except Exception as exc:  # the provider layer never raises; this is our own bug or the database
+        logger.exception("verifier escalation failed")
+        meta = {"status": "error", "model": options.model, "undecided": 0, "escalated": 0, "cached": False}
+        return result, budget_warnings, meta, [f"LLM escalation skipped: {type(exc).__name__}; local verdicts kept"]
+    return escalated, budget_warnings, meta, warnings
+
+
+def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | None = None) -> tuple[str, str, dict]:
+    """(action, reason, metadata) for one policy's verifier rules on what the agent reported.
+
+    With ``nli_escalation: "llm"`` and a tenant, undecided claims are escalated within ``deadline``
+    (judges/escalation.py); the call is recorded under ``metadata["escalation"]``.
+    """
     sources = _sources(evidence)
     if not sources:
         return ("allow", "Verifier skipped: no sources to verify against", {"reason_codes": [GROUNDING_NO_SOURCES]})
     try:
-        result, budget_warnings = budgeted_check(evidence.output or "", sources, config_for(rules))
+        result, budget_warnings, escalation, escalation_warnings = checked_with_escalation(
+            tenant=tenant, text=evidence.output or "", sources=sources, rules=rules, deadline=deadline
+        )
     except Exception as exc:  # the model failed to load or run: never break the run
         logger.warning("verifier failed: %s", type(exc).__name__)
         message = f"Verifier skipped: {type(exc).__name__}"
@@ -81,8 +113,12 @@ def verifier_outcome(*, rules: dict, evidence) -> tuple[str, str, dict]:
         other = rules.get("unverifiable_action", "warn")
         action = other if SEVERITY[other] > SEVERITY[action] else action
     metadata = {"verification": verification, "reason_codes": codes}
+    if escalation is not None:
+        metadata["escalation"] = escalation
+    if reasons or escalation_warnings:
+        # A degraded escalation is a warning beside the verdict, never a violation of its own.
+        metadata["warnings"] = reasons + escalation_warnings
     if reasons:
-        metadata["warnings"] = reasons
         return action, "; ".join(reasons), metadata
     return "allow", f"Verifier: {result.summary}", metadata
 

@@ -43,6 +43,9 @@ VERIFIER_DEFAULTS = {
     "max_unverifiable_ratio": 0.5,
     "contradiction_action": "warn",
     "unverifiable_action": "warn",
+    "nli_escalation": "off",
+    "nli_escalation_model": "gpt-4o-mini",
+    "nli_escalation_max_claims": 5,
 }
 # The context decision (docs/grounding-context.md) and the citation contract (docs/citations.md) (issue 5), after those.
 CONTEXT_DEFAULTS = {

@@ -206,3 +206,43 @@ def test_crossing_the_limit_sends_one_score_audit_alert_webhook(
     assert len(alerts) == 1
     data = alerts[0].payload["data"]
     assert data["agent_name"] == "research-agent" and data["samples"] == 3 and data["inflation"] > 0.3
+
+
+# --- the decision path's reuse of the 7-day inflation ---------------------------------------------
+
+
+@pytest.fixture
+def inflation_reused(settings):
+    settings.SCORE_AUDIT_INFLATION_CACHE_SECONDS = 60
+    score_audit.forget_agent_inflation()
+    yield
+    score_audit.forget_agent_inflation()
+
+
+def test_the_decision_path_reuses_the_agents_inflation_until_an_audit_moves_it(acme, inflation_reused):
+    with scope(tenant=acme):
+        first = score_audit.agent_inflation_for_decision(tenant_id=acme.pk, agent_name="research-agent")
+        assert first == (None, 0)
+        AgentScoreAuditDay.objects.create(
+            tenant=acme,
+            agent_name="research-agent",
+            date=score_audit.timezone.now().date(),
+            audited=5,
+            sum_reported=4.5,
+            sum_measured=1.0,
+        )
+        # Written behind the process's back (another process's audit): reused until it ages out.
+        assert score_audit.agent_inflation_for_decision(tenant_id=acme.pk, agent_name="research-agent") == (None, 0)
+        score_audit.forget_agent_inflation(tenant_id=acme.pk, agent_name="research-agent")
+        assert score_audit.agent_inflation_for_decision(tenant_id=acme.pk, agent_name="research-agent") == (0.7, 5)
+
+
+def test_with_reuse_on_an_inflating_agent_is_still_blocked_once_its_audits_land(
+    api, acme, make_policy, audit_everything, django_capture_on_commit_callbacks, inflation_reused
+):
+    make_policy(rules=INFLATION_RULES)
+    run_id = _start(api)
+    decisions = [
+        _report(api, run_id, output=INFLATED, capture=django_capture_on_commit_callbacks)["decision"] for _ in range(4)
+    ]
+    assert [d["action"] for d in decisions] == ["allow", "allow", "allow", "block"]

@@ -52,6 +52,7 @@ class ClaimVerdict:
     reason: str
     kind: str
     best: SourceSpan | None
+    by_llm: bool = False  # the verifier's LLM escalation gave this verdict (docs/verifier.md)
 
     @property
     def failed(self) -> bool:
@@ -69,6 +70,7 @@ class Verification:
     summary: str
     method: str
     grounded: bool | None
+    escalation: str = ""  # one line on the LLM escalation's call, when there was one
 
     @property
     def total(self) -> int:
@@ -153,7 +155,24 @@ def _source_span(raw) -> SourceSpan | None:
     )
 
 
-def _verification(raw) -> Verification | None:
+def _escalation_line(raw) -> str:
+    """'gpt-4o-mini: 3 of 3 undecided claims, 412 ms, $0.00012' (or why the local verdicts stayed)."""
+    if not isinstance(raw, dict) or raw.get("status") in (None, "nothing_to_escalate"):
+        return ""
+    model = _text_of(raw.get("model"))
+    if raw.get("status") != "ok":
+        return f"{model}: not used ({_text_of(raw.get('status'))}); local verdicts kept"
+    line = f"{model}: {raw.get('escalated', 0)} of {raw.get('undecided', 0)} undecided claims"
+    if raw.get("cached"):
+        return line + ", from the cache"
+    if _is_number(raw.get("latency_ms")):
+        line += f", {round(raw['latency_ms'])} ms"
+    if _is_number(raw.get("cost_usd")):
+        line += f", ${raw['cost_usd']:.5f}"
+    return line
+
+
+def _verification(raw, escalation=None) -> Verification | None:
     if not isinstance(raw, dict):
         return None
     claims = []
@@ -167,6 +186,7 @@ def _verification(raw) -> Verification | None:
                 reason=_text_of(c.get("reason")),
                 kind=_text_of(c.get("kind")),
                 best=_source_span(c.get("best_source")),
+                by_llm=c.get("decided_by") == "llm",
             )
         )
     counted = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}
@@ -186,6 +206,7 @@ def _verification(raw) -> Verification | None:
         summary=_text_of(raw.get("summary")),
         method=_text_of(raw.get("method")),
         grounded=grounded if isinstance(grounded, bool) else None,
+        escalation=_escalation_line(escalation),
     )
 
 
@@ -232,7 +253,7 @@ def evaluation_evidence(metadata) -> EvaluationEvidence:
         return EvaluationEvidence()
     codes = metadata.get("reason_codes")
     return EvaluationEvidence(
-        verification=_verification(metadata.get("verification")),
+        verification=_verification(metadata.get("verification"), metadata.get("escalation")),
         consistency=_consistency(metadata),
         citations=_citation_failures(metadata),
         reason_codes=[c for c in codes if isinstance(c, str)] if isinstance(codes, list) else [],

@@ -9,9 +9,11 @@
     result.status, result.score, result.to_metadata()
 
 Modules: ``prompt`` (the prompt and its size limits), ``parse`` (reading the score), ``pricing``
-(cost estimates), ``providers`` (the SDK calls, retries, time budget, client cache).
+(cost estimates), ``providers`` (the SDK calls, retries, time budget, client cache), ``claims``
+(the prompt and parser of the local verifier's escalation of undecided claims).
 """
 
+from .claims import LLMVerdict, build_claims_prompt, claims_cache_key, max_tokens_for, parse_verdicts
 from .parse import NEUTRAL_SCORE, parse_score
 from .pricing import PRICES, estimate_cost, price_for_model
 from .prompt import PROMPT_VERSION, SCORE_SCALE, build_prompt, cache_key
@@ -25,8 +27,10 @@ from .providers import (
     STATUS_TIMEOUT,
     STATUS_UNPARSEABLE,
     STATUSES,
+    Completion,
     JudgeResult,
     clear_client_cache,
+    complete,
     judge,
     preload_sdks,
     provider_for_model,
@@ -47,13 +51,20 @@ __all__ = [
     "STATUS_OK",
     "STATUS_TIMEOUT",
     "STATUS_UNPARSEABLE",
+    "Completion",
     "JudgeResult",
+    "LLMVerdict",
+    "build_claims_prompt",
     "build_prompt",
     "cache_key",
+    "claims_cache_key",
     "clear_client_cache",
+    "complete",
     "estimate_cost",
     "judge",
+    "max_tokens_for",
     "parse_score",
+    "parse_verdicts",
     "preload_sdks",
     "price_for_model",
     "provider_for_model",

@@ -64,7 +64,8 @@ SCORE_SCALE = (
     (1.0, "Fully grounded (every claim traceable)"),
 )
 
-_DATA_TAGS = ("sources", "source", "citations", "citation", "output", "criteria")
+# "claims"/"claim" are the verifier escalation's data blocks (judges/llm/claims.py).
+_DATA_TAGS = ("sources", "source", "citations", "citation", "output", "criteria", "claims", "claim")
 _TAG_RE = re.compile(r"<(\s*/?\s*(?:" + "|".join(_DATA_TAGS) + r")\b)", re.IGNORECASE)
 
 # The prompt is prose: its long lines are sentences, not code.

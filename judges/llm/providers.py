@@ -274,11 +274,13 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _call(client: Any, provider: str, model: str, system: str, user: str, timeout: float) -> _Reply:
+def _call(
+    client: Any, provider: str, model: str, system: str, user: str, timeout: float, max_tokens: int = MAX_TOKENS
+) -> _Reply:
     if provider == "anthropic":
         message = client.messages.create(
             model=model,
-            max_tokens=MAX_TOKENS,
+            max_tokens=max_tokens,
             system=system,
             messages=[{"role": "user", "content": user}],
             timeout=timeout,
@@ -302,7 +304,7 @@ def _call(client: Any, provider: str, model: str, system: str, user: str, timeou
         model=model,
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         temperature=TEMPERATURE,
-        max_tokens=MAX_TOKENS,
+        max_tokens=max_tokens,
         timeout=timeout,
     )
     choices = getattr(completion, "choices", None) or []
@@ -388,22 +390,39 @@ def _clean_optional(value: str | None) -> str | None:
     return value or None
 
 
-def judge(
+@dataclass
+class Completion:
+    """What one model call gave back: the whole answer text, or the status that says why not."""
+
+    status: str  # ok | no_api_key | error | timeout
+    text: str
+    model: str
+    provider: str | None
+    latency_ms: float = 0.0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    error: str = ""
+    attempts: int = 0
+
+
+def complete(
     *,
     model: str,
-    output: str,
-    citations: list[str] | None,
-    sources: list[dict | str] | None,
-    criteria: str = "",
+    system: str,
+    user: str,
     api_key: str | None,
     base_url: str | None = None,
     timeout: float = 10.0,
     max_retries: int = 1,
-) -> JudgeResult:
-    """Ask ``model`` how well ``output`` is grounded in ``sources``; never raises.
+    max_tokens: int = MAX_TOKENS,
+    purpose: str = "LLM judge",
+) -> Completion:
+    """One chat call to ``model`` through its provider's SDK, within ``timeout`` in total; never raises.
 
-    ``timeout`` is the total budget in seconds (all attempts); ``max_retries`` the number of extra
-    attempts allowed for retryable failures. See the module docstring for the statuses.
+    The retries, time budget, client cache and key scrubbing described in the module docstring
+    apply; :func:`judge` and the verifier's escalation (judges/escalation.py) both call this.
+    ``purpose`` only names the caller in the log line of a failure.
     """
     started = time.perf_counter()
     model = model.strip() if isinstance(model, str) else ""
@@ -414,17 +433,17 @@ def judge(
     try:
         provider = provider_for_model(model)
     except ValueError as err:
-        return JudgeResult(STATUS_ERROR, None, model, None, elapsed_ms(), error=_scrub(str(err), None))
+        return Completion(STATUS_ERROR, "", model, None, elapsed_ms(), error=_scrub(str(err), None))
 
     api_key = _clean_optional(api_key)
     if api_key is None:
-        return JudgeResult(
+        return Completion(
             STATUS_NO_API_KEY,
-            None,
+            "",
             model,
             provider,
             elapsed_ms(),
-            error=f"No {SECRET_FOR_PROVIDER[provider]} configured; LLM judge skipped",
+            error=f"No {SECRET_FOR_PROVIDER[provider]} configured; {purpose} skipped",
         )
 
     base_url = _clean_optional(base_url)
@@ -442,7 +461,6 @@ def judge(
     attempts = 0
     last_status, last_error = STATUS_ERROR, "no attempt made"
     try:
-        system, user = build_prompt(output, citations, sources, criteria)
         client = get_client(provider, api_key, base_url, timeout)
         sdk = _sdk_errors(provider)
         # The budget starts now: the one-off SDK import and client construction (up to ~0.5 s in a
@@ -457,7 +475,7 @@ def judge(
             attempts += 1
             retry, wait = False, None
             try:
-                reply = _call(client, provider, model, system, user, remaining)
+                reply = _call(client, provider, model, system, user, remaining, max_tokens)
             except sdk.APITimeoutError:
                 last_status, last_error = STATUS_TIMEOUT, f"{provider} API timed out after {timeout:g}s"
                 break  # the attempt used up the budget
@@ -472,19 +490,15 @@ def judge(
                 code = getattr(err, "status_code", 0) or 0
                 retry = verdict if verdict is not None else (code in (408, 409, 429) or code >= 500)
             else:
-                cost = estimate_cost(model, reply.input_tokens, reply.output_tokens)
-                score, parsed = parse_score(reply.text)
-                return JudgeResult(
-                    STATUS_OK if parsed else STATUS_UNPARSEABLE,
-                    score if parsed else NEUTRAL_SCORE,
+                return Completion(
+                    STATUS_OK,
+                    reply.text,
                     model,
                     provider,
                     elapsed_ms(),
                     input_tokens=reply.input_tokens,
                     output_tokens=reply.output_tokens,
-                    cost_usd=cost,
-                    raw_text=reply.text[:RAW_TEXT_CHARS],
-                    error="" if parsed else "Unparseable judge response; defaulted to 0.5",
+                    cost_usd=estimate_cost(model, reply.input_tokens, reply.output_tokens),
                     attempts=attempts,
                 )
             if not retry or attempts > max_retries:
@@ -497,9 +511,9 @@ def judge(
         last_status = STATUS_ERROR
         last_error = f"{provider} judge failed ({type(err).__name__}): {_scrub(str(err), api_key)}"
 
-    result = JudgeResult(
+    result = Completion(
         last_status,
-        None,
+        "",
         model,
         provider,
         elapsed_ms(),
@@ -507,7 +521,8 @@ def judge(
         attempts=attempts,
     )
     log.warning(
-        "LLM judge %s (provider=%s model=%s attempts=%d): %s",
+        "%s %s (provider=%s model=%s attempts=%d): %s",
+        purpose,
         result.status,
         provider,
         model,
@@ -515,6 +530,53 @@ def judge(
         result.error,
     )
     return result
+
+
+def judge(
+    *,
+    model: str,
+    output: str,
+    citations: list[str] | None,
+    sources: list[dict | str] | None,
+    criteria: str = "",
+    api_key: str | None,
+    base_url: str | None = None,
+    timeout: float = 10.0,
+    max_retries: int = 1,
+) -> JudgeResult:
+    """Ask ``model`` how well ``output`` is grounded in ``sources``; never raises.
+
+    ``timeout`` is the total budget in seconds (all attempts); ``max_retries`` the number of extra
+    attempts allowed for retryable failures. See the module docstring for the statuses.
+    """
+    system, user = build_prompt(output, citations, sources, criteria)
+    done = complete(
+        model=model,
+        system=system,
+        user=user,
+        api_key=api_key,
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+    if done.status != STATUS_OK:
+        return JudgeResult(
+            done.status, None, done.model, done.provider, done.latency_ms, error=done.error, attempts=done.attempts
+        )
+    score, parsed = parse_score(done.text)
+    return JudgeResult(
+        STATUS_OK if parsed else STATUS_UNPARSEABLE,
+        score if parsed else NEUTRAL_SCORE,
+        done.model,
+        done.provider,
+        done.latency_ms,
+        input_tokens=done.input_tokens,
+        output_tokens=done.output_tokens,
+        cost_usd=done.cost_usd,
+        raw_text=done.text[:RAW_TEXT_CHARS],
+        error="" if parsed else "Unparseable judge response; defaulted to 0.5",
+        attempts=done.attempts,
+    )
 
 
 def request_cache_key(
@@ -527,11 +589,13 @@ def request_cache_key(
 
 __all__ = [
     "BASE_URL_SECRET",
+    "Completion",
     "JudgeResult",
     "PROVIDERS",
     "SECRET_FOR_PROVIDER",
     "STATUSES",
     "clear_client_cache",
+    "complete",
     "get_client",
     "judge",
     "preload_sdks",

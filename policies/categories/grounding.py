@@ -18,6 +18,11 @@ _MAX_COUNT = 1_000_000
 NO_SCORES_ABOVE_FLOOR = "No grounding scores above relevance floor — all retrieved results appear irrelevant"
 NO_CITATIONS = "No source citations provided (grounding required)"
 
+# The providers' model-name prefixes (judges.llm.provider_for_model), for the judge and the escalation.
+_MODEL_PREFIXES = ("gpt-", "claude-", "llama-", "mixtral-")
+# At most this many claims per check go to the escalation model (one request, ~80 output tokens each).
+_MAX_ESCALATED_CLAIMS = 20
+
 # The pass reasons for common counts, prebuilt: formatting them is a tenth of a passing check.
 _SCORES_PASSED = tuple(f"Grounding scores passed ({n} checked)" for n in range(128))
 _AUDIT_PASSED = tuple(f"Grounding audit passed ({n} citations)" for n in range(128))
@@ -138,7 +143,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         type="string",
         default="gpt-4o-mini",
         max_length=200,
-        prefixes=("gpt-", "claude-", "llama-", "mixtral-"),
+        prefixes=_MODEL_PREFIXES,
         help="Model for the judge: gpt-* (OpenAI), claude-* (Anthropic), llama-* or mixtral-* (Groq).",
     ),
     RuleSpec(
@@ -227,6 +232,36 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         default="warn",
         choices=("warn", "block"),
         help="What too many unverifiable claims do.",
+    ),
+    # LLM escalation of the claims the local verifier leaves undecided (docs/verifier.md, "LLM
+    # escalation of undecided claims"); the call itself is made in judges/escalation.py.
+    RuleSpec(
+        name="nli_escalation",
+        label="Escalate undecided claims",
+        type="enum",
+        default="off",
+        choices=("off", "llm"),
+        help="llm: claims the verifier can neither support nor contradict (both probabilities below "
+        "their thresholds) are sent to an LLM with the sources, and its verdict replaces the local one.",
+    ),
+    RuleSpec(
+        name="nli_escalation_model",
+        label="Escalation model",
+        type="string",
+        default="gpt-4o-mini",
+        max_length=200,
+        prefixes=_MODEL_PREFIXES,
+        help="Model for the escalation: gpt-* (OpenAI), claude-* (Anthropic), llama-* or mixtral-* "
+        "(Groq), with the tenant's key for that provider.",
+    ),
+    RuleSpec(
+        name="nli_escalation_max_claims",
+        label="Escalated claims per check",
+        type="integer",
+        default=5,
+        minimum=1,
+        maximum=_MAX_ESCALATED_CLAIMS,
+        help="Most undecided claims sent to the LLM per check, those closest to a verdict first.",
     ),
     # What context may reach the model (grounding_context.decide_grounding, docs/grounding-context.md). These rules
     # decide nothing here: the agent applies them, through POST /api/v1/grounding/decide/, the

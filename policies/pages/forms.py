@@ -143,6 +143,9 @@ RULE_GROUPS: dict[str, tuple[str, ...]] = {
         "max_unverifiable_ratio",
         "contradiction_action",
         "unverifiable_action",
+        "nli_escalation",
+        "nli_escalation_model",
+        "nli_escalation_max_claims",
     ),
     "Score audit": ("score_audit_rate", "max_score_inflation", "score_audit_min_samples"),
     "LLM judge": (

@@ -1,0 +1,207 @@
+"""LLM escalation of the claims the local verifier leaves undecided (docs/verifier.md, last section).
+
+A claim is *undecided* when the verifier compared it with source text and reached neither verdict:
+P(supported) < ``entailment_threshold`` and P(contradicted) < ``contradiction_threshold`` (on the NLI
+path, the model's entailment and contradiction), and no fact backstop decided. Such a claim comes out
+``unverifiable`` with a matched source sentence. Claims the request's verifier budget left unchecked
+(judges/budget.py) were never compared and are not escalated, nor are claims with no source text.
+
+With the grounding rule ``nli_escalation: "llm"`` the undecided claims, at most
+``nli_escalation_max_claims`` of them (those whose supported or contradicted probability came
+closest to its threshold first, then in order), go in ONE request to ``nli_escalation_model``
+through the grounding judge's provider layer (judges/llm/providers.py), with the tenant's secrets
+and its per-tenant cache of answers by request hash (judges.models.Judgement). The model's verdict
+replaces the local one (``decided_by: "llm"``, ``escalated: true``); the local verdict is kept in
+the reason. Every failure (no key, refused base URL, HTTP error, timeout, an answer that is not
+the JSON asked for, no time left in the inline budget) keeps the local verdicts and adds a warning:
+never an error for the caller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from tenants.models import Tenant
+
+from . import llm
+from .budget import regraded
+from .services import CredentialsRefused, cached_judgement, provider_credentials, store_judgement, tenant_visible
+from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE, ClaimVerdict, GroundingCheck, VerifierConfig
+
+OFF = "off"
+LLM = "llm"
+MODES = (OFF, LLM)
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_MAX_CLAIMS = 5
+MAX_CLAIMS_LIMIT = 20
+#: No provider call is started with less than this left of the inline budget.
+MIN_SECONDS = 0.2
+
+STATUS_BUDGET = "budget_spent"
+STATUS_NO_VERDICTS = "unparseable"
+
+
+@dataclass(frozen=True)
+class EscalationOptions:
+    model: str
+    max_claims: int
+
+
+def options_from(rules: dict | None) -> EscalationOptions | None:
+    """The escalation a policy's (or a check request's) rules ask for; None when it is off."""
+    rules = rules or {}
+    if rules.get("nli_escalation", OFF) != LLM:
+        return None
+    return EscalationOptions(
+        model=rules.get("nli_escalation_model") or DEFAULT_MODEL,
+        max_claims=int(rules.get("nli_escalation_max_claims") or DEFAULT_MAX_CLAIMS),
+    )
+
+
+def is_undecided(claim: ClaimVerdict) -> bool:
+    """Compared with source text (a best source), and neither supported nor contradicted."""
+    return claim.verdict == UNVERIFIABLE and claim.best_source is not None and not claim.escalated
+
+
+def _closeness(claim: ClaimVerdict) -> float:
+    probabilities = claim.probabilities or {}
+    return max(float(probabilities.get(SUPPORTED, 0.0)), float(probabilities.get(CONTRADICTED, 0.0)))
+
+
+def _chosen(claims: list[ClaimVerdict], limit: int) -> tuple[list[int], int]:
+    """(indices of the claims to escalate, how many were undecided)."""
+    undecided = [i for i, claim in enumerate(claims) if is_undecided(claim)]
+    ranked = sorted(undecided, key=lambda i: (-_closeness(claims[i]), i))
+    return sorted(ranked[:limit]), len(undecided)
+
+
+def _escalated(claim: ClaimVerdict, verdict: llm.LLMVerdict, model: str) -> ClaimVerdict:
+    said = verdict.reason or verdict.verdict
+    return dataclasses.replace(
+        claim,
+        verdict=verdict.verdict,
+        confidence=verdict.confidence,
+        reason=f"LLM ({model}): {said} [local verifier: {claim.verdict}, {claim.reason}]",
+        escalated=True,
+        decided_by="llm",
+        kind="llm" if verdict.verdict == CONTRADICTED else None,
+        failed=f"llm: {said}" if verdict.verdict != SUPPORTED else None,
+    )
+
+
+def _visible(done: llm.Completion) -> dict:
+    """What the evaluation records of a call: usage and status, never the upstream text."""
+    meta = tenant_visible(
+        {
+            "status": done.status,
+            "model": done.model,
+            "provider": done.provider,
+            "latency_ms": done.latency_ms,
+            "input_tokens": done.input_tokens,
+            "output_tokens": done.output_tokens,
+            "cost_usd": done.cost_usd,
+            "attempts": done.attempts,
+            "error": done.error,
+        }
+    )
+    meta.pop("raw_text", None)
+    return meta
+
+
+def escalate(
+    *,
+    tenant: Tenant,
+    check: GroundingCheck,
+    sources: list,
+    options: EscalationOptions,
+    config: VerifierConfig,
+    deadline: float | None,
+) -> tuple[GroundingCheck, dict, list[str]]:
+    """(the check with the LLM's verdicts in place, the ``escalation`` metadata, warnings).
+
+    ``deadline`` (time.monotonic()) bounds an inline check; None means a background one, which gets
+    ``JUDGE_BACKGROUND_TIMEOUT_SECONDS``.
+    """
+    claims = list(check.claims)
+    chosen, undecided = _chosen(claims, options.max_claims)
+    model = options.model
+    meta: dict = {"model": model, "undecided": undecided, "escalated": 0, "cached": False}
+    if not chosen:
+        meta["status"] = "nothing_to_escalate"
+        return check, meta, []
+
+    def degraded(status: str, why: str, extra: dict | None = None) -> tuple[GroundingCheck, dict, list[str]]:
+        meta.update(extra or {})
+        meta["status"] = status
+        return check, meta, [f"LLM escalation skipped: {why}; local verdicts kept"]
+
+    try:
+        meta["provider"] = provider = llm.provider_for_model(model)
+    except ValueError:  # rules and requests are validated; an old stored rule is not a 500
+        return degraded("error", f"unsupported model {model!r}")
+    system, user = llm.build_claims_prompt([claims[i].claim for i in chosen], sources)
+    key = llm.claims_cache_key(model, system, user)
+    stored = cached_judgement(tenant=tenant, key=key)
+    if stored is not None:
+        meta.update({**stored.get("call", {}), "cached": True})
+        verdicts = {int(n): llm.LLMVerdict(**v) for n, v in (stored.get("verdicts") or {}).items()}
+    else:
+        try:
+            api_key, base_url = provider_credentials(tenant=tenant, provider=provider)
+        except CredentialsRefused as exc:
+            return degraded("error", str(exc))
+        if not api_key:
+            return degraded(llm.STATUS_NO_API_KEY, f"no {llm.SECRET_FOR_PROVIDER[provider]} configured")
+        if deadline is None:
+            timeout = settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS
+        else:
+            timeout = deadline - time.monotonic()
+            if timeout < MIN_SECONDS:
+                return degraded(STATUS_BUDGET, "no time left in JUDGE_SYNC_BUDGET_SECONDS")
+        done = llm.complete(
+            model=model,
+            system=system,
+            user=user,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=1,
+            max_tokens=llm.max_tokens_for(len(chosen)),
+            purpose="verifier escalation",
+        )
+        call = _visible(done)
+        if done.status == llm.STATUS_TIMEOUT:
+            return degraded(done.status, f"timed out after {timeout:.1f}s", call)
+        if done.status != llm.STATUS_OK:
+            return degraded(done.status, "provider error", call)
+        verdicts = llm.parse_verdicts(done.text, len(chosen))
+        if not verdicts:
+            call["error"] = "The answer held no verdict in the JSON asked for"
+            return degraded(STATUS_NO_VERDICTS, "unreadable answer", call)
+        meta.update(call)
+        store_judgement(
+            tenant=tenant,
+            key=key,
+            model=model,
+            result={"call": call, "verdicts": {str(n): v.as_dict() for n, v in verdicts.items()}},
+        )
+
+    warnings = []
+    changes = []
+    for n, index in enumerate(chosen, start=1):
+        verdict = verdicts.get(n)
+        if verdict is None:
+            continue
+        changes.append({"claim": index, "local": claims[index].verdict, "llm": verdict.verdict})
+        claims[index] = _escalated(claims[index], verdict, model)
+    if len(changes) < len(chosen):
+        warnings.append(
+            f"LLM escalation gave no verdict for {len(chosen) - len(changes)} of {len(chosen)} claims; "
+            "their local verdicts kept"
+        )
+    meta.update({"status": llm.STATUS_OK, "escalated": len(changes), "claims": changes})
+    return regraded(claims, config, check.method), meta, warnings
