@@ -203,6 +203,29 @@ def test_check_grounding_posts_text_and_sources():
     assert server.requests[0][2] == {"text": "Rates rose in 2008.", "sources": [{"id": "fed", "text": "Rates rose."}]}
 
 
+def test_check_grounding_sends_only_the_options_set():
+    verdict = {"grounded": True}
+    with FakeGroundrule({"grounding/check/": [(200, verdict)]}) as server, client(server.url) as gr:
+        gr.check_grounding(
+            "Rates rose.",
+            ["Rates rose."],
+            entailment_threshold=0.7,
+            nli_escalation="llm",
+            nli_escalation_model="openai:gpt-4o-mini",
+            nli_escalation_max_claims=None,
+        )
+        with pytest.raises(TypeError, match="nli_escalaton"):
+            gr.check_grounding("Rates rose.", ["Rates rose."], nli_escalaton="llm")  # type: ignore[call-arg]
+    assert server.requests[0][2] == {
+        "text": "Rates rose.",
+        "sources": ["Rates rose."],
+        "entailment_threshold": 0.7,
+        "nli_escalation": "llm",
+        "nli_escalation_model": "openai:gpt-4o-mini",
+    }
+    assert server.count("grounding/check/") == 1  # the misspelt option never left the client
+
+
 def test_missing_configuration_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("GROUNDRULE_URL", raising=False)
     monkeypatch.delenv("GROUNDRULE_API_KEY", raising=False)

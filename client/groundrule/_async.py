@@ -9,11 +9,14 @@ import datetime as dt
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from . import _http
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack is Python 3.11+; the SDK supports 3.10
+
+from . import _http, _protocol
 from ._config import Config, resolve_config
 from ._run import (
     RunBase,
@@ -78,9 +81,14 @@ class AsyncClient:
             enforce_policy=enforce_policy,
         )
 
-    async def check_grounding(self, text: str, sources: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
+    async def check_grounding(
+        self,
+        text: str,
+        sources: Sequence[Mapping[str, Any] | str],
+        **options: Unpack[_protocol.CheckOptions],
+    ) -> dict[str, Any]:
         """See `Client.check_grounding`."""
-        payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
+        payload = _protocol.check_payload(text, sources, options)
         return await self._send("POST", "grounding/check/", payload, replayable=True)
 
     async def get_run(self, run_id: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import json
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -76,6 +76,28 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return list(value)
     return str(value)
+
+
+class CheckOptions(TypedDict, total=False):
+    """What `check_grounding` may set beside text and sources: the grounding rules of the same
+    names (docs/verifier.md); the server's defaults hold for those left out."""
+
+    entailment_threshold: float
+    contradiction_threshold: float
+    max_unverifiable_ratio: float
+    nli_escalation: str  # "off" or "llm"
+    nli_escalation_model: str  # e.g. "openai:gpt-4o-mini"
+    nli_escalation_max_claims: int
+
+
+def check_payload(text: str, sources: Any, options: CheckOptions) -> dict[str, Any]:
+    """The body of `POST grounding/check/`: text, sources, and the options the caller set."""
+    unknown = set(options) - set(CheckOptions.__annotations__)
+    if unknown:
+        raise TypeError(f"check_grounding() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    payload: dict[str, Any] = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
+    payload.update({name: value for name, value in options.items() if value is not None})
+    return payload
 
 
 def encode(payload: dict[str, Any]) -> bytes:

@@ -6,11 +6,14 @@ import datetime as dt
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from . import _http
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack is Python 3.11+; the SDK supports 3.10
+
+from . import _http, _protocol
 from ._config import Config, resolve_config
 from ._run import (
     RunBase,
@@ -75,13 +78,21 @@ class Client:
             enforce_policy=enforce_policy,
         )
 
-    def check_grounding(self, text: str, sources: Sequence[Mapping[str, Any] | str]) -> dict[str, Any]:
+    def check_grounding(
+        self,
+        text: str,
+        sources: Sequence[Mapping[str, Any] | str],
+        **options: Unpack[_protocol.CheckOptions],
+    ) -> dict[str, Any]:
         """Ask the server's verifier whether `text` is supported by `sources`.
 
-        A query rather than part of a run, so it raises `GroundruleUnavailable` whatever
-        `fail_open` says: there is no safe stand-in answer.
+        The keyword options are the grounding rules of the same names (the server's defaults
+        where left out): the verdict thresholds, and `nli_escalation="llm"` with a model such
+        as `"openai:gpt-4o-mini"` to send the claims the local verifier leaves undecided to an
+        LLM with the tenant's provider key. A query rather than part of a run, so it raises
+        `GroundruleUnavailable` whatever `fail_open` says: there is no safe stand-in answer.
         """
-        payload = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
+        payload = _protocol.check_payload(text, sources, options)
         return self._send("POST", "grounding/check/", payload, replayable=True)
 
     def get_run(self, run_id: int) -> dict[str, Any]:
