@@ -30,3 +30,12 @@ PHASES: tuple[str, ...] = tuple(p.value for p in Phase)
 
 # block > warn > allow: how decisions combine and a run's final action only ever rises.
 SEVERITY: dict[str, int] = {a.value: rank for rank, a in enumerate(Action)}
+
+# Which provider serves a judge or escalation model, by the model name's prefix.
+MODEL_PROVIDERS: tuple[tuple[str, str], ...] = (
+    ("gpt-", "openai"),
+    ("claude-", "anthropic"),
+    ("llama-", "groq"),
+    ("mixtral-", "groq"),
+)
+MODEL_PREFIXES: tuple[str, ...] = tuple(prefix for prefix, _ in MODEL_PROVIDERS)

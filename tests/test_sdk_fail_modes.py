@@ -211,7 +211,7 @@ def test_check_grounding_sends_only_the_options_set():
             ["Rates rose."],
             entailment_threshold=0.7,
             nli_escalation="llm",
-            nli_escalation_model="openai:gpt-4o-mini",
+            nli_escalation_model="gpt-4o-mini",
             nli_escalation_max_claims=None,
         )
         with pytest.raises(TypeError, match="nli_escalaton"):
@@ -221,7 +221,7 @@ def test_check_grounding_sends_only_the_options_set():
         "sources": ["Rates rose."],
         "entailment_threshold": 0.7,
         "nli_escalation": "llm",
-        "nli_escalation_model": "openai:gpt-4o-mini",
+        "nli_escalation_model": "gpt-4o-mini",
     }
     assert server.count("grounding/check/") == 1  # the misspelt option never left the client
 

@@ -86,7 +86,7 @@ class CheckOptions(TypedDict, total=False):
     contradiction_threshold: float
     max_unverifiable_ratio: float
     nli_escalation: str  # "off" or "llm"
-    nli_escalation_model: str  # e.g. "openai:gpt-4o-mini"
+    nli_escalation_model: str  # e.g. "gpt-4o-mini"
     nli_escalation_max_claims: int
 
 

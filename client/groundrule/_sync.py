@@ -88,7 +88,7 @@ class Client:
 
         The keyword options are the grounding rules of the same names (the server's defaults
         where left out): the verdict thresholds, and `nli_escalation="llm"` with a model such
-        as `"openai:gpt-4o-mini"` to send the claims the local verifier leaves undecided to an
+        as `"gpt-4o-mini"` to send the claims the local verifier leaves undecided to an
         LLM with the tenant's provider key. A query rather than part of a run, so it raises
         `GroundruleUnavailable` whatever `fail_open` says: there is no safe stand-in answer.
         """

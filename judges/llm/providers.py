@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import outbound
+from core.vocabulary import MODEL_PROVIDERS
 
 from .parse import NEUTRAL_SCORE, parse_score
 from .pricing import estimate_cost
@@ -80,8 +81,6 @@ RETRY_BASE_DELAY = 0.25
 RETRY_MAX_DELAY = 4.0
 MIN_ATTEMPT_SECONDS = 0.05  # don't start an attempt with less time than this left
 
-_MODEL_PREFIXES = (("gpt-", "openai"), ("claude-", "anthropic"), ("llama-", "groq"), ("mixtral-", "groq"))
-
 
 def provider_for_model(model: str) -> str:
     """``"openai"`` for gpt-*, ``"anthropic"`` for claude-*, ``"groq"`` for llama-* and mixtral-*.
@@ -89,7 +88,7 @@ def provider_for_model(model: str) -> str:
     Raises ``ValueError`` for any other model name.
     """
     name = model.strip().lower() if isinstance(model, str) else ""
-    for prefix, provider in _MODEL_PREFIXES:
+    for prefix, provider in MODEL_PROVIDERS:
         if name.startswith(prefix) and len(name) > len(prefix):
             return provider
     raise ValueError(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.vocabulary import MODEL_PREFIXES
+
 from .base import Category, Check, Result, RuleSpec, RunState
 from .citations import check_citations, failures_metadata
 
@@ -18,8 +20,6 @@ _MAX_COUNT = 1_000_000
 NO_SCORES_ABOVE_FLOOR = "No grounding scores above relevance floor — all retrieved results appear irrelevant"
 NO_CITATIONS = "No source citations provided (grounding required)"
 
-# The providers' model-name prefixes (judges.llm.provider_for_model), for the judge and the escalation.
-_MODEL_PREFIXES = ("gpt-", "claude-", "llama-", "mixtral-")
 # At most this many claims per check go to the escalation model (one request, ~80 output tokens each).
 _MAX_ESCALATED_CLAIMS = 20
 
@@ -143,7 +143,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         type="string",
         default="gpt-4o-mini",
         max_length=200,
-        prefixes=_MODEL_PREFIXES,
+        prefixes=MODEL_PREFIXES,
         help="Model for the judge: gpt-* (OpenAI), claude-* (Anthropic), llama-* or mixtral-* (Groq).",
     ),
     RuleSpec(
@@ -250,7 +250,7 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         type="string",
         default="gpt-4o-mini",
         max_length=200,
-        prefixes=_MODEL_PREFIXES,
+        prefixes=MODEL_PREFIXES,
         help="Model for the escalation: gpt-* (OpenAI), claude-* (Anthropic), llama-* or mixtral-* "
         "(Groq), with the tenant's key for that provider.",
     ),
