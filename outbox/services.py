@@ -10,6 +10,7 @@ hard time limit -> done. A worker killed mid-task leaves the lease to expire; th
 a new copy, which another worker claims.
 """
 
+import json
 import logging
 from datetime import datetime, timedelta
 
@@ -57,9 +58,9 @@ def dispatch(message: OutboxMessage) -> bool:
 def relay(*, limit: int = 500) -> tuple[int, int]:
     """Re-sends pending rows whose time has come; returns (sent, refused by the broker).
 
-    Each row's next turn is pushed back before it is sent, so two relays (or a relay and a slow
-    worker) do not send it twice in a row; rows older than OUTBOX_KEEP_DONE_SECONDS that are done
-    are deleted here too.
+    Each row's next turn is pushed back before it is sent, so two relays do not send it twice in a
+    row; a row the broker refuses is due again at the next pass. Done rows older than
+    OUTBOX_KEEP_DONE_SECONDS are deleted here too.
     """
     now = timezone.now()
     with transaction.atomic():
@@ -69,18 +70,25 @@ def relay(*, limit: int = 500) -> tuple[int, int]:
             .order_by("relay_after")[:limit]
         )
         OutboxMessage.objects.filter(pk__in=[m.pk for m in due]).update(
-            sends=F("sends") + 1, relay_after=now + timedelta(seconds=settings.OUTBOX_RELAY_AFTER_SECONDS)
+            relay_after=now + timedelta(seconds=settings.OUTBOX_RELAY_AFTER_SECONDS)
         )
-    refused = sum(1 for message in due if not dispatch(message))
+    sent = [message.pk for message in due if dispatch(message)]
+    # Only sends the broker took count towards OUTBOX_MAX_SENDS: an outage, however long, gives up nothing.
+    OutboxMessage.objects.filter(pk__in=sent).update(sends=F("sends") + 1)
+    refused = len(due) - len(sent)
     OutboxMessage.objects.filter(done_at__lt=now - timedelta(seconds=settings.OUTBOX_KEEP_DONE_SECONDS)).delete()
     if due:
         logger.info("outbox: relayed %d, refused %d", len(due) - refused, refused)
     return len(due) - refused, refused
 
 
-def claim(*, message_id: int, holder: str, lease_seconds: float) -> bool:
-    """Takes a row for one task id. False when it is done, gone, or another live copy holds it;
+def claim(*, message_id: int, task: str, kwargs: dict, holder: str, lease_seconds: float) -> bool:
+    """Takes a row for one task id. False when it is done, gone, another live copy holds it, or it
+    is not the work this message carries (a message outliving its database: a restore, a test run);
     the same task id (a message redelivered after its worker died) takes its own lease back."""
+    row = OutboxMessage.objects.filter(pk=message_id).values_list("task", "kwargs").first()
+    if row is None or row != (task, json.loads(json.dumps(kwargs))):
+        return False
     now = timezone.now()
     lease = timedelta(seconds=lease_seconds)
     return (

@@ -33,7 +33,7 @@ class OutboxTask(Task):
         # included): run() is called directly so that request stays the current one.
         holder = self.request.id or uuid.uuid4().hex
         lease = (self.time_limit or current_time_limit()) + settings.OUTBOX_LEASE_GRACE_SECONDS
-        if not services.claim(message_id=message_id, holder=holder, lease_seconds=lease):
+        if not services.claim(message_id=message_id, task=self.name, kwargs=kwargs, holder=holder, lease_seconds=lease):
             return "outbox:skipped"
         try:
             result = self.run(*args, **kwargs)
