@@ -41,7 +41,9 @@ def decision_judge(*, decision_id: int, spec: dict, kind: str) -> str:
                 sources=tuple(accumulated.reported_sources(run=run)),
             )
         evaluation = judge(tenant=decision.tenant, spec=policy, phase=decision.phase, kind=kind, evidence=evidence)
-        if not decision_append_evaluations(decision_row=decision, evaluations=[evaluation], once_for=(policy.id, source)):
+        if not decision_append_evaluations(
+            decision_row=decision, evaluations=[evaluation], once_for=(policy.id, source)
+        ):
             return "duplicate"
     return evaluation.action
 

@@ -33,7 +33,10 @@ def enqueue(*, task, kwargs: dict) -> OutboxMessage:
     name = task if isinstance(task, str) else task.name
     now = timezone.now()
     message = OutboxMessage.objects.create(
-        task=name, kwargs=kwargs, created_at=now, relay_after=now + timedelta(seconds=settings.OUTBOX_RELAY_AFTER_SECONDS)
+        task=name,
+        kwargs=kwargs,
+        created_at=now,
+        relay_after=now + timedelta(seconds=settings.OUTBOX_RELAY_AFTER_SECONDS),
     )
     transaction.on_commit(lambda: dispatch(message))
     return message
@@ -49,7 +52,13 @@ def dispatch(message: OutboxMessage) -> bool:
         else:
             current_app.send_task(message.task, kwargs=kwargs, retry=False)
     except Exception as exc:  # the broker is down: the row stands, and the next relay sends it
-        logger.warning("outbox: could not send %s #%s (%s); the relay will", message.task, message.pk, type(exc).__name__, exc_info=True)
+        logger.warning(
+            "outbox: could not send %s #%s (%s); the relay will",
+            message.task,
+            message.pk,
+            type(exc).__name__,
+            exc_info=True,
+        )
         OutboxMessage.objects.filter(pk=message.pk, done_at__isnull=True).update(relay_after=timezone.now())
         return False
     return True

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_scopes import scopes_disabled
 from test_judges_integration import UNGROUNDED, judge_rules, llm_server, report, start, store_provider_secrets  # noqa: F401 (fixture)
+from worker_support import broker_at
 
 from config.celery import app
 from governance.models import Evaluation
@@ -71,17 +72,11 @@ def test_work_of_a_rolled_back_transaction_is_never_queued(acme):
 @pytest.fixture
 def broker_down():
     """The broker is a closed port and tasks are not eager: what production sees when Redis is down."""
-    before = app.conf.broker_url, app.conf.task_always_eager
-    app.conf.broker_url, app.conf.task_always_eager = "redis://127.0.0.1:1/0", False
-    _drop_connections()
-    yield
-    app.conf.broker_url, app.conf.task_always_eager = before
-    _drop_connections()
-
-
-def _drop_connections():
-    app._pool = None
-    app.amqp._producer_pool = None
+    with broker_at("redis://127.0.0.1:1/0"):
+        before = app.conf.task_always_eager
+        app.conf.task_always_eager = False
+        yield
+        app.conf.task_always_eager = before
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,6 +10,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config.celery import app
+
 ROOT = Path(__file__).resolve().parent.parent
 
 NEEDS_BROKER = [
@@ -24,6 +26,26 @@ def shared_database_url() -> str:
     if connection.vendor != "postgresql":
         pytest.skip("the worker process needs a database it can share: PostgreSQL")
     return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextmanager
+def broker_at(url: str):
+    """This process sends its tasks to `url` (a closed port: the broker is down) until the block ends.
+
+    The write URL, because Celery prefers CELERY_BROKER_URL from the environment over its settings
+    for the read URL; the cached connection pools are dropped so the next send dials again."""
+    before = app.conf.broker_write_url
+
+    def redial(to):
+        app.conf.broker_write_url = to
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    redial(url)
+    try:
+        yield
+    finally:
+        redial(before)
 
 
 @contextmanager

@@ -5,29 +5,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='OutboxMessage',
+            name="OutboxMessage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task', models.CharField(max_length=200)),
-                ('kwargs', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('relay_after', models.DateTimeField()),
-                ('sends', models.PositiveIntegerField(default=0)),
-                ('claimed_by', models.CharField(blank=True, default='', max_length=64)),
-                ('claimed_until', models.DateTimeField(blank=True, null=True)),
-                ('done_at', models.DateTimeField(blank=True, null=True)),
-                ('result', models.CharField(blank=True, default='', max_length=64)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("task", models.CharField(max_length=200)),
+                ("kwargs", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("relay_after", models.DateTimeField()),
+                ("sends", models.PositiveIntegerField(default=0)),
+                ("claimed_by", models.CharField(blank=True, default="", max_length=64)),
+                ("claimed_until", models.DateTimeField(blank=True, null=True)),
+                ("done_at", models.DateTimeField(blank=True, null=True)),
+                ("result", models.CharField(blank=True, default="", max_length=64)),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('done_at__isnull', True)), fields=['relay_after'], name='outbox_pending_idx')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("done_at__isnull", True)), fields=["relay_after"], name="outbox_pending_idx"
+                    )
+                ],
             },
         ),
     ]
