@@ -9,7 +9,8 @@ from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 from django_scopes import scopes_disabled
-from test_judges_integration import UNGROUNDED, judge_rules, llm_server, report, start, store_provider_secrets  # noqa: F401 (fixture)
+from fake_llm_server import FakeLLMServer
+from test_judges_integration import UNGROUNDED, judge_rules, report, start, store_provider_secrets
 from worker_support import broker_at
 
 from config.celery import app
@@ -19,6 +20,13 @@ from outbox import services
 from outbox.models import OutboxMessage
 
 WARN_IN_BACKGROUND = judge_rules(action_on_violation="warn")  # a warn judge never holds the agent
+
+
+@pytest.fixture
+def llm_server(settings):
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]  # the fake provider listens on loopback
+    with FakeLLMServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ def _no_score_audit_sample(acme):
     acme.score_audit_rate = 0
     acme.save(update_fields=["score_audit_rate"])
 
+
 FIVE_POLICIES = [
     {**STRICT, "min_grounding_score": 0.5 + n / 20, "action_on_violation": ("warn", "block")[n % 2]} for n in range(5)
 ]
