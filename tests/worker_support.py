@@ -29,23 +29,25 @@ def shared_database_url() -> str:
 
 
 @contextmanager
-def broker_at(url: str):
-    """This process sends its tasks to `url` (a closed port: the broker is down) until the block ends.
+def broker_at(url: str | None = None, *, key_prefix: str | None = None):
+    """This process sends its tasks to `url` (a closed port: the broker is down), or under its own
+    `key_prefix` (a worker started with CELERY_BROKER_KEY_PREFIX reads only those), until the block ends.
 
     The write URL, because Celery prefers CELERY_BROKER_URL from the environment over its settings
     for the read URL; the cached connection pools are dropped so the next send dials again."""
-    before = app.conf.broker_write_url
+    before = app.conf.broker_write_url, app.conf.broker_transport_options
 
-    def redial(to):
-        app.conf.broker_write_url = to
+    def redial(to, options):
+        app.conf.broker_write_url, app.conf.broker_transport_options = to, options
         app._pool = None
         app.amqp._producer_pool = None
 
-    redial(url)
+    options = {**before[1], "global_keyprefix": key_prefix} if key_prefix else before[1]
+    redial(url or before[0], options)
     try:
         yield
     finally:
-        redial(before)
+        redial(*before)
 
 
 @contextmanager
