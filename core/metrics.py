@@ -139,6 +139,10 @@ class QueueDepthCollector:
         yield family
 
 
+# Collectors an app above core adds to every scrape, registered from its AppConfig.ready().
+EXTRA_COLLECTORS: list = []
+
+
 def registry() -> CollectorRegistry:
     """What a scrape reads: every process's values in multiprocess mode, else this process's."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -148,6 +152,8 @@ def registry() -> CollectorRegistry:
         collected = CollectorRegistry(auto_describe=True)
         collected.register(_Default())
     collected.register(QueueDepthCollector(tuple(getattr(settings, "METRICS_CELERY_QUEUES", ("celery",)))))
+    for collector in EXTRA_COLLECTORS:
+        collected.register(collector)
     return collected
 
 

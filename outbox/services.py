@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Min, Q
+from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
 from .models import OutboxMessage
@@ -127,13 +127,14 @@ def mark_done(*, message_id: int, result) -> None:
 
 
 def outbox_state() -> dict:
-    """Pending rows and the age of the oldest, for /readyz and /metrics."""
-    pending = OutboxMessage.objects.filter(done_at__isnull=True)
-    figures = pending.aggregate(oldest=Min("created_at"))
-    count = pending.count()
+    """Pending rows, the age of the oldest, and those the relay gave up on: for /readyz and /metrics.
+    One query, on the partial index of pending rows."""
+    figures = OutboxMessage.objects.filter(done_at__isnull=True).aggregate(
+        pending=Count("id"), oldest=Min("created_at"), stuck=Count("id", filter=Q(sends__gte=settings.OUTBOX_MAX_SENDS))
+    )
     oldest = figures["oldest"]
     return {
-        "pending": count,
+        "pending": figures["pending"],
         "oldest_pending_seconds": round((timezone.now() - oldest).total_seconds(), 1) if oldest else 0.0,
-        "stuck": pending.filter(sends__gte=settings.OUTBOX_MAX_SENDS).count(),
+        "stuck": figures["stuck"],
     }

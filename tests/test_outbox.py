@@ -152,3 +152,18 @@ def test_a_message_that_is_not_its_rows_work_is_refused():
 
     assert not services.claim(message_id=message.pk, task="t", kwargs={"a": 2}, holder="h", lease_seconds=60)
     assert not services.claim(message_id=message.pk, task="u", kwargs={"a": 1}, holder="h", lease_seconds=60)
+
+
+@pytest.mark.django_db
+def test_readiness_and_metrics_show_the_backlog(client):
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    OutboxMessage.objects.create(task="t", created_at=an_hour_ago, relay_after=an_hour_ago)
+    OutboxMessage.objects.create(task="t", relay_after=timezone.now(), done_at=timezone.now())
+
+    ready = client.get("/readyz").json()["checks"]["outbox"]
+    assert ready["status"] == "ok"  # a backlog is reported, not a reason to leave the load balancer
+    assert ready["pending"] == 1 and ready["stuck"] == 0
+    assert 3590 < ready["oldest_pending_seconds"] < 3700
+
+    scraped = client.get("/metrics").content.decode()
+    assert "groundrule_outbox_pending 1.0" in scraped
