@@ -124,6 +124,8 @@ def server_env(database_url: str) -> dict:
             "GOVERNANCE_SECRETS_KEY": "bench-secrets-key-not-for-production-0123456789abcdef",
             "PYTHONPATH": str(ROOT),
             "PYTHONWARNINGS": "ignore",  # whitenoise's "no staticfiles directory" on every worker start
+            # One key drives thousands of requests a second: the per-key budget would answer 429s.
+            "API_RATE_LIMIT": "off",
         }
     )
     env.pop("CELERY_BROKER_URL", None)
