@@ -12,6 +12,8 @@ import time
 import uuid
 
 import pytest
+import redis
+from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 from django_scopes import scopes_disabled
@@ -37,10 +39,16 @@ def judged(acme, make_policy, settings):
     acme.score_audit_rate = 0  # one outbox row per report: its judgement
     acme.save(update_fields=["score_audit_rate"])
     prefix = f"groundrule-faults-{uuid.uuid4().hex[:8]}:"
-    with FakeLLMServer() as llm, broker_at(key_prefix=prefix):
-        store_provider_secrets(acme, llm)
-        make_policy(rules=WARN_IN_BACKGROUND)
-        yield llm, prefix
+    try:
+        with FakeLLMServer() as llm, broker_at(key_prefix=prefix):
+            store_provider_secrets(acme, llm)
+            make_policy(rules=WARN_IN_BACKGROUND)
+            yield llm, prefix
+    finally:  # this test's queue, bindings, and the killed worker's unacknowledged message
+        broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        for key in broker.scan_iter(match=f"{prefix}*"):
+            broker.delete(key)
+        broker.close()
 
 
 def worker_env(prefix: str, **extra) -> dict:
@@ -75,7 +83,8 @@ def test_reports_answered_while_redis_is_down_are_judged_once_it_is_back(api, ju
 
     # Answered and stored; the judgements wait as rows, not lost with a log line.
     assert [d["action"] for d in decisions] == ["allow"] * 3
-    assert answered_in < 1.0, f"a report took {answered_in:.2f} s with the broker down"
+    # kombu's own connection retries made each ~6 s; now a refused send fails at once (2 s: a loaded CI).
+    assert answered_in < 2.0, f"a report took {answered_in:.2f} s with the broker down"
     with scopes_disabled():
         assert GroundingReport.objects.filter(run_id__in=runs).count() == 3
     pending = OutboxMessage.objects.filter(done_at__isnull=True)
@@ -129,10 +138,18 @@ def test_a_worker_killed_mid_judgement_leaves_it_to_another_which_writes_it_once
             wait_for(lambda: llm_evaluations(run_id), seconds=30, workers=[survivor])
             wait_for(lambda: OutboxMessage.objects.filter(done_at__isnull=False).exists(), seconds=10)
 
-            # A second copy of the done row (the dead worker's message, redelivered): a no-op.
+            # A second copy of the done row (as the dead worker's message will be, redelivered once
+            # Redis's visibility timeout passes): taken, acknowledged, and nothing written.
+            broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+            queue, unacked = f"{prefix}celery", f"{prefix}unacked"
+            held_before = broker.hlen(unacked)  # the dead worker's message is still held there
             assert outbox.dispatch(OutboxMessage.objects.get())
-            time.sleep(3)
-            assert survivor.poll() is None
+            wait_for(
+                lambda: broker.llen(queue) == 0 and broker.hlen(unacked) == held_before,
+                seconds=30,
+                workers=[survivor],
+            )
+            broker.close()
     finally:
         release.set()
 
