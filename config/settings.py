@@ -209,11 +209,13 @@ if os.environ.get("CELERY_BROKER_KEY_PREFIX"):
 # The outbox (outbox/services.py): queued work is a row written with the change that caused it.
 # A row not done OUTBOX_RELAY_AFTER_SECONDS after it was queued (or after its lease ran out) is
 # sent again by the relay, which beat runs every OUTBOX_RELAY_INTERVAL_SECONDS; one the broker
-# refused is due at once. After OUTBOX_MAX_SENDS the relay stops and /readyz counts it as stuck.
+# refused is due at once. After OUTBOX_MAX_SENDS, or once its task has died with OUTBOX_MAX_CRASHES
+# workers, the relay stops and /readyz counts it as stuck.
 OUTBOX_RELAY_AFTER_SECONDS = float(os.environ.get("OUTBOX_RELAY_AFTER_SECONDS", "300"))
 OUTBOX_RELAY_INTERVAL_SECONDS = float(os.environ.get("OUTBOX_RELAY_INTERVAL_SECONDS", "30"))
 OUTBOX_LEASE_GRACE_SECONDS = float(os.environ.get("OUTBOX_LEASE_GRACE_SECONDS", "30"))
 OUTBOX_MAX_SENDS = int(os.environ.get("OUTBOX_MAX_SENDS", "20"))
+OUTBOX_MAX_CRASHES = int(os.environ.get("OUTBOX_MAX_CRASHES", "3"))
 OUTBOX_KEEP_DONE_SECONDS = float(os.environ.get("OUTBOX_KEEP_DONE_SECONDS", "86400"))
 CELERY_BEAT_SCHEDULE = {
     "outbox-relay": {"task": "outbox.relay", "schedule": OUTBOX_RELAY_INTERVAL_SECONDS},

@@ -19,6 +19,9 @@ class OutboxMessage(models.Model):
     # The Celery task id holding it and until when: a re-sent copy waits for an expired lease.
     claimed_by = models.CharField(max_length=64, blank=True, default="")
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # Claims that found the row still held: the holder died mid-run. A task that kills every worker
+    # it runs on (memory, a crash) stops after OUTBOX_MAX_CRASHES instead of looping through them.
+    crashes = models.PositiveSmallIntegerField(default=0)
     done_at = models.DateTimeField(null=True, blank=True)
     result = models.CharField(max_length=64, blank=True, default="")
 

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Min, Q
+from django.db.models import Case, Count, F, Min, PositiveSmallIntegerField, Q, When
 from django.utils import timezone
 
 from .models import OutboxMessage
@@ -75,7 +75,8 @@ def relay(*, limit: int = 500) -> tuple[int, int]:
     with transaction.atomic():
         due = list(
             OutboxMessage.objects.select_for_update(skip_locked=True)
-            .filter(done_at__isnull=True, relay_after__lte=now, sends__lt=settings.OUTBOX_MAX_SENDS)
+            .filter(done_at__isnull=True, relay_after__lte=now)
+            .exclude(_given_up())
             .order_by("relay_after")[:limit]
         )
         OutboxMessage.objects.filter(pk__in=[m.pk for m in due]).update(
@@ -91,6 +92,11 @@ def relay(*, limit: int = 500) -> tuple[int, int]:
     return len(due) - refused, refused
 
 
+def _given_up() -> Q:
+    """Rows the relay no longer sends: taken OUTBOX_MAX_SENDS times, or crashed OUTBOX_MAX_CRASHES workers."""
+    return Q(sends__gte=settings.OUTBOX_MAX_SENDS) | Q(crashes__gte=settings.OUTBOX_MAX_CRASHES)
+
+
 def claim(*, message_id: int, task: str, kwargs: dict, holder: str, lease_seconds: float) -> bool:
     """Takes a row for one task id. False when it is done, gone, another live copy holds it, or it
     is not the work this message carries (a message outliving its database: a restore, a test run);
@@ -101,12 +107,18 @@ def claim(*, message_id: int, task: str, kwargs: dict, holder: str, lease_second
     now = timezone.now()
     lease = timedelta(seconds=lease_seconds)
     return (
-        OutboxMessage.objects.filter(pk=message_id, done_at__isnull=True)
+        OutboxMessage.objects.filter(pk=message_id, done_at__isnull=True, crashes__lt=settings.OUTBOX_MAX_CRASHES)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now) | Q(claimed_by=holder))
         .update(
             claimed_by=holder,
             claimed_until=now + lease,
             relay_after=now + lease + timedelta(seconds=settings.OUTBOX_LEASE_GRACE_SECONDS),
+            # Still held (not released, not done): its last holder died.
+            crashes=Case(
+                When(claimed_until__isnull=False, then=F("crashes") + 1),
+                default=F("crashes"),
+                output_field=PositiveSmallIntegerField(),
+            ),
         )
         == 1
     )
@@ -130,7 +142,7 @@ def outbox_state() -> dict:
     """Pending rows, the age of the oldest, and those the relay gave up on: for /readyz and /metrics.
     One query, on the partial index of pending rows."""
     figures = OutboxMessage.objects.filter(done_at__isnull=True).aggregate(
-        pending=Count("id"), oldest=Min("created_at"), stuck=Count("id", filter=Q(sends__gte=settings.OUTBOX_MAX_SENDS))
+        pending=Count("id"), oldest=Min("created_at"), stuck=Count("id", filter=_given_up())
     )
     oldest = figures["oldest"]
     return {

@@ -167,3 +167,31 @@ def test_readiness_and_metrics_show_the_backlog(client):
 
     scraped = client.get("/metrics").content.decode()
     assert "groundrule_outbox_pending 1.0" in scraped
+
+
+@pytest.mark.django_db
+def test_a_task_that_kills_every_worker_is_given_up_after_a_few(settings):
+    settings.OUTBOX_MAX_CRASHES = 2
+    message = OutboxMessage.objects.create(task="t", kwargs={}, relay_after=timezone.now())
+    claim = {"message_id": message.pk, "task": "t", "kwargs": {}, "lease_seconds": 60}
+
+    assert services.claim(holder="a", **claim)
+    assert services.claim(holder="a", **claim)  # redelivered: its worker died mid-run (1)
+    assert services.claim(holder="a", **claim)  # and again (2)
+    assert not services.claim(holder="a", **claim)  # a poison message does not go round the workers forever
+
+    assert services.outbox_state()["stuck"] == 1
+    OutboxMessage.objects.filter(pk=message.pk).update(relay_after=timezone.now() - timedelta(seconds=1))
+    assert services.relay() == (0, 0)
+
+
+@pytest.mark.django_db
+def test_a_released_row_is_not_a_crash(settings):
+    message = OutboxMessage.objects.create(task="t", kwargs={}, relay_after=timezone.now())
+    claim = {"message_id": message.pk, "task": "t", "kwargs": {}, "holder": "a", "lease_seconds": 60}
+    for _ in range(settings.OUTBOX_MAX_CRASHES + 2):  # a webhook retried many times
+        assert services.claim(**claim)
+        services.release(message_id=message.pk)
+
+    message.refresh_from_db()
+    assert message.crashes == 0
