@@ -129,8 +129,10 @@ class QueueDepthCollector:
         try:
             client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
             try:
+                # Under CELERY_BROKER_KEY_PREFIX the queue's list carries the prefix too.
+                prefix = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}).get("global_keyprefix", "")
                 for queue in self.queues:
-                    family.add_metric([queue], client.llen(queue))
+                    family.add_metric([queue], client.llen(prefix + queue))
             finally:
                 client.close()
         except Exception as exc:  # an unreachable broker must not fail the whole scrape
