@@ -19,7 +19,7 @@ DEPLOY_CHECK_ENV := DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=gr
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local
+.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local faults
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
@@ -85,6 +85,10 @@ lint: venv
 # Parallel on every core (pytest-xdist); screenshot-only browser runs are `make screenshots`.
 test: venv assets chromium lint
 	$(PY) -m pytest -n auto -m "not screenshots" $(PYTEST_ARGS)
+
+# The fault tests alone (also part of `make test`): broker down, worker killed; PostgreSQL and Redis.
+faults: venv
+	$(PY) -m pytest -m faults $(PYTEST_ARGS)
 
 screenshots: venv assets chromium
 	SCREENSHOTS=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS)

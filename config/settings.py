@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "outbox",
     "tenants",
     "policies",
     "governance",
@@ -201,6 +202,26 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "60"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "45"))
 CELERY_RESULT_BACKEND = None
+# A send the broker refuses fails at once: the work is an outbox row already, and the relay sends
+# it when the broker is back (kombu would otherwise retry for ~6 s inside the agent's request).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0, "socket_connect_timeout": 1.0}
+# Deployments (or test runs) sharing one Redis keep apart by a prefix on every broker key.
+if os.environ.get("CELERY_BROKER_KEY_PREFIX"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = os.environ["CELERY_BROKER_KEY_PREFIX"]
+# The outbox (outbox/services.py): queued work is a row written with the change that caused it.
+# A row not done OUTBOX_RELAY_AFTER_SECONDS after it was queued (or after its lease ran out) is
+# sent again by the relay, which beat runs every OUTBOX_RELAY_INTERVAL_SECONDS; one the broker
+# refused is due at once. After OUTBOX_MAX_SENDS, or once its task has died with OUTBOX_MAX_CRASHES
+# workers, the relay stops and /readyz counts it as stuck.
+OUTBOX_RELAY_AFTER_SECONDS = float(os.environ.get("OUTBOX_RELAY_AFTER_SECONDS", "300"))
+OUTBOX_RELAY_INTERVAL_SECONDS = float(os.environ.get("OUTBOX_RELAY_INTERVAL_SECONDS", "30"))
+OUTBOX_LEASE_GRACE_SECONDS = float(os.environ.get("OUTBOX_LEASE_GRACE_SECONDS", "30"))
+OUTBOX_MAX_SENDS = int(os.environ.get("OUTBOX_MAX_SENDS", "20"))
+OUTBOX_MAX_CRASHES = int(os.environ.get("OUTBOX_MAX_CRASHES", "3"))
+OUTBOX_KEEP_DONE_SECONDS = float(os.environ.get("OUTBOX_KEEP_DONE_SECONDS", "86400"))
+CELERY_BEAT_SCHEDULE = {
+    "outbox-relay": {"task": "outbox.relay", "schedule": OUTBOX_RELAY_INTERVAL_SECONDS},
+}
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Several web nodes share what they cache (who just wrote: core/routing.py; rate-limit counts:

@@ -30,6 +30,14 @@ END, pg_is_in_recovery()
 """
 BROKER_TIMEOUT_SECONDS = 2.0
 
+# Figures an app above core adds to /readyz (name -> check returning a dict), registered from its
+# AppConfig.ready(): core imports no app. They report; one that raises fails readiness like any check.
+EXTRA_CHECKS: dict = {}
+
+
+def register_check(name: str, check) -> None:
+    EXTRA_CHECKS[name] = check
+
 
 @require_GET
 def healthz(request):
@@ -91,5 +99,7 @@ def readyz(request):
         checks["replica"] = _timed(check_replica)
     if settings.CELERY_BROKER_URL:
         checks["broker"] = _timed(check_broker)
+    for name, check in EXTRA_CHECKS.items():
+        checks[name] = _timed(check)
     ready = all(c["status"] == "ok" for c in checks.values())
     return JsonResponse({"status": "ok" if ready else "error", "checks": checks}, status=200 if ready else 503)

@@ -137,14 +137,20 @@ class QueueDepthCollector:
         try:
             client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
             try:
+                # Under CELERY_BROKER_KEY_PREFIX the queue's list carries the prefix too.
+                prefix = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", {}).get("global_keyprefix", "")
                 for queue in self.queues:
-                    family.add_metric([queue], client.llen(queue))
+                    family.add_metric([queue], client.llen(prefix + queue))
             finally:
                 client.close()
         except Exception as exc:  # an unreachable broker must not fail the whole scrape
             logger.warning("queue depth unavailable: %s", type(exc).__name__)
             return
         yield family
+
+
+# Collectors an app above core adds to every scrape, registered from its AppConfig.ready().
+EXTRA_COLLECTORS: list = []
 
 
 def registry() -> CollectorRegistry:
@@ -156,6 +162,8 @@ def registry() -> CollectorRegistry:
         collected = CollectorRegistry(auto_describe=True)
         collected.register(_Default())
     collected.register(QueueDepthCollector(tuple(getattr(settings, "METRICS_CELERY_QUEUES", ("celery",)))))
+    for collector in EXTRA_COLLECTORS:
+        collected.register(collector)
     return collected
 
 

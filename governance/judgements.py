@@ -41,14 +41,28 @@ def decision_judge(*, decision_id: int, spec: dict, kind: str) -> str:
                 sources=tuple(accumulated.reported_sources(run=run)),
             )
         evaluation = judge(tenant=decision.tenant, spec=policy, phase=decision.phase, kind=kind, evidence=evidence)
-        decision_append_evaluations(decision_row=decision, evaluations=[evaluation])
+        if not decision_append_evaluations(
+            decision_row=decision, evaluations=[evaluation], once_for=(policy.id, source)
+        ):
+            return "duplicate"
     return evaluation.action
 
 
-def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence) -> None:
-    """Adds late evaluations (a background judge) to a stored decision and raises the run's action."""
+def decision_append_evaluations(
+    *, decision_row: Decision, evaluations: Sequence, once_for: tuple[str, str] | None = None
+) -> bool:
+    """Adds late evaluations (a background judge) to a stored decision and raises the run's action.
+
+    With `once_for` (policy ref, source), nothing is added when the decision already has that
+    evaluation: checked under the run's row lock, so two copies of one judgement that both got past
+    the check before judging (a re-sent outbox row, a redelivered message) store it once.
+    """
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=decision_row.run_id)
+        if once_for is not None:
+            policy_ref, source = once_for
+            if Evaluation.objects.filter(decision=decision_row, policy_ref=policy_ref, source=source).exists():
+                return False
         Evaluation.objects.bulk_create(rows.evaluation_rows(run=run, decision=decision_row, evaluations=evaluations))
         fields = []
         for e in evaluations:
@@ -57,3 +71,4 @@ def decision_append_evaluations(*, decision_row: Decision, evaluations: Sequence
         if fields:
             run.save(update_fields=sorted(set(fields)))
         late_evaluations(run=run, decision_row=decision_row, evaluations=evaluations)
+    return True

@@ -2,22 +2,20 @@
 
 Judges a policy blocks on at mid_execution run synchronously, before the report's transaction
 opens (so no row lock is held during a provider call), within JUDGE_SYNC_BUDGET_SECONDS.
-Every other judgement is queued to Celery on commit and appended to the decision when it arrives.
+Every other judgement is queued through the outbox (a row in the report's transaction, sent to
+Celery on commit, re-sent by the relay) and appended to the decision when it arrives.
 """
 
-import logging
 import time
 from dataclasses import asdict
 
 from django.conf import settings
-from django.db import transaction
 
 from judges.services import Evidence, judge, kinds_for, runs_inline
+from outbox.services import enqueue
 from policies.engine import Evaluation
 
 from .tasks import judge_decision
-
-logger = logging.getLogger("groundrule.judges")
 
 
 def needs_inline(specs, phase: str) -> bool:
@@ -34,20 +32,9 @@ def inline_evaluations(*, tenant, specs, phase: str, evidence: Evidence) -> list
     ]
 
 
-def _enqueue(decision_id: int, spec: dict, kind: str) -> None:
-    try:
-        judge_decision.apply_async(
-            kwargs={"decision_id": decision_id, "spec": spec, "kind": kind},
-            retry=True,
-            retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
-        )
-    except Exception:  # the broker is down: the decision stands, the judgement is lost, say so
-        logger.exception("could not queue %s judgement for decision %s", kind, decision_id)
-
-
 def queue_background(*, specs, phase: str, decision_id: int) -> None:
+    """Called inside the report's transaction: the outbox rows commit (or roll back) with the decision."""
     for spec in specs:
         for kind in kinds_for(spec, phase):
             if not runs_inline(spec, phase, kind):
-                spec_data = asdict(spec)
-                transaction.on_commit(lambda s=spec_data, k=kind: _enqueue(decision_id, s, k))
+                enqueue(task=judge_decision, kwargs={"decision_id": decision_id, "spec": asdict(spec), "kind": kind})

@@ -4,6 +4,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
+from outbox.tasks import OutboxTask
+
 from .judgements import decision_judge
 from .replay import replay_job_execute
 from .retention import retention_apply
@@ -12,6 +14,7 @@ from .score_audit import report_audit
 
 @shared_task(
     bind=True,
+    base=OutboxTask,
     # The name it had when it lived in judges.tasks: messages already queued still find it.
     name="judges.tasks.judge_decision",
     acks_late=True,
@@ -25,12 +28,13 @@ def judge_decision(self, *, decision_id: int, spec: dict, kind: str) -> str:
     return decision_judge(decision_id=decision_id, spec=spec, kind=kind)
 
 
-@shared_task(name="governance.tasks.replay_job", acks_late=True, soft_time_limit=3300, time_limit=3600)
+@shared_task(base=OutboxTask, name="governance.tasks.replay_job", acks_late=True, soft_time_limit=3300, time_limit=3600)
 def replay_job(*, job_id: int) -> str:
     return replay_job_execute(job_id=job_id)
 
 
 @shared_task(
+    base=OutboxTask,
     name="governance.audit_report_scores",
     acks_late=True,
     autoretry_for=(OperationalError,),

@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("config", "core", "tenants", "policies", "judges", "webhooks", "governance", "otlp")
+APPS = ("config", "core", "outbox", "tenants", "policies", "judges", "webhooks", "governance", "otlp")
 
 
 def _function_level_cross_app_imports(path: Path, app: str, root: Path = ROOT) -> list[str]:

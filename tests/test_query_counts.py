@@ -11,6 +11,14 @@ from django.test.utils import CaptureQueriesContext
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _no_score_audit_sample(acme):
+    # A sampled report queues its audit (one outbox INSERT); the draw is random, the counts must not be.
+    acme.score_audit_rate = 0
+    acme.save(update_fields=["score_audit_rate"])
+
+
 FIVE_POLICIES = [
     {**STRICT, "min_grounding_score": 0.5 + n / 20, "action_on_violation": ("warn", "block")[n % 2]} for n in range(5)
 ]

@@ -10,6 +10,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config.celery import app
+
 ROOT = Path(__file__).resolve().parent.parent
 
 NEEDS_BROKER = [
@@ -24,6 +26,28 @@ def shared_database_url() -> str:
     if connection.vendor != "postgresql":
         pytest.skip("the worker process needs a database it can share: PostgreSQL")
     return f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextmanager
+def broker_at(url: str | None = None, *, key_prefix: str | None = None):
+    """This process sends its tasks to `url` (a closed port: the broker is down), or under its own
+    `key_prefix` (a worker started with CELERY_BROKER_KEY_PREFIX reads only those), until the block ends.
+
+    The write URL, because Celery prefers CELERY_BROKER_URL from the environment over its settings
+    for the read URL; the cached connection pools are dropped so the next send dials again."""
+    before = app.conf.broker_write_url, app.conf.broker_transport_options
+
+    def redial(to, options):
+        app.conf.broker_write_url, app.conf.broker_transport_options = to, options
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    options = {**before[1], "global_keyprefix": key_prefix} if key_prefix else before[1]
+    redial(url or before[0], options)
+    try:
+        yield
+    finally:
+        redial(*before)
 
 
 @contextmanager

@@ -1,10 +1,10 @@
 """Writes for webhooks: create (the secret is returned once), update, delete, emit, redeliver.
 
-Each change is audited in its own transaction. Deliveries are queued on commit, so a receiver never
-hears of an event whose transaction rolled back.
+Each change is audited in its own transaction. Deliveries are queued through the outbox: the row
+commits with the event's transaction and is sent after it, so a receiver never hears of an event
+whose transaction rolled back, and a broker that is down delays a delivery instead of losing it.
 """
 
-import logging
 import secrets
 from urllib.parse import urlsplit
 
@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.outbound import OutboundRefused, check_url
+from outbox.services import enqueue
 from tenants import crypto
 from tenants.audit import Actor, audit_record
 from tenants.models import Tenant
@@ -24,8 +25,6 @@ from .delivery import outbound_allowed
 from .events import EVENTS
 from .models import Webhook, WebhookDelivery
 from .tasks import deliver_webhook
-
-logger = logging.getLogger("groundrule.webhooks")
 
 SECRET_PREFIX = "whsec_"
 MAX_URL_LENGTH = 2000
@@ -150,17 +149,6 @@ def webhook_delete(*, webhook: Webhook, actor: Actor) -> None:
     )
 
 
-def _enqueue(delivery_pk: int) -> None:
-    try:
-        deliver_webhook.apply_async(
-            kwargs={"delivery_pk": delivery_pk},
-            retry=True,
-            retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
-        )
-    except Exception:  # the broker is down: the delivery row says pending, redeliver from the page
-        logger.exception("could not queue webhook delivery %s", delivery_pk)
-
-
 def _new_delivery(*, webhook: Webhook, event: str, data: dict, redelivery_of: WebhookDelivery | None = None):
     delivery = WebhookDelivery(
         tenant_id=webhook.tenant_id, webhook=webhook, event=event, payload={}, redelivery_of=redelivery_of
@@ -173,7 +161,7 @@ def _new_delivery(*, webhook: Webhook, event: str, data: dict, redelivery_of: We
         data=data,
     )
     delivery.save()
-    transaction.on_commit(lambda pk=delivery.pk: _enqueue(pk))
+    enqueue(task=deliver_webhook, kwargs={"delivery_pk": delivery.pk})
     return delivery
 
 

@@ -22,6 +22,7 @@ from governance import replay
 from governance.calibration import policy_calibration
 from governance.models import ReplayJob
 from governance.tasks import replay_job
+from outbox.services import enqueue
 from policies.access import policy_for
 from tenants.models import KeyScope
 
@@ -104,7 +105,7 @@ class ReplayView(TenantAPIView):
         if total > replay.sync_limit():
             with transaction.atomic():
                 job = replay.replay_job_create(tenant=self.tenant, plan=plan, total=total)
-                transaction.on_commit(lambda: replay_job.delay(job_id=job.pk))
+                enqueue(task=replay_job, kwargs={"job_id": job.pk})
             job.refresh_from_db()
             return Response(
                 _job_out(request, job),
