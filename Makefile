@@ -14,8 +14,9 @@ PYTHON_BOOT ?= $(shell for p in python3.13 python3.12 $(HOME)/.pyenv/versions/3.
 
 # The local demo runs with DEBUG on: with DEBUG off the settings refuse the public development keys.
 DEMO_ENV ?= DEBUG=1
-# What `check --deploy` sees: production-like settings with throwaway keys.
-DEPLOY_CHECK_ENV := DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=groundrule.example.com \
+# What `check --deploy` sees: production-like settings with throwaway keys (and, without DATABASE_URL,
+# an in-memory database: a fresh checkout has no var/ for the demo's SQLite file).
+DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=groundrule.example.com \
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
