@@ -206,9 +206,13 @@ def drop_partition(name: str, connection=default_connection) -> None:
         if not has_default and not connection.in_atomic_block:
             cursor.execute(f"ALTER TABLE {_qn(parent)} DETACH PARTITION {_qn(name)} CONCURRENTLY")
             cursor.execute(f"DROP TABLE {_qn(name)}")
+            logger.info("partitions: dropped %s of %s", name, parent)
             return
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+        # Rows written earlier in the caller's transaction have their deferred foreign-key checks
+        # pending, and PostgreSQL refuses to drop a table with pending trigger events: run them now.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(f"ALTER TABLE {_qn(parent)} DETACH PARTITION {_qn(name)}")
         cursor.execute(f"DROP TABLE {_qn(name)}")
     logger.info("partitions: dropped %s of %s", name, parent)
@@ -267,8 +271,7 @@ def _definition(cursor, table: str) -> dict:
     cursor.execute(f"SELECT last_value, is_called FROM {sequence}")
     last_value, is_called = cursor.fetchone()
     cursor.execute(
-        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass(%s)"
-        " AND attname = 'id'",
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = 'id'",
         [table],
     )
     id_type = cursor.fetchone()[0]
@@ -321,7 +324,8 @@ def partition_table(schema_editor, table: str, key: str, *, months_ahead: int = 
     with connection.cursor() as cursor:
         spec = _definition(cursor, table)
         if spec["referenced_by"]:
-            raise RuntimeError(f"{table} is referenced by foreign keys {spec['referenced_by']}: set db_constraint=False")
+            refs = spec["referenced_by"]
+            raise RuntimeError(f"{table} is referenced by foreign keys {refs}: declare them db_constraint=False")
         cursor.execute(
             f"CREATE TABLE {_qn(new)} (LIKE {_qn(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS"
             f" INCLUDING STORAGE INCLUDING COMMENTS) PARTITION BY RANGE ({_qn(key)})"

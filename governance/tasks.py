@@ -4,6 +4,9 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
+from core.partitions import MONTHS_AHEAD
+from core.partitions import ensure_partitions as partitions_ensure
+
 from .judgements import decision_judge
 from .replay import replay_job_execute
 from .score_audit import report_audit
@@ -38,3 +41,9 @@ def replay_job(*, job_id: int) -> str:
 )
 def audit_report_scores(*, report_id: int) -> str:
     return report_audit(report_id=report_id)
+
+
+@shared_task(name="governance.ensure_partitions", acks_late=True)
+def ensure_partitions(*, months_ahead: int = MONTHS_AHEAD) -> list[str]:
+    """Daily (config/celery.py): the coming months' partitions of the history tables exist."""
+    return partitions_ensure(months_ahead=months_ahead)
