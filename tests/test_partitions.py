@@ -134,12 +134,20 @@ def test_a_row_far_in_the_future_goes_to_the_default_partition(acme, run):
 @postgres_only
 def test_ensure_partitions_makes_months_ahead_and_is_idempotent():
     now = datetime.now(UTC)
+    before = {table: {p.name for p in partitions(table)} for table in HISTORY}
     made = ensure_partitions(months_ahead=5, now=now)
-    # The migration made three months ahead, so each table gains the fourth and fifth.
-    assert len(made) == 2 * len(HISTORY)
-    assert ensure_partitions(months_ahead=5, now=now) == []
+    month = now.date().replace(day=1)
+    wanted = [month]
+    for _ in range(5):
+        month = (month + timedelta(days=32)).replace(day=1)
+        wanted.append(month)
     for table in HISTORY:
-        assert len([p for p in partitions(table) if p.end > now]) == 6
+        names = {p.name for p in partitions(table)}
+        assert {partition_name(table, m) for m in wanted} <= names
+        assert names - before[table] == {name for name in made if name.startswith(f"{table}_p")}
+    # The migration made three months ahead, so the fourth and fifth are new.
+    assert partition_name(EVALUATIONS, wanted[5]) in made
+    assert ensure_partitions(months_ahead=5, now=now) == []
 
 
 @postgres_only
