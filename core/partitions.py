@@ -153,8 +153,12 @@ def _create_month(cursor, table: str, key: str, month: date) -> bool:
         if cursor.fetchone()[0]:
             logger.warning("partitions: rows of %s for %s are in %s; month not made", table, month, default)
             return False
+    # Made apart and then attached, not CREATE TABLE ... PARTITION OF: attaching takes only a SHARE
+    # UPDATE EXCLUSIVE lock on the table, so inserts and reads go on meanwhile (the partitioned
+    # indexes, foreign keys and triggers are added to the new table as it is attached).
+    cursor.execute(f"CREATE TABLE {_qn(name)} (LIKE {_qn(table)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)")
     cursor.execute(
-        f"CREATE TABLE {_qn(name)} PARTITION OF {_qn(table)}"
+        f"ALTER TABLE {_qn(table)} ATTACH PARTITION {_qn(name)}"
         f" FOR VALUES FROM ({_literal(month)}) TO ({_literal(_next_month(month))})"
     )
     return True
