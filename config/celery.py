@@ -9,8 +9,10 @@ app = Celery("groundrule")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# Periodic work for `celery beat` (deploy/compose.yaml runs one beat process, never two).
+# Periodic work; exactly one beat process per deployment enqueues it (docs/deploy.md).
 app.conf.beat_schedule = {
     # Months are made three ahead, so a few missed days (beat down, a lock timeout) cost nothing.
-    "ensure-partitions": {"task": "governance.ensure_partitions", "schedule": crontab(hour=3, minute=17)},
+    "ensure-partitions-daily": {"task": "governance.ensure_partitions", "schedule": crontab(hour=2, minute=47)},
+    # Retention (governance/retention.py) at a quiet hour, UTC.
+    "apply-retention-daily": {"task": "governance.apply_retention", "schedule": crontab(hour=3, minute=17)},
 }

@@ -109,12 +109,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The embedded default under concurrent reporters (README, "Reliability"): WAL lets readers go on
     # while one writer writes; IMMEDIATE takes the write lock when a transaction begins, so two
     # transactions never both read and then fail to upgrade to writing ("database is locked" with
-    # no wait); the busy timeout (seconds) is how long a writer queues for the lock.
+    # no wait); the busy timeout (seconds) is how long a writer queues for the lock. A 64 MB page
+    # cache (SQLite's default is 2 MB) keeps a long run's indexes in memory, so a late report costs
+    # what an early one does (bench/run_growth.py).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "timeout": int(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
             "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
         }
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -9,6 +9,7 @@ from core.partitions import ensure_partitions as partitions_ensure
 
 from .judgements import decision_judge
 from .replay import replay_job_execute
+from .retention import retention_apply
 from .score_audit import report_audit
 
 
@@ -47,3 +48,13 @@ def audit_report_scores(*, report_id: int) -> str:
 def ensure_partitions(*, months_ahead: int = MONTHS_AHEAD) -> list[str]:
     """Daily (config/celery.py): the coming months' partitions of the history tables exist."""
     return partitions_ensure(months_ahead=months_ahead)
+
+
+# Daily from beat (config/celery.py). Long by nature: a first pass over years of history deletes in
+# batches until done. Acknowledged on receipt, unlike the other tasks: a pass longer than the
+# broker's visibility timeout would otherwise be handed to a second worker, and a lost pass costs
+# nothing, since the next day's starts where it stopped.
+@shared_task(name="governance.apply_retention", acks_late=False, soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
+def apply_retention() -> str:
+    results = retention_apply()
+    return f"retention applied for {len(results)} tenants"

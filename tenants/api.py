@@ -9,12 +9,12 @@ from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
 from core.api.contract import represented, represented_list, validated
-from core.api.fields import StrictCharField, StrictSerializer
-from tenants.audit import Actor, audit_chain_verify
+from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer
+from tenants.audit import Actor, audit_chain_verify, audit_checkpoint_latest
 
 from . import services
 from .access import api_key_for, secret_for
-from .models import GRANTABLE_SCOPES, ApiKey, KeyScope, TenantSecret
+from .models import GRANTABLE_SCOPES, MAX_RETENTION_DAYS, ApiKey, KeyScope, TenantSecret
 
 
 class SecretOut(serializers.ModelSerializer):
@@ -63,11 +63,64 @@ class SecretDetailView(TenantAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+def _retention_days_field(what: str):
+    return StrictIntegerField(
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_RETENTION_DAYS,
+        help_text=f"Days of {what} to keep; null keeps everything.",
+    )
+
+
+class RetentionIn(StrictSerializer):
+    retention_days = _retention_days_field("run data (runs, reports, spans, decisions, evaluations)")
+    audit_retention_days = _retention_days_field("audit log")
+
+
+class RetentionOut(serializers.Serializer):
+    retention_days = serializers.IntegerField(allow_null=True)
+    audit_retention_days = serializers.IntegerField(allow_null=True)
+
+
+def _retention(tenant) -> dict:
+    return {"retention_days": tenant.retention_days, "audit_retention_days": tenant.audit_retention_days}
+
+
+class RetentionSettingsView(TenantAPIView):
+    """The tenant's retention (README, "Retention"): applied by the daily pass, not on save."""
+
+    required_scope = {"GET": KeyScope.READ, "PUT": KeyScope.ADMIN}
+
+    @extend_schema(responses=RetentionOut)
+    def get(self, request):
+        return Response(_retention(self.tenant))
+
+    @extend_schema(request=RetentionIn, responses=RetentionOut)
+    def put(self, request):
+        data = RetentionIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        tenant = services.tenant_set_retention(
+            tenant=self.tenant, actor=Actor.from_request(request), **data.validated_data
+        )
+        return Response(_retention(tenant))
+
+
+class AuditCheckpointOut(serializers.Serializer):
+    seq = serializers.IntegerField(help_text="The last row retention removed; the chain resumes at seq + 1.")
+    hash = serializers.CharField(help_text="That row's hash: the prev_hash of the first row kept.")
+    removed = serializers.IntegerField(help_text="Rows this checkpoint let go.")
+    before = serializers.DateTimeField(help_text="The retention cutoff: rows created before it went.")
+    created_at = serializers.DateTimeField()
+
+
 class AuditVerifyOut(serializers.Serializer):
     ok = serializers.BooleanField()
     checked = serializers.IntegerField()
     first_broken = serializers.IntegerField(allow_null=True, help_text="The id of the first row that fails.")
     problem = serializers.CharField(help_text="What is wrong with that row; empty when ok.")
+    checkpoint = AuditCheckpointOut(
+        allow_null=True, help_text="Where the chain starts after retention pruned it; null when never pruned."
+    )
 
 
 class AuditVerifyView(TenantAPIView):
@@ -78,12 +131,14 @@ class AuditVerifyView(TenantAPIView):
     )
     def get(self, request):
         verdict = audit_chain_verify(tenant=self.tenant)
+        checkpoint = audit_checkpoint_latest(tenant=self.tenant)
         return Response(
             {
                 "ok": verdict.ok,
                 "checked": verdict.checked,
                 "first_broken": verdict.first_broken,
                 "problem": verdict.problem,
+                "checkpoint": AuditCheckpointOut(checkpoint).data if checkpoint is not None else None,
             }
         )
 

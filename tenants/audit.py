@@ -1,15 +1,17 @@
 """Explicit audit events, written by services in the same transaction as the change they record."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
 from core.context import current_request_id
+from core.deletion import BATCH, delete_by_ids
 
 from . import chain
-from .models import AuditEvent, Tenant
+from .models import AuditCheckpoint, AuditEvent, Tenant
 
 SECRET_MASK = "••••••"
 _SECRET_FIELDS = {"value", "key", "api_key", "secret", "password", "ciphertext", "key_hash", "token"}
@@ -121,9 +123,9 @@ def audit_record(
     return event
 
 
-def _chain_rows(tenant):
+def _chain_rows(tenant, after_seq: int):
     return (
-        AuditEvent.objects.filter(tenant=tenant)
+        AuditEvent.objects.filter(tenant=tenant, seq__gt=after_seq)
         .order_by("seq")
         .values(
             "id",
@@ -144,8 +146,96 @@ def _chain_rows(tenant):
     )
 
 
+def audit_checkpoint_latest(*, tenant) -> AuditCheckpoint | None:
+    return AuditCheckpoint.objects.filter(tenant=tenant).order_by("-seq").first()
+
+
 def audit_chain_verify(*, tenant) -> chain.Verdict:
-    """Recompute the tenant's whole chain from the stored rows; the first row that fails, if any."""
+    """Recompute the tenant's chain from the stored rows; the first row that fails, if any.
+
+    After retention pruned the log, the chain starts at the latest checkpoint: rows at or before it
+    are not checked (a pass that stopped part-way leaves some; the next pass removes them).
+    """
     head = Tenant.objects.only("id", "audit_seq", "audit_hash").get(pk=tenant.pk)
-    rows = ({**row, "tenant_id": head.pk, "actor": row["actor_label"]} for row in _chain_rows(tenant))
-    return chain.verify(rows, head=(head.audit_seq, head.audit_hash))
+    checkpoint = audit_checkpoint_latest(tenant=tenant)
+    start = (checkpoint.seq, checkpoint.hash) if checkpoint is not None else None
+    rows = (
+        {**row, "tenant_id": head.pk, "actor": row["actor_label"]}
+        for row in _chain_rows(tenant, after_seq=start[0] if start else 0)
+    )
+    return chain.verify(rows, head=(head.audit_seq, head.audit_hash), start=start)
+
+
+@dataclass(frozen=True)
+class AuditPrune:
+    removed: int
+    checkpoint: AuditCheckpoint | None
+
+
+def _last_row_before(tenant, before: datetime) -> dict | None:
+    # By seq, not by time: a chain can only lose a prefix. Every row created before the cutoff has a
+    # seq at or below this one.
+    return (
+        AuditEvent.objects.filter(tenant=tenant, created_at__lt=before).order_by("-seq").values("seq", "hash").first()
+    )
+
+
+def audit_checkpoint_record(*, tenant, before: datetime) -> AuditCheckpoint | None:
+    """The checkpoint after which the chain is kept once rows created before `before` go: a new one
+    when there is something new to remove, else the latest (None when the log was never pruned).
+
+    Recorded before any row is removed, whether rows then go by batched deletes or with a dropped
+    partition, so the chain verifies at every moment in between.
+    """
+    latest = audit_checkpoint_latest(tenant=tenant)
+    last = _last_row_before(tenant, before)
+    if last is None or (latest is not None and last["seq"] <= latest.seq):
+        return latest
+    try:
+        with transaction.atomic():
+            return AuditCheckpoint.objects.create(
+                tenant=tenant,
+                seq=last["seq"],
+                hash=last["hash"],
+                removed=last["seq"] - (latest.seq if latest is not None else 0),
+                before=before,
+            )
+    except IntegrityError:  # a pass running beside this one recorded the same checkpoint
+        return audit_checkpoint_latest(tenant=tenant)
+
+
+def _allow_prune(connection, allow: bool) -> None:
+    # The append-only trigger lets a DELETE through only in a transaction that asked (and only for
+    # rows a checkpoint covers). SET LOCAL would last to the end of an outer transaction when this
+    # runs inside one (a savepoint's release keeps it), so it is switched off again right after.
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL groundrule.audit_prune = '{'on' if allow else 'off'}'")
+
+
+def audit_log_prune(*, tenant, before: datetime, dry_run: bool = False, batch: int = BATCH) -> AuditPrune:
+    """Remove the tenant's audit rows created before `before`, after recording a checkpoint, in
+    batches of `batch` rows, each its own transaction. The rows that stay still verify."""
+    if dry_run:
+        last = _last_row_before(tenant, before)
+        latest = audit_checkpoint_latest(tenant=tenant)
+        through = max(last["seq"] if last else 0, latest.seq if latest else 0)
+        return AuditPrune(AuditEvent.objects.filter(tenant=tenant, seq__lte=through).count(), None)
+    checkpoint = audit_checkpoint_record(tenant=tenant, before=before)
+    if checkpoint is None:
+        return AuditPrune(0, None)
+    connection = connections[router.db_for_write(AuditEvent)]
+    removed = 0
+    while True:
+        with transaction.atomic(using=connection.alias):
+            ids = list(
+                AuditEvent.objects.filter(tenant=tenant, seq__lte=checkpoint.seq)
+                .order_by("seq")
+                .values_list("id", flat=True)[:batch]
+            )
+            if not ids:
+                break
+            _allow_prune(connection, True)
+            removed += delete_by_ids(AuditEvent, ids)
+            _allow_prune(connection, False)
+    return AuditPrune(removed, checkpoint)

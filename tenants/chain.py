@@ -101,11 +101,16 @@ class Verdict:
     problem: str = ""
 
 
-def verify(rows: Iterable[Mapping], *, head: tuple[int, str] | None = None) -> Verdict:
+def verify(
+    rows: Iterable[Mapping], *, head: tuple[int, str] | None = None, start: tuple[int, str] | None = None
+) -> Verdict:
     """Check rows of one tenant given in ``seq`` order, each a mapping with the export's keys plus
     ``id``. ``head`` is the (seq, hash) the server recorded for the chain's end, if known: without
-    it, rows removed from the end cannot be noticed."""
+    it, rows removed from the end cannot be noticed. ``start`` is the (seq, hash) of a retention
+    checkpoint, the last row removed from the front: the first row given must follow it."""
     previous_hash, expected_seq, checked, last_id = GENESIS, 1, 0, None
+    if start is not None:
+        previous_hash, expected_seq = start[1], start[0] + 1
     for row in rows:
         checked += 1
         last_id = row["id"]

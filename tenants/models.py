@@ -9,6 +9,10 @@ from django_scopes import ScopedManager
 
 from . import crypto
 
+# A century: past it the cutoff (now − days) would leave the range of a datetime.
+MAX_RETENTION_DAYS = 36_500
+RETENTION_DAYS_VALIDATORS = [MinValueValidator(1), MaxValueValidator(MAX_RETENTION_DAYS)]
+
 
 class Tenant(models.Model):
     slug = models.SlugField(max_length=63, unique=True)
@@ -25,6 +29,10 @@ class Tenant(models.Model):
     # Share of grounding reports the local verifier re-scores off the request path (docs/score-audit.md);
     # a grounding policy's `score_audit_rate` rule overrides it for the reports it governs.
     score_audit_rate = models.FloatField(default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    # How many days of run data (runs and everything under them) and of audit log to keep; null keeps
+    # everything. Applied by the retention pass (governance/retention.py), not at read time.
+    retention_days = models.PositiveIntegerField(null=True, blank=True, validators=RETENTION_DAYS_VALIDATORS)
+    audit_retention_days = models.PositiveIntegerField(null=True, blank=True, validators=RETENTION_DAYS_VALIDATORS)
 
     class Meta:
         ordering = ["slug"]
@@ -192,3 +200,31 @@ class AuditEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise PermissionError("The audit log is append-only.")
+
+
+class AuditCheckpoint(models.Model):
+    """Where a tenant's audit chain begins after retention removed its oldest rows.
+
+    `seq` and `hash` are those of the last row removed: the first row kept has `seq + 1` and
+    `prev_hash == hash`, so verification starts here instead of at the genesis hash. `removed`
+    is how many rows this checkpoint let go (seq minus the previous checkpoint's seq); `seq` itself
+    is how many the log has lost in all. On PostgreSQL an audit row can only be deleted when a
+    checkpoint covers it (tenants/migrations/0008_retention.py).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=64)
+    removed = models.PositiveBigIntegerField()
+    # The retention cutoff it was made for: rows created before it went.
+    before = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-seq"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="uniq_audit_checkpoint_seq")]
+
+    def __str__(self) -> str:
+        return f"Audit checkpoint at {self.seq}"

@@ -60,6 +60,28 @@ def tenant_set_score_audit_rate(*, tenant: Tenant, rate: float, actor: Actor) ->
     return tenant
 
 
+@transaction.atomic
+def tenant_set_retention(
+    *, tenant: Tenant, retention_days: int | None, audit_retention_days: int | None, actor: Actor
+) -> Tenant:
+    """How long run data and the audit log are kept (None: forever). The next retention pass
+    (governance/retention.py) applies it; nothing is removed here."""
+    before = {"retention_days": tenant.retention_days, "audit_retention_days": tenant.audit_retention_days}
+    tenant.retention_days = retention_days
+    tenant.audit_retention_days = audit_retention_days
+    tenant.full_clean(validate_unique=False)
+    tenant.save(update_fields=["retention_days", "audit_retention_days"])
+    audit_record(
+        tenant=tenant,
+        action="tenants.tenant.retention_changed",
+        actor=actor,
+        obj=tenant,
+        before=before,
+        after={"retention_days": retention_days, "audit_retention_days": audit_retention_days},
+    )
+    return tenant
+
+
 def _admin_count(tenant: Tenant) -> int:
     return Membership.objects.with_scopes_disabled().filter(tenant=tenant, role=Role.ADMIN).count()
 

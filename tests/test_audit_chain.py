@@ -56,7 +56,7 @@ def test_every_row_links_to_the_one_before(api, acme):
     acme.refresh_from_db()
     assert (acme.audit_seq, acme.audit_hash) == (events[-1].seq, events[-1].hash)
     body = api.get("/api/v1/audit-log/verify/").json()
-    assert body == {"ok": True, "checked": len(events), "first_broken": None, "problem": ""}
+    assert body == {"ok": True, "checked": len(events), "first_broken": None, "problem": "", "checkpoint": None}
 
 
 def test_a_raw_sql_edit_is_found_at_that_row(api, acme):

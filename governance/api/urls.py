@@ -36,6 +36,7 @@ urlpatterns = [
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
     path("secrets/", tenants_api.SecretListView.as_view(), name="api-secrets"),
     path("settings/score-audit/", score_audit.ScoreAuditRateView.as_view(), name="api-settings-score-audit"),
+    path("settings/retention/", tenants_api.RetentionSettingsView.as_view(), name="api-settings-retention"),
     path("score-audit/", score_audit.ScoreAuditListView.as_view(), name="api-score-audit"),
     path(
         "agents/<path:agent_name>/score-audit/",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import score_audit, views
+from . import retention, score_audit, views
 
 urlpatterns = [
     path("tenant/", views.tenant_switch, name="tenant_switch"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("api-keys/<int:pk>/revoke/", views.api_key_revoke, name="settings_api_key_revoke"),
     path("members/", views.members, name="settings_members"),
     path("score-audit/", score_audit.score_audit_settings, name="settings_score_audit"),
+    path("retention/", retention.retention_settings, name="settings_retention"),
     path("members/<int:pk>/role/", views.member_role, name="settings_member_role"),
     path("members/<int:pk>/remove/", views.member_remove, name="settings_member_remove"),
 ]

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django_scopes import scope
 
-from tenants.audit import audit_chain_verify
+from tenants.audit import audit_chain_verify, audit_checkpoint_latest
 from tenants.models import Tenant
 
 
@@ -17,6 +17,12 @@ class Command(BaseCommand):
             raise CommandError(f"No tenant '{slug}'.")
         with scope(tenant=tenant):
             verdict = audit_chain_verify(tenant=tenant)
+            checkpoint = audit_checkpoint_latest(tenant=tenant)
+        if checkpoint is not None:
+            self.stdout.write(
+                f"Starting at the retention checkpoint after row {checkpoint.seq} "
+                f"({checkpoint.seq} older rows removed, hash {checkpoint.hash[:12]}…)."
+            )
         if verdict.ok:
             self.stdout.write(f"Audit log of '{slug}' intact: {verdict.checked} rows checked.")
             return

@@ -28,6 +28,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("tenants", "0007_tenant_score_audit_rate")]
+    dependencies = [("tenants", "0008_retention")]
 
     operations = [migrations.RunPython(forwards, backwards)]
