@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django_scopes import scope, scopes_disabled
 from pages_support import bulk_violations, signed_in
 
+from config.celery import app
 from core.partitions import (
     default_partition_name,
     drop_partition,
@@ -291,3 +292,8 @@ def test_violations_page_query_merges_index_scans_over_partitions(acme, run, mon
             f"\n[partitions] violations page: EXPLAIN ANALYZE {execution_ms:.2f} ms; "
             f"selector {per_page_ms:.1f} ms/page over 200k rows in {len(months_scanned)} partitions"
         )
+
+
+def test_beat_makes_partitions_daily():
+    [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "governance.ensure_partitions"]
+    assert entry["schedule"].hour == {2}
