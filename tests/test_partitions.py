@@ -9,6 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django_scopes import scope, scopes_disabled
 from pages_support import bulk_violations, signed_in
 
@@ -297,3 +298,26 @@ def test_violations_page_query_merges_index_scans_over_partitions(acme, run, mon
 def test_beat_makes_partitions_daily():
     [entry] = [e for e in app.conf.beat_schedule.values() if e["task"] == "governance.ensure_partitions"]
     assert entry["schedule"].hour == {2}
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_table_without_a_default_partition_is_detached_concurrently():
+    """DETACH ... CONCURRENTLY needs autocommit and no default partition (a table made elsewhere)."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE scratch_history (id int, created_at timestamptz) PARTITION BY RANGE (created_at)")
+        try:
+            for name, start, end in (("p202601", "2026-01-01", "2026-02-01"), ("p202602", "2026-02-01", "2026-03-01")):
+                cursor.execute(
+                    f"CREATE TABLE scratch_history_{name} PARTITION OF scratch_history"
+                    f" FOR VALUES FROM ('{start} 00:00+00') TO ('{end} 00:00+00')"
+                )
+            cursor.execute("INSERT INTO scratch_history VALUES (1, '2026-01-10'), (2, '2026-02-10')")
+            [january] = partitions_older_than("scratch_history", _utc(2026, 2))
+            with CaptureQueriesContext(connection) as queries:
+                drop_partition(january.name)
+            assert any("DETACH PARTITION" in q["sql"] and "CONCURRENTLY" in q["sql"] for q in queries)
+            cursor.execute("SELECT id FROM scratch_history")
+            assert cursor.fetchall() == [(2,)]
+        finally:
+            cursor.execute("DROP TABLE scratch_history")
