@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -136,6 +137,18 @@ def partitions_older_than(table: str, cutoff: datetime, connection=default_conne
 # --- making months ----------------------------------------------------------------------------
 
 
+@contextmanager
+def _short_locks(connection):
+    """A cursor whose statements wait at most LOCK_TIMEOUT for a lock, for the current transaction;
+    inside a caller's transaction the caller's own setting is put back afterwards."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        before = cursor.fetchone()[0]
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [LOCK_TIMEOUT])
+        yield cursor
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
+
+
 def _create_month(cursor, table: str, key: str, month: date) -> bool:
     """Make `table`'s partition for `month` unless it exists; False when rows of that month sit in
     the default partition already (they would have to move: left to an operator, and logged)."""
@@ -179,8 +192,7 @@ def ensure_partitions(
         for n in range(months_ahead + 1):
             month = _next_month(this_month, n)
             # Its own short transaction per partition: a lock timeout costs one month, not all.
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+            with transaction.atomic(using=connection.alias), _short_locks(connection) as cursor:
                 if _create_month(cursor, table, key, month):
                     made.append(partition_name(table, month))
     if made:
@@ -212,11 +224,14 @@ def drop_partition(name: str, connection=default_connection) -> None:
             cursor.execute(f"DROP TABLE {_qn(name)}")
             logger.info("partitions: dropped %s of %s", name, parent)
             return
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-        # Rows written earlier in the caller's transaction have their deferred foreign-key checks
-        # pending, and PostgreSQL refuses to drop a table with pending trigger events: run them now.
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    nested = connection.in_atomic_block
+    with transaction.atomic(using=connection.alias), _short_locks(connection) as cursor:
+        if nested:
+            # Rows written earlier in the caller's transaction have their deferred foreign-key
+            # checks pending, and PostgreSQL refuses to drop a table with pending trigger events:
+            # run them now, as Django's check_constraints() does.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         cursor.execute(f"ALTER TABLE {_qn(parent)} DETACH PARTITION {_qn(name)}")
         cursor.execute(f"DROP TABLE {_qn(name)}")
     logger.info("partitions: dropped %s of %s", name, parent)
