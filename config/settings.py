@@ -5,6 +5,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -219,8 +220,13 @@ OUTBOX_LEASE_GRACE_SECONDS = float(os.environ.get("OUTBOX_LEASE_GRACE_SECONDS", 
 OUTBOX_MAX_SENDS = int(os.environ.get("OUTBOX_MAX_SENDS", "20"))
 OUTBOX_MAX_CRASHES = int(os.environ.get("OUTBOX_MAX_CRASHES", "3"))
 OUTBOX_KEEP_DONE_SECONDS = float(os.environ.get("OUTBOX_KEEP_DONE_SECONDS", "86400"))
+# Periodic work, all of it here; exactly one beat process per deployment enqueues it (docs/deploy.md).
 CELERY_BEAT_SCHEDULE = {
     "outbox-relay": {"task": "outbox.relay", "schedule": OUTBOX_RELAY_INTERVAL_SECONDS},
+    # Months are made three ahead, so a few missed days (beat down, a lock timeout) cost nothing.
+    "ensure-partitions-daily": {"task": "governance.ensure_partitions", "schedule": crontab(hour=2, minute=47)},
+    # Retention (governance/retention.py) at a quiet hour, UTC.
+    "apply-retention-daily": {"task": "governance.apply_retention", "schedule": crontab(hour=3, minute=17)},
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

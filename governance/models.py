@@ -196,8 +196,16 @@ class Decision(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="decisions")
+    # No foreign key in the database: reports are partitioned on PostgreSQL (core/partitions.py),
+    # and a partitioned table can be referenced only by its whole key (id, created_at). The ORM
+    # still cascades deletes.
     report = models.ForeignKey(
-        GroundingReport, null=True, blank=True, on_delete=models.CASCADE, related_name="decisions"
+        GroundingReport,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="decisions",
+        db_constraint=False,
     )
     phase = models.CharField(max_length=20, choices=Phase.choices)
     action = models.CharField(max_length=8, choices=Action.choices)
@@ -312,7 +320,10 @@ class ScoreAudit(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="score_audits")
     # One audit per report: the task that writes it may be retried or delivered twice.
-    report = models.OneToOneField(GroundingReport, on_delete=models.CASCADE, related_name="score_audit")
+    # db_constraint=False: reports are partitioned on PostgreSQL (see Decision.report).
+    report = models.OneToOneField(
+        GroundingReport, on_delete=models.CASCADE, related_name="score_audit", db_constraint=False
+    )
     agent_name = models.CharField(max_length=200)
     status = models.CharField(max_length=16, choices=Status.choices)
     reported = models.FloatField(null=True, blank=True)

@@ -19,8 +19,8 @@ with it, whatever its own timestamp; nothing under a kept run goes.
 1. the plan: each tenant's cutoffs, and per table the cutoff every tenant allows
    (`shared_cutoffs`);
 2. audit checkpoints for every tenant with an audit retention, before any audit row goes;
-3. `drop_partitions(plan)`: the plug-in point for partitioned history (whole partitions older than
-   the shared cutoff). A no-op until partitioning lands; skipped for a one-tenant pass;
+3. `drop_partitions(plan)`: on PostgreSQL, whole monthly partitions of the history tables
+   (core/partitions.py) older than the shared cutoff are dropped; skipped for a one-tenant pass;
 4. per tenant, the rest in bounded batches: expired runs 1,000 at a time, each child table
    deleted 1,000 rows per statement (children before the rows they point to), then the runs,
    each statement its own short transaction; then the audit rows the checkpoint covers;
@@ -40,14 +40,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, models, transaction
-from django.db.models import Exists, Min, OuterRef, Q
+from django.db import IntegrityError, connections, models, router, transaction
+from django.db.models import Exists, Max, Min, OuterRef, Q
 from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
 from core.deletion import BATCH, delete_by_ids
+from core.partitions import drop_partition, partitioned_tables, partitions_older_than
 from tenants.audit import Actor, AuditPrune, audit_checkpoint_record, audit_log_prune, audit_record
-from tenants.models import AuditEvent, Tenant
+from tenants.models import AuditCheckpoint, AuditEvent, Tenant
 
 from .models import Decision, Evaluation, GroundingReport, Run, Span
 
@@ -150,15 +151,61 @@ def shared_cutoffs(plans: list[TenantPlan]) -> dict[str, datetime | None]:
 
 
 def drop_partitions(*, cutoffs: dict[str, datetime | None], dry_run: bool) -> dict[int, Counter]:
-    """THE PLUG-IN POINT for partitioned history: drop every partition of a table wholly older than
-    `cutoffs[label]` (skip a table whose cutoff is None), and return the rows it removed per
+    """Drop every monthly partition (core/partitions.py) of a table wholly older than
+    `cutoffs[label]` (a table whose cutoff is None keeps all), and return the rows it removed per
     tenant id and table label, e.g. {7: Counter({"governance.evaluation": 120000})}, counted before
     the drop. With `dry_run`, count only. The batched deletes that follow then find nothing left in
-    those months. Audit checkpoints are already recorded for every tenant when this runs.
+    those months. Audit checkpoints are already recorded for every tenant when this runs, and an
+    audit partition holding a row no checkpoint covers yet is kept (the batched prune deals with it).
 
-    Until partitioning lands there is nothing to drop.
+    Only partitioned tables (PostgreSQL's reports, spans, evaluations and audit log) have partitions;
+    on SQLite, and for the other tables, this removes nothing.
     """
-    return {}
+    removed: dict[int, Counter] = {}
+    models_by_label = {_label(model): model for model, _ in run_children()} | {RUNS: Run, AUDIT: AuditEvent}
+    for label, cutoff in cutoffs.items():
+        model = models_by_label.get(label)
+        if cutoff is None or model is None:
+            continue
+        connection = connections[router.db_for_write(model)]
+        table = model._meta.db_table
+        if table not in partitioned_tables(connection):
+            continue
+        for partition in partitions_older_than(table, cutoff, connection):
+            counts = _partition_rows(connection, partition.name, audit=model is AuditEvent and not dry_run)
+            if counts is None:
+                log.warning("retention: %s holds audit rows no checkpoint covers yet; kept", partition.name)
+                continue
+            if not dry_run:
+                drop_partition(partition.name, connection)
+            for tenant_id, n in counts.items():
+                removed.setdefault(tenant_id, Counter())[label] += n
+            log.info(
+                "retention: %s %s (%d rows)",
+                "would drop" if dry_run else "dropped",
+                partition.name,
+                sum(counts.values()),
+            )
+    return removed
+
+
+def _partition_rows(connection, name: str, *, audit: bool) -> dict[int, int] | None:
+    """Rows of one partition per tenant id; None for an audit partition with a row past its tenant's
+    latest checkpoint (dropping it would cut the chain where verification does not expect it)."""
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT tenant_id, count(*), {'max(seq)' if audit else '0'} FROM {qn(name)} GROUP BY tenant_id")
+        rows = cursor.fetchall()
+    if audit:
+        covered = dict(
+            AuditCheckpoint.objects.filter(tenant_id__in=[r[0] for r in rows])
+            .values("tenant_id")
+            .annotate(seq=Max("seq"))
+            .values_list("tenant_id", "seq")
+        )
+        if any(last > covered.get(tenant_id, 0) for tenant_id, _, last in rows):
+            return None
+    return {tenant_id: n for tenant_id, n, _ in rows}
 
 
 @dataclass
@@ -247,7 +294,9 @@ def retention_apply(
         if tenant is None:
             # Partitions hold every tenant's rows: only a pass over all of them may drop one.
             dropped = drop_partitions(cutoffs=shared_cutoffs(plans), dry_run=dry_run)
-            for tenant_id, counts in dropped.items():
+            # A dry run drops nothing, so the counts below find those rows again (every row of a
+            # droppable month belongs to an expired run or a checkpointed audit row): not twice.
+            for tenant_id, counts in dropped.items() if not dry_run else ():
                 if tenant_id in results:
                     results[tenant_id].removed.update(counts)
     for p in plans:

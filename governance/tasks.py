@@ -4,6 +4,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
+from core.partitions import MONTHS_AHEAD
+from core.partitions import ensure_partitions as partitions_ensure
 from outbox.tasks import OutboxTask
 
 from .judgements import decision_judge
@@ -43,6 +45,12 @@ def replay_job(*, job_id: int) -> str:
 )
 def audit_report_scores(*, report_id: int) -> str:
     return report_audit(report_id=report_id)
+
+
+@shared_task(name="governance.ensure_partitions", acks_late=True)
+def ensure_partitions(*, months_ahead: int = MONTHS_AHEAD) -> list[str]:
+    """Daily (config/celery.py): the coming months' partitions of the history tables exist."""
+    return partitions_ensure(months_ahead=months_ahead)
 
 
 # Daily from beat (config/celery.py). Long by nature: a first pass over years of history deletes in
