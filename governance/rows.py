@@ -99,8 +99,11 @@ def report_row(
     output_confidence: float | None,
     output: str | None,
     source_refs: list[dict],
+    score_inflation: float | None = None,
+    score_audit_samples: int = 0,
 ) -> GroundingReport:
-    """The row of one grounding report, as the agent sent it (sources as references)."""
+    """The row of one grounding report, as the agent sent it (sources as references), with the
+    score audit the engine read for it when one was read (replay and calibration need it)."""
     return GroundingReport(
         tenant_id=run.tenant_id,
         run_id=run.pk,
@@ -111,5 +114,10 @@ def report_row(
         output_confidence=output_confidence,
         output=output or "",
         source_refs=source_refs,
+        score_inflation=(
+            {"inflation": score_inflation, "samples": score_audit_samples}
+            if score_inflation is not None or score_audit_samples
+            else None
+        ),
         created_at=timezone.now(),
     )
