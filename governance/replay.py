@@ -20,9 +20,9 @@ from django.utils.dateparse import parse_datetime
 from django_scopes import scope
 
 from core.errors import InvalidInput
+from policies import judged
 from policies.access import policy_for
 from policies.categories import CATEGORIES, RuleValidationError, UnknownCategory, get_category
-from policies import judged
 from policies.engine import PolicySpec
 from policies.models import PolicyVersion
 from policies.replay import Judged, ReportRow, RunRow, enforced_only, replay, with_candidate

@@ -135,9 +135,10 @@ def run_record_grounding(
             specs = applicable_policies(all_specs, run.agent_name)
             # The agent's score audit (docs/score-audit.md): a few aggregate rows, read only for a
             # policy that sets max_score_inflation.
+            audit_read = score_audit.inflation_needed(specs)
             inflation, audited = (
                 score_audit.agent_inflation(tenant_id=run.tenant_id, agent_name=run.agent_name)
-                if score_audit.inflation_needed(specs)
+                if audit_read
                 else (None, 0)
             )
             report = rows.report_row(
@@ -149,8 +150,7 @@ def run_record_grounding(
                 output_confidence=output_confidence,
                 output=output,
                 source_refs=refs,
-                score_inflation=inflation,
-                score_audit_samples=audited,
+                score_audit=(inflation, audited) if audit_read else None,
             )
             state = RunState(
                 grounding_scores=tuple(grounding_scores),

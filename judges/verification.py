@@ -4,7 +4,11 @@ import logging
 
 from django.conf import settings
 
-from policies.judged import CONSISTENCY_CHECK, GROUNDING_CONTRADICTION, GROUNDING_UNVERIFIABLE, short_quote, verifier_action
+from policies.judged import (
+    CONSISTENCY_CHECK,
+    short_quote,
+    verifier_action,
+)
 
 from .budget import budgeted_check
 from .verifier import CONTRADICTED, VerifierConfig
@@ -98,7 +102,9 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
     first_a, first_b, first_why = pairs[0]
     count = f" ({len(pairs)} pairs)" if len(pairs) > 1 else ""
-    reason = f'Contradictory claims in output{count}: "{short_quote(first_a)}" vs "{short_quote(first_b)}" ({first_why})'
+    reason = (
+        f'Contradictory claims in output{count}: "{short_quote(first_a)}" vs "{short_quote(first_b)}" ({first_why})'
+    )
     metadata = {
         **base,
         "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS],

@@ -70,9 +70,7 @@ def short_quote(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def verifier_action(
-    rules: dict, *, contradicted: Sequence[dict], ratio: float
-) -> tuple[str, list[str], list[str]]:
+def verifier_action(rules: dict, *, contradicted: Sequence[dict], ratio: float) -> tuple[str, list[str], list[str]]:
     """(action, reasons, reason codes) of a verification: contradicted claims (dicts with ``claim``
     and ``reason``) and the share of unverifiable claims, under ``rules``."""
     reasons, codes, action = [], [], "allow"

@@ -270,7 +270,9 @@ class Replayer:
         changed = self._count(row.run_id, "before_workflow", old_start, new_start)
         judged_at = row.judged
         for phase, index, state in decision_states(row):
-            changed |= self._decide(row.run_id, phase, specs, state, judged_at.get((phase, index)) if judged_at else None)
+            changed |= self._decide(
+                row.run_id, phase, specs, state, judged_at.get((phase, index)) if judged_at else None
+            )
         if changed:
             summary.changed_runs += 1
 
@@ -312,9 +314,7 @@ def decision_states(row: RunRow):
         yield (
             "after_workflow",
             None,
-            RunState(
-                (), tuple(citations), tuple(claims), confidence, row.output or None, (*sources, *retrieved)
-            ),
+            RunState((), tuple(citations), tuple(claims), confidence, row.output or None, (*sources, *retrieved)),
         )
 
 

@@ -38,7 +38,7 @@ def history(api):
 def _stored_counts(runs):
     counts = {"allow": 0, "warn": 0, "block": 0}
     with scopes_disabled():
-        for d in Decision.objects.filter(run_id__in=runs).exclude(phase="before_workflow"):
+        for d in Decision.objects.filter(run_id__in=runs):
             counts[d.action] += 1
     return counts
 

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('governance', '0008_score_audit'),
+        ("governance", "0008_score_audit"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='groundingreport',
-            name='score_inflation',
+            model_name="groundingreport",
+            name="score_inflation",
             field=models.JSONField(blank=True, null=True),
         ),
     ]

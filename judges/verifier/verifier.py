@@ -588,7 +588,10 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
         c_an = analyse(claim, proper)
         # What replay and calibration re-threshold (policies/judged.py): the best entailment and
         # contradiction; a backstop conflict is known only where the backstop ran.
-        probs = {SUPPORTED: round(float(row[best_e].entailment), 4), CONTRADICTED: round(float(row[best_c].contradiction), 4)}
+        probs = {
+            SUPPORTED: round(float(row[best_e].entailment), 4),
+            CONTRADICTED: round(float(row[best_c].contradiction), 4),
+        }
         inputs = {"path": "nli", "conflict": None, "backstop": bool(config.fact_backstop)}
 
         def match(k: int, score: float, c_an=c_an) -> SourceMatch:
