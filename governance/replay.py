@@ -233,7 +233,7 @@ def with_sources(run_id: int, fields, texts: dict) -> list:
     return [*head, [source_from_ref(ref, texts.get((run_id, ref["id"], ref[SOURCE_HASH]), "")) for ref in refs or ()]]
 
 
-def _run_rows(tenant_id: int, plan: dict, on_chunk=None):
+def run_rows(tenant_id: int, plan: dict, on_chunk=None):
     """Runs with their reports, in chunks of RUN_CHUNK runs: two queries a chunk, flat memory."""
     if connection.vendor == "postgresql":
         yield from _run_rows_pg(tenant_id, plan, on_chunk)
@@ -340,7 +340,7 @@ def replay_run(*, tenant_id: int, plan: dict, on_progress=None) -> dict:
     progress = {"reports": 0}
 
     def rows():
-        for row in _run_rows(tenant_id, plan, on_chunk=lambda: on_progress and on_progress(progress["reports"])):
+        for row in run_rows(tenant_id, plan, on_chunk=lambda: on_progress and on_progress(progress["reports"])):
             progress["reports"] += len(row.reports)
             yield row
 
