@@ -3,6 +3,8 @@
 import pytest
 from api_support import complete, create_policy, ground, start_run
 from django_scopes import scope, scopes_disabled
+from fake_llm_server import FakeLLMServer
+from test_judges_integration import judge_rules, report, start, store_provider_secrets
 
 from governance.models import Evaluation
 from governance.reviews import evaluation_review
@@ -96,9 +98,7 @@ def _threshold(body, rule):
 
 
 def test_a_count_threshold_is_calibrated_on_whole_numbers(api, acme, bob):
-    policy = create_policy(
-        api, name="Citations", rules={"min_grounding_score": None, "min_citations": 3}, agents=[]
-    )
+    policy = create_policy(api, name="Citations", rules={"min_grounding_score": None, "min_citations": 3}, agents=[])
     for citations, state in (([], "confirmed"),) * 5 + ((["a", "b"], "dismissed"),) * 5:
         run = start_run(api)
         ground(api, run, grounding_scores=[0.9], citations=citations)
@@ -117,14 +117,13 @@ def test_a_count_threshold_is_calibrated_on_whole_numbers(api, acme, bob):
 
 
 def test_the_llm_judge_threshold_is_calibrated_on_its_stored_scores(api, acme, make_policy, bob, settings):
-    from fake_llm_server import FakeLLMServer
-    from test_judges_integration import judge_rules, report, start, store_provider_secrets
-
     settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
     with FakeLLMServer() as server:
         store_provider_secrets(acme, server)
         policy = make_policy(rules=judge_rules(min_grounding_score=None))
-        for n, (score, state) in enumerate([(s, "confirmed") for s in CONFIRMED] + [(s, "dismissed") for s in DISMISSED]):
+        for n, (score, state) in enumerate(
+            [(s, "confirmed") for s in CONFIRMED] + [(s, "dismissed") for s in DISMISSED]
+        ):
             server.reply_with(f"SCORE: {score}")
             run = start(api)
             assert report(api, run, f"Answer number {n}.")["action"] == "block"

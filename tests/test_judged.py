@@ -27,7 +27,11 @@ def test_rethresholding_a_stored_verification_matches_running_the_verifier_again
     rerun = check_grounding(
         output, SOURCES, VerifierConfig(entailment_threshold=entailment, contradiction_threshold=contradiction)
     )
-    rules = {"entailment_threshold": entailment, "contradiction_threshold": contradiction, "max_unverifiable_ratio": 0.5}
+    rules = {
+        "entailment_threshold": entailment,
+        "contradiction_threshold": contradiction,
+        "max_unverifiable_ratio": 0.5,
+    }
     _, _, metadata = verifier_rethreshold(rules, stored)
     counts = metadata["rethresholded"]
     assert (counts["supported_count"], counts["contradicted_count"], counts["unverifiable_count"]) == (

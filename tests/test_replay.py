@@ -168,6 +168,7 @@ def test_a_large_window_runs_as_a_task_with_progress(
 def test_replay_is_in_the_schema(api):
     schema = api.get("/api/v1/schema/?format=json").content.decode()
     assert "/api/v1/policies/replay/" in schema and "/api/v1/policies/replay/{id}/" in schema
+    assert "judges_reused" in schema and "judges_missing" in schema and "not_calibrated" in schema
 
 
 # --- the policy editor's "Try on past runs" --------------------------------------------------------

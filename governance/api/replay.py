@@ -68,11 +68,12 @@ class ReplayOut(serializers.Serializer):
     after = CountsOut()
     changed_runs = serializers.IntegerField()
     changed = ChangedOut(many=True)
+    # default 0: results of jobs stored before judges were replayed have neither count
     judges_reused = serializers.IntegerField(
-        help_text="Judge verdicts re-thresholded from the judge's stored output (never re-run)."
+        default=0, help_text="Judge verdicts re-thresholded from the judge's stored output (never re-run)."
     )
     judges_missing = serializers.IntegerField(
-        help_text="Judge verdicts a policy asks for where nothing usable is stored: left out of both sides."
+        default=0, help_text="Judge verdicts a policy asks for where nothing usable is stored: left out of both sides."
     )
     elapsed_ms = serializers.IntegerField()
 

@@ -11,6 +11,8 @@ from django_scopes import scope, scopes_disabled
 from playwright.sync_api import expect
 
 from governance import services as run_services
+from governance.models import Evaluation
+from governance.reviews import evaluation_review
 from policies import services as policy_services
 from policies.models import Policy
 from tenants import services as tenant_services
@@ -100,9 +102,6 @@ def test_the_policy_page_loads_the_calibration_panel(browser_page, sign_in, worl
 
 
 def test_try_it_on_a_calibration_suggestion_replays_it_at_once(browser_page, sign_in, world):
-    from governance.models import Evaluation
-    from governance.reviews import evaluation_review
-
     page, policy, tenant = browser_page, world["policy"], world["tenant"]
     reviewer = get_user_model().objects.get(username="alice")
     for scores, state in (([0.1, 0.15, 0.2, 0.25, 0.3], "confirmed"), ([0.4, 0.42, 0.44, 0.46, 0.48], "dismissed")):
