@@ -4,7 +4,10 @@ would: what replay and calibration rest on."""
 import pytest
 
 from judges.verifier import VerifierConfig, check_grounding
-from policies.judged import llm_verdict, verifier_rethreshold
+from policies.categories import get_category
+from policies.engine import PolicySpec
+from policies.judged import claim_verdict, llm_verdict, verifier_rethreshold
+from policies.replay import Judged, RunRow, replay
 
 SOURCES = [
     {"id": "fed", "text": "The Federal Reserve raised interest rates by 0.25 percent in July 2023."},
@@ -46,3 +49,31 @@ def test_the_llm_verdict_is_the_live_judges():
     assert llm_verdict(rules, 0.69999) == ("allow", "LLM judge score (0.7) meets threshold (0.7)", 0.7)  # rounded
     assert llm_verdict(rules, 0.2)[:2] == ("block", "LLM judge score (0.2) below threshold (0.7)")
     assert llm_verdict(rules, 0.9)[:2] == ("allow", "LLM judge score (0.9) meets threshold (0.7)")
+
+
+def test_a_claim_stored_before_its_thresholds_input_is_decided_on_its_probabilities():
+    old = {
+        "verdict": "unverifiable",
+        "probabilities": {"supported": 0.45, "contradicted": 0.3},
+        "decided_by": "combiner",
+    }
+    assert claim_verdict(old, entailment=0.4, contradiction=0.5) == "supported"
+    assert claim_verdict(old, entailment=0.5, contradiction=0.2) == "unverifiable"  # no conflict was kept
+    contradicted = {**old, "verdict": "contradicted", "probabilities": {"supported": 0.1, "contradicted": 0.6}}
+    assert claim_verdict(contradicted, entailment=0.5, contradiction=0.5) == "contradicted"
+    assert claim_verdict(contradicted, entailment=0.5, contradiction=0.7) == "unverifiable"
+    assert (
+        claim_verdict({"verdict": "supported"}, entailment=0.99, contradiction=0.99) == "supported"
+    )  # nothing to redo
+
+
+def test_the_consistency_check_keeps_its_pairs_and_takes_the_candidates_action():
+    rules = get_category("grounding").effective_rules(
+        {"factual_consistency_check": True, "action_on_violation": "block", "min_citations": 0}
+    )
+    spec = PolicySpec(0, "C", "grounding", 1, rules)
+    stored = {
+        ("after_workflow", None): Judged(consistency={"check": "consistency", "contradictions": [{"claim_a": "a"}]})
+    }
+    summary = replay([RunRow(1, "a", [], True, "out", judged=stored)], before=[], after=[spec])
+    assert summary.after["block"] == 1 and summary.judges_reused == 1
