@@ -188,6 +188,7 @@ def report_count(*, tenant_id: int, plan: dict) -> int:
 # the reads went from more than half of a replay's time to about a third).
 _PG_CHUNK_SQL = """
 SELECT r.id, r.agent_name, (r.ended_at IS NOT NULL AND r.error = '') AS completed, r.output,
+       EXISTS (SELECT 1 FROM governance_span s WHERE s.run_id = r.id AND s.kind = 'retrieval') AS retrieved,
        (SELECT json_agg(json_build_array(g.grounding_scores, g.citations, g.unsupported_claims,
                                          g.output_confidence, g.output, g.score_inflation, g.source_refs)
                         ORDER BY g.seq)
@@ -213,8 +214,9 @@ def _run_rows_pg(tenant_id: int, plan: dict, on_chunk=None):
         last = chunk[-1][0]
         ids = [c[0] for c in chunk]
         texts = source_texts(ids)
-        extra = _run_extras(tenant_id, ids, plan)
-        for run_id, agent, completed, output, reports in chunk:
+        # Spans are read only for the runs that have retrieval spans: most runs have none.
+        extra = _run_extras(tenant_id, ids, plan, retrieving=[c[0] for c in chunk if c[4]])
+        for run_id, agent, completed, output, _, reports in chunk:
             rows = [make(with_sources(run_id, r, texts)) for r in loads(reports)] if reports else ()
             yield RunRow(run_id, agent, rows, completed, output, *extra(run_id))
         if on_chunk is not None:
@@ -321,9 +323,10 @@ def judged_by_run(tenant_id: int, run_ids) -> dict[int, dict]:
     return found
 
 
-def _run_extras(tenant_id: int, run_ids, plan: dict):
-    """A function giving, for a run of the chunk, RunRow's retrieved, retrieved_before and judged."""
-    retrieved = retrieved_by_run(tenant_id, run_ids)
+def _run_extras(tenant_id: int, run_ids, plan: dict, retrieving=None):
+    """A function giving, for a run of the chunk, RunRow's retrieved, retrieved_before and judged.
+    ``retrieving``: the runs known to have retrieval spans (None: look for them among all)."""
+    retrieved = retrieved_by_run(tenant_id, run_ids if retrieving is None else retrieving) if retrieving != [] else {}
     stored = judged_by_run(tenant_id, run_ids) if plan_needs_judges(plan) else {}
 
     def extra(run_id):
