@@ -114,9 +114,10 @@ def _violates(category, threshold: Threshold, rules: dict, item: Reviewed) -> bo
     return check is not None and check(rules, item.state)[0] != "allow"
 
 
-def _integer_candidates(threshold: Threshold, current: int, items: Sequence[Reviewed]) -> list[int]:
-    """0 (or 1 where 0 is refused) up to one past the largest count the violations show."""
-    spec = next(s for s in get_category("grounding").rules if s.name == threshold.name)
+def _integer_candidates(category, threshold: Threshold, current: int, items: Sequence[Reviewed]) -> list[int]:
+    """The rule's minimum (0, or 1 where 0 is refused) up to one past the largest count the
+    violations show."""
+    spec = next(s for s in category.rules if s.name == threshold.name)
     low = int(spec.minimum or 0)
     seen = [current]
     for item in items:
@@ -145,7 +146,7 @@ def _suggest(category, threshold: Threshold, rules: dict, items: Sequence[Review
         return kept, dropped
 
     if threshold.integer:
-        candidates = _integer_candidates(threshold, current, items)
+        candidates = _integer_candidates(category, threshold, current, items)
     else:
         candidates = sorted({*GRID, current})
     scored = [(value, *tally(value)) for value in candidates]

@@ -8,6 +8,9 @@ from test_judges_integration import judge_rules, report, start, store_provider_s
 
 from governance.models import Evaluation
 from governance.reviews import evaluation_review
+from policies.calibration import Reviewed, calibrate
+from policies.categories import get_category
+from policies.engine import RunState
 from tenants.audit import Actor
 
 pytestmark = pytest.mark.django_db
@@ -185,3 +188,26 @@ def test_what_is_not_calibrated_is_listed_with_the_reason(api, acme, policy, bob
     reasons = {item["rule"]: item["reason"] for item in body["not_calibrated"]}
     assert "sampling rate" in reasons["score_audit_rate"]
     assert reasons["min_citations"] == "No reviewed violation comes from after_workflow."
+
+
+def _reviewed(confirmed, phase, **state):
+    return Reviewed(confirmed=confirmed, action="warn", phase=phase, source="engine", state=RunState(**state))
+
+
+def test_inflation_and_abstention_thresholds_are_calibrated_on_the_rebuilt_state():
+    rules = get_category("grounding").effective_rules(
+        {"min_grounding_score": None, "min_citations": 0, "max_score_inflation": 0.1, "abstention_threshold": 0.9}
+    )
+    reviewed = [
+        *(_reviewed(True, "mid_execution", score_inflation=0.5, score_audit_samples=40) for _ in range(3)),
+        *(_reviewed(False, "mid_execution", score_inflation=0.2, score_audit_samples=40) for _ in range(3)),
+        *(_reviewed(True, "after_workflow", output_confidence=0.2) for _ in range(3)),
+        *(_reviewed(False, "after_workflow", output_confidence=0.7) for _ in range(3)),
+    ]
+    body = calibrate(category_name="grounding", rules=rules, reviewed=reviewed)
+    found = {t["rule"]: t for t in body["thresholds"]}
+    inflation, abstention = found["max_score_inflation"], found["abstention_threshold"]
+    assert (inflation["suggested"], inflation["kept_confirmed"], inflation["dropped_dismissed"]) == (0.2, 3, 3)
+    assert (abstention["suggested"], abstention["kept_confirmed"], abstention["dropped_dismissed"]) == (0.7, 3, 3)
+    samples = found["score_audit_min_samples"]
+    assert samples["current"] == 20 and samples["kept_confirmed"] == 3  # 40 samples clear every value tried up to 41
