@@ -68,12 +68,11 @@ class ReplayOut(serializers.Serializer):
     after = CountsOut()
     changed_runs = serializers.IntegerField()
     changed = ChangedOut(many=True)
-    # default 0: results of jobs stored before judges were replayed have neither count
     judges_reused = serializers.IntegerField(
-        default=0, help_text="Judge verdicts re-thresholded from the judge's stored output (never re-run)."
+        help_text="Judge verdicts re-thresholded from the judge's stored output (never re-run)."
     )
     judges_missing = serializers.IntegerField(
-        default=0, help_text="Judge verdicts a policy asks for where nothing usable is stored: left out of both sides."
+        help_text="Judge verdicts a policy asks for where nothing usable is stored: left out of both sides."
     )
     elapsed_ms = serializers.IntegerField()
 
@@ -95,7 +94,8 @@ def _job_out(request, job: ReplayJob) -> dict:
         "total": job.total,
         "done": job.done,
         "status_url": request.build_absolute_uri(reverse("api-policy-replay-job", args=[job.pk])),
-        "result": job.result,
+        # A job finished before judges were replayed has neither count: none were.
+        "result": {"judges_reused": 0, "judges_missing": 0, **job.result} if job.result else job.result,
         "error": job.error,
     }
 
