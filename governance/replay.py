@@ -188,7 +188,6 @@ def report_count(*, tenant_id: int, plan: dict) -> int:
 # the reads went from more than half of a replay's time to about a third).
 _PG_CHUNK_SQL = """
 SELECT r.id, r.agent_name, (r.ended_at IS NOT NULL AND r.error = '') AS completed, r.output,
-       EXISTS (SELECT 1 FROM governance_span s WHERE s.run_id = r.id AND s.kind = 'retrieval') AS retrieved,
        (SELECT json_agg(json_build_array(g.grounding_scores, g.citations, g.unsupported_claims,
                                          g.output_confidence, g.output, g.score_inflation, g.source_refs)
                         ORDER BY g.seq)
@@ -196,6 +195,11 @@ SELECT r.id, r.agent_name, (r.ended_at IS NOT NULL AND r.error = '') AS complete
 FROM governance_run r
 WHERE r.tenant_id = %s AND r.started_at >= %s AND r.started_at < %s AND r.id > %s {agents}
 ORDER BY r.id LIMIT %s
+"""
+
+
+_PG_RETRIEVING_SQL = """
+SELECT DISTINCT run_id FROM governance_span WHERE tenant_id = %s AND kind = 'retrieval' AND run_id = ANY(%s)
 """
 
 
@@ -214,9 +218,13 @@ def _run_rows_pg(tenant_id: int, plan: dict, on_chunk=None):
         last = chunk[-1][0]
         ids = [c[0] for c in chunk]
         texts = source_texts(ids)
-        # Spans are read only for the runs that have retrieval spans: most runs have none.
-        extra = _run_extras(tenant_id, ids, plan, retrieving=[c[0] for c in chunk if c[4]])
-        for run_id, agent, completed, output, _, reports in chunk:
+        # Spans are read only for the runs that have retrieval spans (most have none): one query
+        # with the ids as one array, cheaper than an EXISTS per run or the ORM's IN list.
+        with connection.cursor() as cursor:
+            cursor.execute(_PG_RETRIEVING_SQL, [tenant_id, ids])
+            retrieving = [row[0] for row in cursor.fetchall()]
+        extra = _run_extras(tenant_id, ids, plan, retrieving=retrieving)
+        for run_id, agent, completed, output, reports in chunk:
             rows = [make(with_sources(run_id, r, texts)) for r in loads(reports)] if reports else ()
             yield RunRow(run_id, agent, rows, completed, output, *extra(run_id))
         if on_chunk is not None:
