@@ -68,9 +68,10 @@ def _run(args) -> None:
     from django_scopes import scope
 
     from governance import replay as stored_replay
-    from governance.models import GroundingReport, Run
+    from governance import rows as row_mapping
+    from governance.models import GroundingReport, Run, RunSource
     from policies import services as policy_services
-    from policies.replay import ReportRow, RunRow, replay
+    from policies.replay import replay
     from tenants import services as tenant_services
     from tenants.audit import Actor
 
@@ -96,9 +97,14 @@ def _run(args) -> None:
             ],
             batch_size=5000,
         )
-        reports = []
+        reports, sources = [], []
         for run in runs:
             for seq in range(1, args.per_run + 1):
+                # Stored as the report path stores them: references on the report, texts once per run.
+                refs, run_sources = row_mapping.source_rows(
+                    run=run, sources=[{"id": f"doc-{rng.randint(1, 50)}", "text": "Some source text."}]
+                )
+                sources += run_sources
                 reports.append(
                     GroundingReport(
                         tenant=tenant,
@@ -109,13 +115,15 @@ def _run(args) -> None:
                         unsupported_claims=["claim"] if rng.random() < 0.1 else [],
                         output_confidence=round(rng.uniform(0.2, 1.0), 2) if rng.random() < 0.5 else None,
                         output="An answer with some text.",
-                        sources=[{"id": f"doc-{rng.randint(1, 50)}", "text": "Some source text."}],
+                        source_refs=refs,
                     )
                 )
             if len(reports) >= 10_000:
                 GroundingReport.objects.bulk_create(reports, batch_size=5000)
-                reports = []
+                RunSource.objects.bulk_create(sources, batch_size=5000, ignore_conflicts=True)
+                reports, sources = [], []
         GroundingReport.objects.bulk_create(reports, batch_size=5000)
+        RunSource.objects.bulk_create(sources, batch_size=5000, ignore_conflicts=True)
     print(f"stored {runs_n * args.per_run} reports in {runs_n} runs in {time.perf_counter() - started:.1f}s")
 
     strict = {
@@ -142,27 +150,8 @@ def _run(args) -> None:
             tenant.refresh_from_db()
             plan = stored_replay.replay_request(tenant=tenant, data=body)
 
-            # The baseline: the pure replayer over the rows already in memory.
-            rows = []
-            by_run: dict[int, list] = {}
-            for run_id, *fields in (
-                GroundingReport.objects.filter(tenant=tenant)
-                .order_by("run_id", "seq")
-                .values_list(
-                    "run_id",
-                    "grounding_scores",
-                    "citations",
-                    "unsupported_claims",
-                    "output_confidence",
-                    "output",
-                    "sources",
-                )
-            ):
-                by_run.setdefault(run_id, []).append(ReportRow(*fields))
-            for run_id, agent, output in (
-                Run.objects.filter(tenant=tenant).order_by("id").values_list("id", "agent_name", "output")
-            ):
-                rows.append(RunRow(run_id, agent, by_run.get(run_id, ()), True, output))
+            # The baseline: the pure replayer over the same rows, read beforehand (untimed).
+            rows = list(stored_replay.run_rows(tenant.pk, plan))
             from policies.engine import PolicySpec
 
             before = [PolicySpec.from_dict(s) for s in plan["before"]]

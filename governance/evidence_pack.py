@@ -53,6 +53,8 @@ def _report(r: GroundingReport) -> dict:
         "output_confidence": r.output_confidence,
         "output": r.output,
         "sources": r.sources,
+        # The agent's score audit the engine read for this report (max_score_inflation), or null.
+        "score_inflation": r.score_inflation,
         "created_at": _time(r.created_at),
     }
 

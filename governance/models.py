@@ -110,6 +110,9 @@ class GroundingReport(models.Model):
     # The report's sources in the order given, each as reported but with its text replaced by
     # the key of its RunSource row: {"id", "sha256", "score"?, "span_id"?} (governance/rows.py).
     source_refs = models.JSONField(default=list)
+    # The agent's score audit the engine read for this report ({"inflation", "samples"}), stored
+    # when a policy asked for it (max_score_inflation): replay and calibration re-check it.
+    score_inflation = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ScopedManager(tenant="tenant")

@@ -2,8 +2,11 @@
 and hand them to the pure replayer (policies/replay.py), which runs the same engine.
 
 Accumulated state (claims, sources, confidence) is rebuilt from the reports themselves, in their
-order, not read from the Run row. A window of more than REPLAY_SYNC_MAX_REPORTS reports becomes a
-ReplayJob that Celery runs, saving its progress after every chunk of runs.
+order, not read from the Run row. Per chunk of runs, besides the runs and reports: the results
+of their retrieval spans (one query; for runs that have some, when each report came), and, only
+when a policy of the plan asks for a judge, the judges' stored evaluations (one query). A window
+of more than REPLAY_SYNC_MAX_REPORTS reports becomes a ReplayJob that Celery runs, saving its
+progress after every chunk of runs.
 """
 
 import json
@@ -17,22 +20,34 @@ from django.utils.dateparse import parse_datetime
 from django_scopes import scope
 
 from core.errors import InvalidInput
+from policies import judged
 from policies.access import policy_for
 from policies.categories import CATEGORIES, RuleValidationError, UnknownCategory, get_category
 from policies.engine import PolicySpec
 from policies.models import PolicyVersion
-from policies.replay import ReportRow, RunRow, enforced_only, replay, with_candidate
+from policies.replay import Judged, ReportRow, RunRow, enforced_only, replay, with_candidate
 from policies.scope import MAX_AGENTS, clean_scope
 from policies.selectors import policy_specs_for
 from tenants.models import Tenant
 
-from .models import SOURCE_HASH, GroundingReport, ReplayJob, Run, RunSource, source_from_ref
+from .models import SOURCE_HASH, Evaluation, GroundingReport, ReplayJob, Run, RunSource, source_from_ref
+from .retrieval import retrieved_sources_of_runs
 
 DEFAULT_WINDOW = timedelta(days=7)
 RUN_CHUNK = 2000
 KEYS = {"policy", "policy_id", "version", "since", "until", "agents"}
 CANDIDATE_KEYS = {"category", "rules", "scope", "name"}
 CANDIDATE_ID = 0  # a candidate that is not saved has no id; 0 is none of the tenant's policies
+# A report's columns in ReportRow's order (its source references last, turned into sources).
+REPORT_FIELDS = (
+    "grounding_scores",
+    "citations",
+    "unsupported_claims",
+    "output_confidence",
+    "output",
+    "score_inflation",
+    "source_refs",
+)
 
 
 def sync_limit() -> int:
@@ -174,11 +189,17 @@ def report_count(*, tenant_id: int, plan: dict) -> int:
 _PG_CHUNK_SQL = """
 SELECT r.id, r.agent_name, (r.ended_at IS NOT NULL AND r.error = '') AS completed, r.output,
        (SELECT json_agg(json_build_array(g.grounding_scores, g.citations, g.unsupported_claims,
-                                         g.output_confidence, g.output, g.source_refs) ORDER BY g.seq)
+                                         g.output_confidence, g.output, g.score_inflation, g.source_refs)
+                        ORDER BY g.seq)
         FROM governance_groundingreport g WHERE g.run_id = r.id)::text
 FROM governance_run r
 WHERE r.tenant_id = %s AND r.started_at >= %s AND r.started_at < %s AND r.id > %s {agents}
 ORDER BY r.id LIMIT %s
+"""
+
+
+_PG_RETRIEVING_SQL = """
+SELECT DISTINCT run_id FROM governance_span WHERE tenant_id = %s AND kind = 'retrieval' AND run_id = ANY(%s)
 """
 
 
@@ -195,10 +216,17 @@ def _run_rows_pg(tenant_id: int, plan: dict, on_chunk=None):
         if not chunk:
             return
         last = chunk[-1][0]
-        texts = source_texts([c[0] for c in chunk])
+        ids = [c[0] for c in chunk]
+        texts = source_texts(ids)
+        # Spans are read only for the runs that have retrieval spans (most have none): one query
+        # with the ids as one array, cheaper than an EXISTS per run or the ORM's IN list.
+        with connection.cursor() as cursor:
+            cursor.execute(_PG_RETRIEVING_SQL, [tenant_id, ids])
+            retrieving = [row[0] for row in cursor.fetchall()]
+        extra = _run_extras(tenant_id, ids, plan, retrieving=retrieving)
         for run_id, agent, completed, output, reports in chunk:
             rows = [make(with_sources(run_id, r, texts)) for r in loads(reports)] if reports else ()
-            yield RunRow(run_id, agent, rows, completed, output)
+            yield RunRow(run_id, agent, rows, completed, output, *extra(run_id))
         if on_chunk is not None:
             on_chunk()
 
@@ -215,7 +243,7 @@ def with_sources(run_id: int, fields, texts: dict) -> list:
     return [*head, [source_from_ref(ref, texts.get((run_id, ref["id"], ref[SOURCE_HASH]), "")) for ref in refs or ()]]
 
 
-def _run_rows(tenant_id: int, plan: dict, on_chunk=None):
+def run_rows(tenant_id: int, plan: dict, on_chunk=None):
     """Runs with their reports, in chunks of RUN_CHUNK runs: two queries a chunk, flat memory."""
     if connection.vendor == "postgresql":
         yield from _run_rows_pg(tenant_id, plan, on_chunk)
@@ -230,26 +258,90 @@ def _run_rows(tenant_id: int, plan: dict, on_chunk=None):
             return
         last = chunk[-1][0]
         reports: dict[int, list] = {}
+        ids = [c[0] for c in chunk]
         rows = (
-            GroundingReport.objects.filter(tenant_id=tenant_id, run_id__in=[c[0] for c in chunk])
+            GroundingReport.objects.filter(tenant_id=tenant_id, run_id__in=ids)
             .order_by("run_id", "seq")
-            .values_list(
-                "run_id",
-                "grounding_scores",
-                "citations",
-                "unsupported_claims",
-                "output_confidence",
-                "output",
-                "source_refs",
-            )
+            .values_list("run_id", *REPORT_FIELDS)
         )
-        texts = source_texts([c[0] for c in chunk])
+        texts = source_texts(ids)
         for run_id, *fields in rows:
             reports.setdefault(run_id, []).append(ReportRow(*with_sources(run_id, fields, texts)))
+        extra = _run_extras(tenant_id, ids, plan)
         for run_id, agent, ended_at, error, output in chunk:
-            yield RunRow(run_id, agent, reports.get(run_id, ()), ended_at is not None and not error, output)
+            yield RunRow(
+                run_id, agent, reports.get(run_id, ()), ended_at is not None and not error, output, *extra(run_id)
+            )
         if on_chunk is not None:
             on_chunk()
+
+
+def plan_needs_judges(plan: dict) -> bool:
+    return any(
+        judged.kinds_for(spec["rules"], phase)
+        for spec in (*plan["before"], *plan["after"])
+        for phase in ("mid_execution", "after_workflow")
+    )
+
+
+def retrieved_by_run(tenant_id: int, run_ids) -> dict[int, tuple[list[dict], list[int]]]:
+    """{run id: (its retrieval results, how many were recorded before each of its reports)}, for
+    the runs that have any: what the live path's citation checks saw (governance/services.py)."""
+    found = retrieved_sources_of_runs(tenant_id=tenant_id, run_ids=run_ids)
+    if not found:
+        return {}
+    reported: dict[int, list] = {}
+    for run_id, created_at in (
+        GroundingReport.objects.filter(tenant_id=tenant_id, run_id__in=list(found))
+        .order_by("run_id", "seq")
+        .values_list("run_id", "created_at")
+    ):
+        reported.setdefault(run_id, []).append(created_at)
+    out = {}
+    for run_id, results in found.items():
+        sources = [source for _, source in results]
+        before = [sum(1 for at, _ in results if at <= reported_at) for reported_at in reported.get(run_id, ())]
+        out[run_id] = (sources, before)
+    return out
+
+
+def judged_by_run(tenant_id: int, run_ids) -> dict[int, dict]:
+    """{run id: {(phase, report index or None): Judged}}: the judges' stored outputs per decision."""
+    found: dict[int, dict] = {}
+    rows = Evaluation.objects.filter(
+        tenant_id=tenant_id, run_id__in=run_ids, source__in=(judged.LLM, judged.VERIFIER)
+    ).values_list("run_id", "phase", "decision__report__seq", "policy_ref", "source", "metadata")
+    parts: dict[tuple, dict] = {}
+    for run_id, phase, seq, policy_ref, source, metadata in rows.order_by("id"):
+        metadata = metadata if isinstance(metadata, dict) else {}
+        part = parts.setdefault((run_id, phase, None if seq is None else seq - 1), {"llm": []})
+        if source == judged.LLM:
+            score = metadata.get("score")
+            if isinstance(score, (int, float)) and not isinstance(score, bool):
+                model = (metadata.get("judge") or {}).get("model")
+                part["llm"].append((policy_ref, model, metadata.get("criteria"), score))
+        elif metadata.get("check") == judged.CONSISTENCY_CHECK:
+            part.setdefault("consistency", metadata)
+        else:
+            part.setdefault("verifier", metadata)
+    for (run_id, phase, index), part in parts.items():
+        found.setdefault(run_id, {})[(phase, index)] = Judged(
+            tuple(part["llm"]), part.get("verifier"), part.get("consistency")
+        )
+    return found
+
+
+def _run_extras(tenant_id: int, run_ids, plan: dict, retrieving=None):
+    """A function giving, for a run of the chunk, RunRow's retrieved, retrieved_before and judged.
+    ``retrieving``: the runs known to have retrieval spans (None: look for them among all)."""
+    retrieved = retrieved_by_run(tenant_id, run_ids if retrieving is None else retrieving) if retrieving != [] else {}
+    stored = judged_by_run(tenant_id, run_ids) if plan_needs_judges(plan) else {}
+
+    def extra(run_id):
+        sources, before = retrieved.get(run_id, ((), None))
+        return sources, before, stored.get(run_id, {})
+
+    return extra
 
 
 def replay_run(*, tenant_id: int, plan: dict, on_progress=None) -> dict:
@@ -259,7 +351,7 @@ def replay_run(*, tenant_id: int, plan: dict, on_progress=None) -> dict:
     progress = {"reports": 0}
 
     def rows():
-        for row in _run_rows(tenant_id, plan, on_chunk=lambda: on_progress and on_progress(progress["reports"])):
+        for row in run_rows(tenant_id, plan, on_chunk=lambda: on_progress and on_progress(progress["reports"])):
             progress["reports"] += len(row.reports)
             yield row
 

@@ -32,6 +32,15 @@ def _results(provenance) -> Iterable[dict]:
         yield from (r for r in flat if isinstance(r, dict))
 
 
+def _span_sources(span_id, attributes) -> list[dict]:
+    sources = []
+    for result in _results((attributes or {}).get("provenance")):
+        ident, text = result.get("source_id"), result.get("text")
+        if isinstance(ident, str) and ident and isinstance(text, str):
+            sources.append({"id": ident, "text": text, "span_id": span_id})
+    return sources
+
+
 def retrieved_sources(*, tenant, run_id) -> list[dict]:
     """Every retrieval result of the run, oldest span first, as ``{"id", "text", "span_id"}``."""
     rows = (
@@ -39,13 +48,22 @@ def retrieved_sources(*, tenant, run_id) -> list[dict]:
         .order_by("id")
         .values_list("id", "attributes")
     )
-    sources = []
-    for span_id, attributes in rows:
-        for result in _results((attributes or {}).get("provenance")):
-            ident, text = result.get("source_id"), result.get("text")
-            if isinstance(ident, str) and ident and isinstance(text, str):
-                sources.append({"id": ident, "text": text, "span_id": span_id})
-    return sources
+    return [source for span_id, attributes in rows for source in _span_sources(span_id, attributes)]
+
+
+def retrieved_sources_of_runs(*, tenant_id: int, run_ids) -> dict[int, list[tuple]]:
+    """{run id: [(recorded at, source), ...]} for many runs at once (replay), oldest span first,
+    each source as ``retrieved_sources`` gives it; runs without retrieval results are left out."""
+    rows = (
+        Span.objects.filter(tenant_id=tenant_id, run_id__in=run_ids, kind=Span.Kind.RETRIEVAL)
+        .order_by("run_id", "id")
+        .values_list("run_id", "id", "created_at", "attributes")
+    )
+    found: dict[int, list[tuple]] = {}
+    for run_id, span_id, created_at, attributes in rows:
+        for source in _span_sources(span_id, attributes):
+            found.setdefault(run_id, []).append((created_at, source))
+    return found
 
 
 def is_reference(source: dict) -> bool:

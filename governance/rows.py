@@ -99,8 +99,10 @@ def report_row(
     output_confidence: float | None,
     output: str | None,
     source_refs: list[dict],
+    score_audit: tuple[float | None, int] | None = None,
 ) -> GroundingReport:
-    """The row of one grounding report, as the agent sent it (sources as references)."""
+    """The row of one grounding report, as the agent sent it (sources as references), with the
+    score audit the engine read for it when one was read (replay and calibration need it)."""
     return GroundingReport(
         tenant_id=run.tenant_id,
         run_id=run.pk,
@@ -111,5 +113,7 @@ def report_row(
         output_confidence=output_confidence,
         output=output or "",
         source_refs=source_refs,
+        # (inflation, samples) when the engine read the agent's score audit for this report.
+        score_inflation=None if score_audit is None else {"inflation": score_audit[0], "samples": score_audit[1]},
         created_at=timezone.now(),
     )

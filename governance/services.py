@@ -132,6 +132,15 @@ def run_record_grounding(
                 raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
             seen_reports = run.report_count
             refs, new_sources = rows.source_rows(run=run, sources=sources)
+            specs = applicable_policies(all_specs, run.agent_name)
+            # The agent's score audit (docs/score-audit.md): a few aggregate rows, read only for a
+            # policy that sets max_score_inflation, and reused by the process for a few seconds.
+            audit_read = score_audit.inflation_needed(specs)
+            inflation, audited = (
+                score_audit.agent_inflation_for_decision(tenant_id=run.tenant_id, agent_name=run.agent_name)
+                if audit_read
+                else (None, 0)
+            )
             report = rows.report_row(
                 run=run,
                 seq=seen_reports + 1,
@@ -141,15 +150,7 @@ def run_record_grounding(
                 output_confidence=output_confidence,
                 output=output,
                 source_refs=refs,
-            )
-
-            specs = applicable_policies(all_specs, run.agent_name)
-            # The agent's score audit (docs/score-audit.md): a few aggregate rows, read only for a
-            # policy that sets max_score_inflation, and reused by the process for a few seconds.
-            inflation, audited = (
-                score_audit.agent_inflation_for_decision(tenant_id=run.tenant_id, agent_name=run.agent_name)
-                if score_audit.inflation_needed(specs)
-                else (None, 0)
+                score_audit=(inflation, audited) if audit_read else None,
             )
             state = RunState(
                 grounding_scores=tuple(grounding_scores),

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from core import metrics, outbound
-from core.vocabulary import EvaluationSource
+from policies import judged
 from policies.engine import Evaluation, PolicySpec
 from tenants.models import Tenant
 from tenants.services import secret_value
@@ -24,11 +24,9 @@ from .models import Judgement
 
 logger = logging.getLogger("groundrule.judges")
 
-LLM = EvaluationSource.LLM_JUDGE.value
-VERIFIER = EvaluationSource.VERIFIER.value
-# Cross-claim consistency (factual_consistency_check): the local verifier's contradiction
-# detection between the claims of one answer. Its evaluations are stored with source "verifier".
-CONSISTENCY = "consistency"
+# Cross-claim consistency (factual_consistency_check) is the local verifier's contradiction
+# detection between the claims of one answer; its evaluations are stored with source "verifier".
+LLM, VERIFIER, CONSISTENCY = judged.LLM, judged.VERIFIER, judged.CONSISTENCY
 
 
 @dataclass(frozen=True)
@@ -40,21 +38,9 @@ class Evidence:
     sources: tuple = field(default_factory=tuple)
 
 
-def _phase_matches(setting: str, phase: str) -> bool:
-    return setting == "both" or setting == phase
-
-
 def kinds_for(spec: PolicySpec, phase: str) -> list[str]:
-    """Which judges a policy asks for at this phase."""
-    rules = spec.rules
-    kinds = []
-    if rules.get("llm_grounding_check") and _phase_matches(rules.get("llm_grounding_phase", "mid_execution"), phase):
-        kinds.append(LLM)
-    if rules.get("nli_check") and _phase_matches(rules.get("nli_phase", "after_workflow"), phase):
-        kinds.append(VERIFIER)
-    if rules.get("factual_consistency_check") and phase == "after_workflow":
-        kinds.append(CONSISTENCY)
-    return kinds
+    """Which judges a policy asks for at this phase (policies/judged.py, which replay shares)."""
+    return judged.kinds_for(spec.rules, phase)
 
 
 def runs_inline(spec: PolicySpec, phase: str, kind: str) -> bool:
@@ -121,8 +107,7 @@ def tenant_visible(result: dict) -> dict:
     return visible
 
 
-def _fmt(score: float) -> float:
-    return round(float(score), 4)
+_fmt = judged.round_score
 
 
 class CredentialsRefused(Exception):
@@ -156,7 +141,6 @@ def store_judgement(*, tenant: Tenant, key: str, model: str, result: dict) -> No
 def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Evidence, timeout: float) -> Evaluation:
     rules = spec.rules
     model = rules["llm_grounding_model"]
-    threshold = _fmt(rules["llm_grounding_threshold"])
     provider = llm.provider_for_model(model)
 
     def skipped(reason: str, meta: dict) -> Evaluation:
@@ -219,23 +203,10 @@ def llm_evaluation(*, tenant: Tenant, spec: PolicySpec, phase: str, evidence: Ev
     if score is None:
         return skipped("provider error", meta)
     score = _fmt(score)
-    if score < threshold:
-        return _evaluation(
-            spec,
-            phase,
-            rules["action_on_violation"],
-            f"LLM judge score ({score}) below threshold ({threshold})",
-            {"judge": meta, "score": score, "threshold": threshold},
-            LLM,
-        )
-    return _evaluation(
-        spec,
-        phase,
-        "allow",
-        f"LLM judge score ({score}) meets threshold ({threshold})",
-        {"judge": meta, "score": score, "threshold": threshold},
-        LLM,
-    )
+    action, reason, threshold = judged.llm_verdict(rules, score)
+    # The criteria are kept so that replay reuses this score only for a policy asking the same.
+    metadata = {"judge": meta, "score": score, "threshold": threshold, "criteria": criteria}
+    return _evaluation(spec, phase, action, reason, metadata, LLM)
 
 
 def verifier_evaluation(

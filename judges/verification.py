@@ -4,7 +4,11 @@ import logging
 
 from django.conf import settings
 
-from core.vocabulary import SEVERITY
+from policies.judged import (
+    CONSISTENCY_CHECK,
+    short_quote,
+    verifier_action,
+)
 
 from .budget import budgeted_check
 from .escalation import escalate, options_from
@@ -13,8 +17,6 @@ from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
 
-GROUNDING_CONTRADICTION = "GROUNDING_CONTRADICTION"
-GROUNDING_UNVERIFIABLE = "GROUNDING_UNVERIFIABLE"
 GROUNDING_NO_SOURCES = "GROUNDING_NO_SOURCES"
 OUTPUT_SELF_CONTRADICTION = "OUTPUT_SELF_CONTRADICTION"
 
@@ -44,10 +46,6 @@ def _sources(evidence) -> list[dict]:
         elif isinstance(source, str) and source.strip():
             out.append({"id": f"source-{i}", "text": source})
     return out
-
-
-def _quote(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def checked_with_escalation(
@@ -98,20 +96,8 @@ def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | No
     if budget_warnings:
         verification["budget_warnings"] = budget_warnings
 
-    reasons, codes, action = [], [], "allow"
-    contradicted = [c for c in result.claims if c.verdict == CONTRADICTED]
-    if contradicted:
-        first = contradicted[0]
-        noun = "claim contradicts" if len(contradicted) == 1 else "claims contradict"
-        reasons.append(f'Verifier: {len(contradicted)} {noun} the sources — "{_quote(first.claim)}" ({first.reason})')
-        codes.append(GROUNDING_CONTRADICTION)
-        action = rules.get("contradiction_action", "warn")
-    ratio, limit = result.unverifiable_ratio, rules.get("max_unverifiable_ratio", 0.5)
-    if ratio > limit:
-        reasons.append(f"Verifier: unverifiable claims ratio ({ratio}) exceeds max ({limit})")
-        codes.append(GROUNDING_UNVERIFIABLE)
-        other = rules.get("unverifiable_action", "warn")
-        action = other if SEVERITY[other] > SEVERITY[action] else action
+    contradicted = [{"claim": c.claim, "reason": c.reason} for c in result.claims if c.verdict == CONTRADICTED]
+    action, reasons, codes = verifier_action(rules, contradicted=contradicted, ratio=result.unverifiable_ratio)
     metadata = {"verification": verification, "reason_codes": codes}
     if escalation is not None:
         metadata["escalation"] = escalation
@@ -124,7 +110,6 @@ def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | No
 
 
 MAX_LISTED_CONTRADICTIONS = 20
-CONSISTENCY_CHECK = "consistency"
 
 
 def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
@@ -153,7 +138,9 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
     first_a, first_b, first_why = pairs[0]
     count = f" ({len(pairs)} pairs)" if len(pairs) > 1 else ""
-    reason = f'Contradictory claims in output{count}: "{_quote(first_a)}" vs "{_quote(first_b)}" ({first_why})'
+    reason = (
+        f'Contradictory claims in output{count}: "{short_quote(first_a)}" vs "{short_quote(first_b)}" ({first_why})'
+    )
     metadata = {
         **base,
         "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS],

@@ -38,7 +38,7 @@ def history(api):
 def _stored_counts(runs):
     counts = {"allow": 0, "warn": 0, "block": 0}
     with scopes_disabled():
-        for d in Decision.objects.filter(run_id__in=runs).exclude(phase="before_workflow"):
+        for d in Decision.objects.filter(run_id__in=runs):
             counts[d.action] += 1
     return counts
 
@@ -168,6 +168,7 @@ def test_a_large_window_runs_as_a_task_with_progress(
 def test_replay_is_in_the_schema(api):
     schema = api.get("/api/v1/schema/?format=json").content.decode()
     assert "/api/v1/policies/replay/" in schema and "/api/v1/policies/replay/{id}/" in schema
+    assert "judges_reused" in schema and "judges_missing" in schema and "not_calibrated" in schema
 
 
 # --- the policy editor's "Try on past runs" --------------------------------------------------------
@@ -209,3 +210,14 @@ def test_try_on_past_runs_is_admin_only_and_tenant_isolated(client, bob, charlie
     assert client.post(f"/policies/try/?policy={lenient['id']}", _form()).status_code == 404
     page = client.post("/policies/try/", _form()).text
     assert '<strong data-testid="changed-runs">0</strong>' in page and "0 grounding reports" in page
+
+
+def test_a_job_finished_before_judges_were_replayed_still_answers(api, acme):
+    old = {"reports": 1, "runs": 1, "before": {"allow": 1, "warn": 0, "block": 0}}
+    old |= {"after": {"allow": 1, "warn": 0, "block": 0}, "changed_runs": 0, "changed": [], "elapsed_ms": 1}
+    with scopes_disabled():
+        job = ReplayJob.objects.create(
+            tenant=acme, params={}, total=1, done=1, status=ReplayJob.Status.DONE, result=old
+        )
+    body = api.get(f"/api/v1/policies/replay/{job.pk}/").json()
+    assert (body["result"]["judges_reused"], body["result"]["judges_missing"]) == (0, 0)

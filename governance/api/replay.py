@@ -10,7 +10,8 @@ import time
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -68,6 +69,12 @@ class ReplayOut(serializers.Serializer):
     after = CountsOut()
     changed_runs = serializers.IntegerField()
     changed = ChangedOut(many=True)
+    judges_reused = serializers.IntegerField(
+        help_text="Judge verdicts re-thresholded from the judge's stored output (never re-run)."
+    )
+    judges_missing = serializers.IntegerField(
+        help_text="Judge verdicts a policy asks for where nothing usable is stored: left out of both sides."
+    )
     elapsed_ms = serializers.IntegerField()
 
 
@@ -88,7 +95,8 @@ def _job_out(request, job: ReplayJob) -> dict:
         "total": job.total,
         "done": job.done,
         "status_url": request.build_absolute_uri(reverse("api-policy-replay-job", args=[job.pk])),
-        "result": job.result,
+        # A job finished before judges were replayed has neither count: none were.
+        "result": {"judges_reused": 0, "judges_missing": 0, **job.result} if job.result else job.result,
         "error": job.error,
     }
 
@@ -132,10 +140,21 @@ class PrecisionOut(serializers.Serializer):
     precision = serializers.FloatField(allow_null=True, help_text="Confirmed ÷ reviewed; null with none reviewed.")
 
 
+@extend_schema_field(OpenApiTypes.NUMBER)
+class NumberOut(serializers.Field):
+    """A rule's value as it is: a whole number stays one (a count threshold), a fraction a float."""
+
+    def to_representation(self, value):
+        return value
+
+
 class ThresholdOut(serializers.Serializer):
     rule = serializers.CharField()
-    current = serializers.FloatField()
-    suggested = serializers.FloatField()
+    source = serializers.ChoiceField(
+        choices=("engine", "llm_judge", "verifier"), help_text="Whose output the threshold applies to."
+    )
+    current = NumberOut()
+    suggested = NumberOut()
     reviewed = serializers.IntegerField()
     confirmed = serializers.IntegerField()
     dismissed = serializers.IntegerField()
@@ -143,6 +162,11 @@ class ThresholdOut(serializers.Serializer):
     dropped_dismissed = serializers.IntegerField(help_text="Dismissed violations it would no longer flag.")
     current_kept_confirmed = serializers.IntegerField()
     current_dropped_dismissed = serializers.IntegerField()
+
+
+class NotCalibratedOut(serializers.Serializer):
+    rule = serializers.CharField()
+    reason = serializers.CharField()
 
 
 class CalibrationOut(serializers.Serializer):
@@ -155,6 +179,9 @@ class CalibrationOut(serializers.Serializer):
     warnings = PrecisionOut()
     minimum_reviewed = serializers.IntegerField()
     thresholds = ThresholdOut(many=True)
+    not_calibrated = NotCalibratedOut(
+        many=True, help_text="Numeric rules the policy sets that get no suggestion, and why."
+    )
     message = serializers.CharField(allow_null=True, help_text="Why there is no suggestion (too few reviews).")
 
 

@@ -158,6 +158,11 @@ class ClaimVerdict:
     #: on the sentence about the claim's subject at least as confident as contradiction_threshold)
     decided_by: str | None = None
     features: dict[str, float] | None = field(default=None, repr=False)  # combiner input (not serialised)
+    #: what re-deciding the verdict under other thresholds needs besides ``probabilities``
+    #: (policies/judged.py, used by replay and calibration): ``conflict``, the confidence of the
+    #: conflict on the claim's evidence or null; ``backstop``, whether that conflict may decide
+    #: for an undecided model; ``path``, "combiner" or "nli"
+    thresholds_input: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -455,6 +460,15 @@ def _decide(
     rounded = {k: round(v, 4) for k, v in probs.items()}
     top = max(g.candidates, key=lambda c: c.sim)
     conflict = ev.conflict
+    inputs = {
+        "path": "combiner",
+        "conflict": round(conflict.confidence, 4) if conflict is not None and ev.conflict_span is not None else None,
+        "backstop": bool(
+            config.fact_backstop
+            and ev.features.get("rule_contradicted") == 1.0
+            and ev.features.get("conflict_on_evidence") == 1.0
+        ),
+    }
     if p_con >= config.contradiction_threshold and conflict is not None and ev.conflict_span is not None:
         return ClaimVerdict(
             claim,
@@ -469,6 +483,7 @@ def _decide(
             probabilities=rounded,
             features=ev.features,
             decided_by="combiner",
+            thresholds_input=inputs,
         )
     if (
         config.fact_backstop
@@ -494,6 +509,7 @@ def _decide(
             probabilities=rounded,
             features=ev.features,
             decided_by="fact_backstop",
+            thresholds_input=inputs,
         )
     if p_sup >= config.entailment_threshold:
         n = len(ev.spans)
@@ -515,6 +531,7 @@ def _decide(
             probabilities=rounded,
             features=ev.features,
             decided_by="combiner",
+            thresholds_input=inputs,
         )
     # unverifiable: say what is missing, or which doubtful conflict kept it from a verdict
     failed = None
@@ -547,6 +564,7 @@ def _decide(
         probabilities=rounded,
         features=ev.features,
         decided_by="combiner",
+        thresholds_input=inputs,
     )
 
 
@@ -568,6 +586,13 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
         best_e = max(range(n), key=lambda k: row[k].entailment)
         best_c = max(range(n), key=lambda k: row[k].contradiction)
         c_an = analyse(claim, proper)
+        # What replay and calibration re-threshold (policies/judged.py): the best entailment and
+        # contradiction; a backstop conflict is known only where the backstop ran.
+        probs = {
+            SUPPORTED: round(float(row[best_e].entailment), 4),
+            CONTRADICTED: round(float(row[best_c].contradiction), 4),
+        }
+        inputs = {"path": "nli", "conflict": None, "backstop": bool(config.fact_backstop)}
 
         def match(k: int, score: float, c_an=c_an) -> SourceMatch:
             span, _, _ = _best_sentence_by_words(c_an, sentences[k], proper)
@@ -577,7 +602,13 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
             s = row[best_e]
             results.append(
                 ClaimVerdict(
-                    claim, SUPPORTED, s.entailment, match(best_e, s.entailment), f"entailment {s.entailment:.2f} (NLI)"
+                    claim,
+                    SUPPORTED,
+                    s.entailment,
+                    match(best_e, s.entailment),
+                    f"entailment {s.entailment:.2f} (NLI)",
+                    probabilities=probs,
+                    thresholds_input=inputs,
                 )
             )
             continue
@@ -591,6 +622,8 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
                     match(best_c, s.contradiction),
                     f"contradiction {s.contradiction:.2f} (NLI)",
                     kind="nli",
+                    probabilities=probs,
+                    thresholds_input=inputs,
                 )
             )
             continue
@@ -617,6 +650,8 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
                         f"fact check: {conflict.reason} (NLI undecided: entailment "
                         f"{row[k].entailment:.2f}, contradiction {row[k].contradiction:.2f})",
                         kind=conflict.kind,
+                        probabilities=probs,
+                        thresholds_input={**inputs, "conflict": round(conflict.confidence, 4)},
                     )
                     break
             if backstop is not None:
@@ -630,6 +665,8 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
                 max(s.neutral, 1.0 - s.entailment - s.contradiction, 0.0),
                 match(best_e, s.entailment),
                 f"NLI undecided: entailment {s.entailment:.2f}, contradiction {row[best_c].contradiction:.2f}",
+                probabilities=probs,
+                thresholds_input=inputs,
             )
         )
     return results

@@ -233,6 +233,8 @@ def policy_edit(request, pk):
         "category": category,
         "policy": policy,
         "validate_url": f"{reverse('policy_validate')}?policy={policy.pk}",
+        # ?try=1 (the calibration panel's "Try it"): replay the prefilled value on past runs at once.
+        "autorun": request.method == "GET" and request.GET.get("try") == "1",
     }
     return render_page(request, "policies/form.html", context, fragment="editor", status=400 if form.errors else 200)
 

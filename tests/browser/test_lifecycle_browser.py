@@ -11,6 +11,8 @@ from django_scopes import scope, scopes_disabled
 from playwright.sync_api import expect
 
 from governance import services as run_services
+from governance.models import Evaluation
+from governance.reviews import evaluation_review
 from policies import services as policy_services
 from policies.models import Policy
 from tenants import services as tenant_services
@@ -97,3 +99,20 @@ def test_the_policy_page_loads_the_calibration_panel(browser_page, sign_in, worl
     panel = page.get_by_test_id("calibration")
     expect(panel.get_by_role("heading", name="Calibration from reviewers")).to_be_visible()
     expect(panel).to_contain_text("Suggestions need at least 10 reviewed violations")
+
+
+def test_try_it_on_a_calibration_suggestion_replays_it_at_once(browser_page, sign_in, world):
+    page, policy, tenant = browser_page, world["policy"], world["tenant"]
+    reviewer = get_user_model().objects.get(username="alice")
+    for scores, state in (([0.1, 0.15, 0.2, 0.25, 0.3], "confirmed"), ([0.4, 0.42, 0.44, 0.46, 0.48], "dismissed")):
+        for run_id in _runs(tenant, scores):
+            with scope(tenant=tenant):
+                evaluation = Evaluation.objects.get(run_id=run_id, phase="mid_execution")
+                evaluation_review(evaluation=evaluation, state=state, comment="", actor=Actor(user=reviewer))
+    sign_in(page, "alice", PASSWORD, next_path=f"/policies/{policy.pk}/")
+    panel = page.get_by_test_id("calibration")
+    expect(panel.get_by_role("row", name="min_grounding_score")).to_contain_text("0.4")
+    panel.get_by_role("link", name="Try it").first.click()
+    expect(page.locator("#id_rule_min_grounding_score")).to_have_value("0.4")
+    # The replay ran on opening: the five dismissed runs (0.4 to 0.48) now pass.
+    expect(page.get_by_test_id("changed-runs")).to_have_text("5")
