@@ -21,7 +21,7 @@ from core.api.fields import StrictSerializer
 from core.lookup import pk_or_404
 from governance import replay
 from governance.calibration import policy_calibration
-from governance.models import ReplayJob
+from governance.models import Evaluation, ReplayJob
 from governance.tasks import replay_job
 from outbox.services import enqueue
 from policies.access import policy_for
@@ -151,7 +151,7 @@ class NumberOut(serializers.Field):
 class ThresholdOut(serializers.Serializer):
     rule = serializers.CharField()
     source = serializers.ChoiceField(
-        choices=("engine", "llm_judge", "verifier"), help_text="Whose output the threshold applies to."
+        choices=Evaluation.Source.choices, help_text="Whose output the threshold applies to."
     )
     current = NumberOut()
     suggested = NumberOut()
