@@ -57,7 +57,10 @@ def sync_limit() -> int:
 def _time(value, field: str, errors: dict) -> datetime | None:
     if value is None:
         return None
-    parsed = parse_datetime(value) if isinstance(value, str) else None
+    try:
+        parsed = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:  # well formed but no such moment ("…T10:60:00"): Django raises, not None
+        parsed = None
     if parsed is None:
         errors[field] = ["Must be an ISO 8601 date and time, such as 2026-11-01T00:00:00Z."]
         return None

@@ -114,6 +114,7 @@ def test_shadow_policies_are_left_out_of_before(api, history):
         ({"policy": {"category": "grounding", "scope": {"agents": "x"}}}, "policy"),
         ({"policy": {"category": "grounding"}, "since": "yesterday"}, "since"),
         ({"policy": {"category": "grounding"}, "until": 5}, "until"),
+        ({"policy": {"category": "grounding"}, "until": "2026-01-01T10:60:00Z"}, "until"),  # no such minute
         (
             {"policy": {"category": "grounding"}, "since": "2026-01-02T00:00:00Z", "until": "2026-01-01T00:00:00Z"},
             "until",
