@@ -8,8 +8,11 @@ from tenants.models import Tenant
 from .models import Evaluation, Run
 
 
-def run_for(tenant: Tenant, pk, *, for_update: bool = False, only: tuple[str, ...] = ()) -> Run:
+def run_for(tenant: Tenant, pk, *, for_update: bool = False, only: tuple[str, ...] = (), owner_key_id=None) -> Run:
+    """The tenant's run ``pk`` (404 otherwise); with ``owner_key_id``, only if that key started it."""
     qs = Run.objects.filter(tenant=tenant)
+    if owner_key_id is not None:
+        qs = qs.filter(api_key_id=owner_key_id)
     if for_update:
         qs = qs.select_for_update()
     if only:

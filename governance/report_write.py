@@ -145,21 +145,27 @@ def _prepared_cursor():
 RUN_FIELDS = ("id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count")
 
 
-@lru_cache(maxsize=1)
-def _run_sql() -> str:
+@lru_cache(maxsize=2)
+def _run_sql(owned: bool) -> str:
     qn = connection.ops.quote_name
     columns = ", ".join(qn(Run._meta.get_field(name).column) for name in RUN_FIELDS)
-    return f"SELECT {columns} FROM {qn(Run._meta.db_table)} WHERE {qn('id')} = %s AND ({qn('tenant_id')} + 0) = %s"
+    owner = f" AND {qn(Run._meta.get_field('api_key').column)} = %s" if owned else ""
+    return (
+        f"SELECT {columns} FROM {qn(Run._meta.db_table)} WHERE {qn('id')} = %s AND ({qn('tenant_id')} + 0) = %s" + owner
+    )
 
 
-def read_run(*, tenant_id: int, run_id) -> Run | None:
-    """The run's RUN_FIELDS, unlocked, in one prepared statement; None if it is not the tenant's
-    (the caller's locked read then answers 404). The ORM's read costs more Python than the
-    rest of this path together."""
+def read_run(*, tenant_id: int, run_id, owner_key_id: int | None = None) -> Run | None:
+    """The run's RUN_FIELDS, unlocked, in one prepared statement; None if it is not the tenant's,
+    or, with ``owner_key_id``, not started by that key (the caller's locked read then answers 404).
+    The ORM's read costs more Python than the rest of this path together."""
     if not isinstance(run_id, int) or not 0 < run_id < 2**63:
         return None
+    params = [Int8(run_id), Int8(tenant_id)]
+    if owner_key_id is not None:
+        params.append(Int8(owner_key_id))
     with _prepared_cursor() as cursor:
-        cursor.execute(_run_sql(), [Int8(run_id), Int8(tenant_id)])
+        cursor.execute(_run_sql(owner_key_id is not None), params)
         row = cursor.fetchone()
     return None if row is None else Run.from_db(connection.alias, RUN_FIELDS, row)
 

@@ -91,8 +91,12 @@ def run_record_grounding(
     output_confidence: float | None = None,
     output: str | None = None,
     sources: Sequence[dict] = (),
+    owner_key_id: int | None = None,
 ) -> tuple[Run, EngineDecision]:
     """Record one grounding report and decide mid_execution on it.
+
+    With ``owner_key_id`` (an agent key) a run that key did not start is a 404, checked by the
+    run's own read rather than a query of its own (tenants.auth.HasScope).
 
     mid_execution judges this report's scores and citations; its citations resolve against every
     source the run has reported so far (this report's included) and its retrieval results.
@@ -108,7 +112,7 @@ def run_record_grounding(
     judged: list = []
     if judging.needs_inline(all_specs, "mid_execution"):
         # Judges the agent must wait for run before the transaction: no row lock during a provider call.
-        agent_name = run_for(tenant, run_id).agent_name
+        agent_name = run_for(tenant, run_id, owner_key_id=owner_key_id).agent_name
         evidence = Evidence(output=output or "", citations=tuple(citations), sources=tuple(sources))
         judged = judging.inline_evaluations(
             tenant=tenant, specs=applicable_policies(all_specs, agent_name), phase="mid_execution", evidence=evidence
@@ -123,9 +127,9 @@ def run_record_grounding(
     for locked in (False, True) if one_statement else (True,):
         with transaction.atomic() if locked else nullcontext():
             if locked:
-                run = run_for(tenant, run_id, for_update=True, only=report_write.RUN_FIELDS)
+                run = run_for(tenant, run_id, for_update=True, only=report_write.RUN_FIELDS, owner_key_id=owner_key_id)
             else:
-                run = report_write.read_run(tenant_id=tenant.pk, run_id=run_id)
+                run = report_write.read_run(tenant_id=tenant.pk, run_id=run_id, owner_key_id=owner_key_id)
                 if run is None:
                     continue  # the locked read answers 404
             if run.ended_at is not None:
