@@ -63,8 +63,8 @@ reaches ``contradiction_threshold``, the claim is ``contradicted`` with the reas
 "fact check: ...". A confident model verdict is never overturned
 (``VerifierConfig.fact_backstop=False`` switches the backstop off).
 
-Neither path escalates to an LLM (``escalated`` is always false); the LLM judge is
-separate.
+Neither path calls an LLM itself: claims left undecided may be escalated to one afterwards,
+when a policy or the check asks for it (judges/escalation.py, docs/verifier.md "LLM escalation").
 """
 
 from __future__ import annotations
