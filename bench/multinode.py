@@ -259,7 +259,7 @@ def main() -> None:
     with FakeLLMServer() as llm:
         try:
             env = server_env(database_url)
-            data = setup_data(env, runs=1)
+            data = setup_data(env, runs=1)["report"]
             spec = json.dumps({k: v for k, v in llm.secrets().items() if k.startswith("OPENAI")})
             subprocess.run([PY, "-c", SECRETS, spec], cwd=ROOT, env=env, check=True)
             subprocess.run([PY, "-c", _JUDGE_POLICY, json.dumps(JUDGE)], cwd=ROOT, env=env, check=True)

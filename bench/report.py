@@ -195,7 +195,7 @@ print(json.dumps(out))
 """
 
 
-def setup_data(env: dict, runs: int, inflation: bool) -> dict:
+def setup_data(env: dict, runs: int, inflation: bool = False) -> dict:
     subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
     scenarios = [{"kind": "report", "slug": "bench", "policies": POLICIES, "seed_audits": False}]
     if inflation:

@@ -89,7 +89,7 @@ def main() -> None:
     server = None
     try:
         env = bench.server_env(database_url)
-        data = bench.setup_data(env, 2)
+        data = bench.setup_data(env, 2)["report"]
         key, (run_id, fresh_run_id) = data["key"], data["runs"]
         port = bench.free_port()
         server = bench.start_server(env, port, workers=1, threads=1)
