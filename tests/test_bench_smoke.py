@@ -1,0 +1,66 @@
+"""The benchmarks still run: each is started with a tiny workload and must print its figures.
+
+A benchmark is only run by hand, so one that a change to a shared helper broke (bench/report.py's
+set-up, say) would otherwise stay broken until someone needs its figures. These runs measure
+nothing; they check that each script gets from set-up to its last line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench(script: str, *args: str, database_url: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def ratio(output: str, name: str = "ratio") -> float:
+    found = re.findall(rf"^{name}=([0-9.]+)$", output, flags=re.MULTILINE)
+    assert found, output
+    return float(found[-1])
+
+
+def test_run_growth_runs_on_sqlite():
+    out = bench("run_growth.py", "--reports", "12", "--window", "3", database_url=None)
+    assert "database: SQLite" in out
+    assert re.search(r"^complete: [0-9.]+ ms$", out, flags=re.MULTILINE), out
+    assert ratio(out) > 0
+    assert ratio(out, "sequential_ratio") > 0
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="bench/report.py needs PostgreSQL (CI has it)")
+def test_report_bench_runs_on_postgresql():
+    server = connection.settings_dict
+    # A database of its own: the benchmark drops and creates the one it is given.
+    name = f"groundrule_bench_smoke_{uuid.uuid4().hex[:8]}"
+    url = f"postgres://{server['USER']}@{server['HOST']}:{server['PORT']}/{name}"
+    out = bench(
+        "report.py",
+        *("--requests", "40", "--rounds", "1", "--runs", "4", "--threads", "2", "--workers", "1"),
+        database_url=url,
+    )
+    assert re.search(r"POST /api/v1/runs/\{id\}/grounding/ .* errors 0$", out, flags=re.MULTILINE), out
+    assert ratio(out) > 0
+    assert ratio(out, "ratio_inflation_rule") > 0
