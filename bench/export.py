@@ -54,7 +54,7 @@ from tenants import services as tenant_services
 
 actor = Actor.system("bench")
 tenant = tenant_services.tenant_create(slug="bench", name="Bench", actor=actor)
-_, raw = tenant_services.api_key_create(tenant=tenant, name="bench", actor=actor)
+_, raw = tenant_services.api_key_create(tenant=tenant, name="bench", actor=actor, scope="read")
 with scope(tenant=tenant):
     runs = [run_services.run_start(tenant=tenant, agent_name=f"agent-{n}")[0].pk for n in range(5)]
 print(json.dumps({"key": raw, "tenant": tenant.pk, "runs": runs}))
@@ -64,7 +64,8 @@ print(json.dumps({"key": raw, "tenant": tenant.pk, "runs": runs}))
 SEED = """
 INSERT INTO governance_evaluation
     (tenant_id, run_id, decision_id, policy_id, policy_ref, policy_name, policy_version, category, agent_name,
-     phase, action, reason, metadata, source, created_at, review_state, reviewed_by_id, reviewed_at, review_comment)
+     phase, action, reason, metadata, source, created_at, review_state, reviewed_by_id, reviewed_at, review_comment,
+     shadow)
 SELECT %(tenant)s, (%(runs)s::bigint[])[1 + g %% 5], NULL, NULL, 100 + g %% 7, 'Policy, "' || (g %% 7) || '"',
        1 + g %% 3, 'grounding', 'agent-' || (g %% 5),
        (ARRAY['before_workflow', 'mid_execution', 'after_workflow'])[1 + g %% 3],
@@ -72,7 +73,7 @@ SELECT %(tenant)s, (%(runs)s::bigint[])[1 + g %% 5], NULL, NULL, 100 + g %% 7, '
        'Grounding score (0.' || lpad((g %% 100)::text, 2, '0') || ') below threshold (0.7)',
        jsonb_build_object('score', (g %% 100) / 100.0, 'threshold', 0.7, 'warnings', jsonb_build_array('w' || g)),
        'engine', now() - interval '30 days' + g * interval '1 millisecond' + (g %% 997) * interval '1 microsecond',
-       'pending', NULL, NULL, CASE WHEN g %% 5 = 0 THEN 'Checked, row ' || g ELSE '' END
+       'pending', NULL, NULL, CASE WHEN g %% 5 = 0 THEN 'Checked, row ' || g ELSE '' END, false
 FROM generate_series(1, %(rows)s) AS g
 """
 

@@ -259,6 +259,7 @@ def main() -> None:
     with FakeLLMServer() as llm:
         try:
             env = server_env(database_url)
+            env["OUTBOUND_ALLOWED_HOSTS"] = "127.0.0.1"  # the operator allows the local fake provider
             data = setup_data(env, runs=1)["report"]
             spec = json.dumps({k: v for k, v in llm.secrets().items() if k.startswith("OPENAI")})
             subprocess.run([PY, "-c", SECRETS, spec], cwd=ROOT, env=env, check=True)

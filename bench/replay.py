@@ -26,6 +26,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import server_env  # noqa: E402
+
 PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DB_NAME = os.environ.get("BENCH_DB", "groundrule_bench_replay")
 
@@ -46,8 +50,8 @@ def main() -> None:
 
     _admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
     _admin(f'CREATE DATABASE "{DB_NAME}"')
-    os.environ["DATABASE_URL"] = f"{PG}/{DB_NAME}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # The production-like settings bench/report.py's server runs under (DEBUG off, bench keys).
+    os.environ.update(server_env(f"{PG}/{DB_NAME}"))
     os.environ.setdefault("CONN_MAX_AGE", "0")
     try:
         _run(args)

@@ -317,7 +317,6 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # Webhooks (webhooks/): https:// URLs only, except hosts listed here, which may also be http:// and
 # resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.
 WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOSTS", "").split(",") if h.strip()]
-OUTBOUND_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("OUTBOUND_ALLOWED_HOSTS", "").split(",") if h.strip()]
 
 # OTLP trace ingest (POST /v1/traces): the limit on a body once gunzipped; the wire size is
 # MAX_BODY_BYTES like every request.

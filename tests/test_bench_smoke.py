@@ -20,10 +20,11 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def bench(script: str, *args: str, database_url: str | None) -> str:
+def bench(script: str, *args: str, database_url: str | None, extra: dict | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
     if database_url:
         env["DATABASE_URL"] = database_url
+    env.update(extra or {})
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), *args],
         cwd=ROOT,
@@ -32,7 +33,10 @@ def bench(script: str, *args: str, database_url: str | None) -> str:
         text=True,
         timeout=240,
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    # A benchmark that printed its verdict on the targets ran to the end; on a tiny workload on a
+    # busy machine the verdict itself (export.py exits 1 on "NOT met") measures nothing.
+    finished = done.returncode == 0 or (done.returncode == 1 and "\ntargets (" in done.stdout)
+    assert finished, done.stdout[-2000:] + done.stderr[-3000:]
     return done.stdout
 
 
@@ -64,3 +68,26 @@ def test_report_bench_runs_on_postgresql():
     assert re.search(r"POST /api/v1/runs/\{id\}/grounding/ .* errors 0$", out, flags=re.MULTILINE), out
     assert ratio(out) > 0
     assert ratio(out, "ratio_inflation_rule") > 0
+
+
+def _pg_env(db_var: str) -> dict:
+    server = connection.settings_dict
+    return {
+        "BENCH_PG": f"postgres://{server['USER']}@{server['HOST']}:{server['PORT']}",
+        db_var: f"groundrule_bench_smoke_{uuid.uuid4().hex[:8]}",
+    }
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="bench/replay.py needs PostgreSQL (CI has it)")
+def test_replay_bench_runs_on_postgresql():
+    out = bench("replay.py", "--reports", "500", database_url=None, extra=_pg_env("BENCH_DB"))
+    for policies in (" 1", "20"):
+        line = rf"^policies={policies} engine: .* replay: [0-9,]+ reports/s .* ratio=[0-9.]+$"
+        assert re.search(line, out, flags=re.MULTILINE), out
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="bench/export.py needs PostgreSQL (CI has it)")
+def test_export_bench_runs_on_postgresql():
+    out = bench("export.py", "--rows", "2000", database_url=None, extra=_pg_env("BENCH_EXPORT_DB"))
+    assert re.search(r"export csv +2,000 rows .* ratio [0-9.]+x COPY", out), out
+    assert re.search(r"export jsonl +2,000 rows .* ratio [0-9.]+x COPY", out), out

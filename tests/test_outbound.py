@@ -7,9 +7,13 @@ service): every test asserts it saw no connection. The provider calls go through
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from django_scopes import scope, scopes_disabled
@@ -20,6 +24,8 @@ from judges.llm import clear_client_cache, judge
 from tenants import services as tenant_services
 from tenants.audit import Actor
 from tenants.models import TenantSecret
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SYSTEM = Actor.system("tests")
 
@@ -156,6 +162,24 @@ def test_the_operator_allows_hosts_and_networks(allowed, url):
 def test_the_old_setting_name_still_allows(settings):
     settings.JUDGE_BASE_URL_ALLOWED_HOSTS = ["127.0.0.1"]
     outbound.check_url("http://127.0.0.1:9/v1")
+
+
+def test_both_environment_names_reach_the_settings():
+    # The settings module itself, as a deployment loads it: the old name in the environment is
+    # read beside the new one (a second assignment once dropped it silently).
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DEBUG": "1",
+            "OUTBOUND_ALLOWED_HOSTS": "gateway.internal",
+            "JUDGE_BASE_URL_ALLOWED_HOSTS": "10.20.0.0/16, 127.0.0.1",
+        }
+    )
+    code = "import django; django.setup(); from django.conf import settings; print(settings.OUTBOUND_ALLOWED_HOSTS)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "['gateway.internal', '10.20.0.0/16', '127.0.0.1']"
 
 
 # --- at save time: the secrets API ----------------------------------------------------------
