@@ -193,3 +193,15 @@ def test_the_editor_saves_a_policy_in_shadow_mode(client, alice, make_policy):
         policy.refresh_from_db()
     assert policy.mode == "shadow"
     assert "Shadow" in client.get(f"/policies/{policy.pk}/").text
+
+
+def test_a_shadow_policys_context_rules_decide_nothing(api):
+    # Context rules say what reaches the model: a shadow policy's would be enforcing, not shadowing.
+    create_policy(api, name="Attachments only", rules={"context_mode": "attachments_only"}, mode="shadow")
+    body = {"agent_name": "research-agent", "retrieved_text": "Chunk text.", "prepared_documents": ["doc-1"]}
+    decided = post_json(api, "/api/v1/grounding/decide/", body).json()
+    assert decided["grounding_context"]["policy_id"] is None
+    assert decided["grounding_context"]["rules"]["context_mode"] == "hybrid"
+    assert decided["retrieved_text_for_prompt"] == "Chunk text."
+    started = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent"}).json()
+    assert started["decision"]["grounding_context"]["policy_id"] is None
