@@ -151,6 +151,9 @@ def replay_request(*, tenant: Tenant, data) -> dict:
     if "policy" in data:
         if policy_id is not None:
             policy_for(tenant, policy_id)
+        if data.get("version") is not None:
+            # Silently replaying the body instead of the version asked for would answer another question.
+            errors["version"] = ['Give either a candidate "policy" or "policy_id" with "version", not both.']
         candidate = _candidate_from_body(data["policy"], policy_id, errors)
     elif policy_id is not None:
         candidate = _candidate_from_version(tenant, policy_id, data.get("version"), errors)

@@ -122,6 +122,7 @@ def test_shadow_policies_are_left_out_of_before(api, history):
         ({"policy": {"category": "grounding"}, "agents": "agent-1"}, "agents"),
         ({"policy": {"category": "grounding"}, "window": 3}, "window"),
         ({"policy_id": "one"}, "policy_id"),
+        ({"policy": {"category": "grounding"}, "version": 2}, "version"),  # was ignored: a 200 for the body
         # Before year 1 or after 9999 once in UTC: Python overflowed (a 500).
         ({"policy": {"category": "grounding"}, "since": "0001-01-01T00:00:00+05:00"}, "since"),
         ({"policy": {"category": "grounding"}, "until": "9999-12-31T23:59:59-05:00"}, "until"),
