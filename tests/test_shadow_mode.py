@@ -205,3 +205,13 @@ def test_a_shadow_policys_context_rules_decide_nothing(api):
     assert decided["retrieved_text_for_prompt"] == "Chunk text."
     started = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent"}).json()
     assert started["decision"]["grounding_context"]["policy_id"] is None
+
+
+def test_the_trace_checks_scores_against_enforced_policies_only(client, alice, api, policies):
+    # The trace marks each score pass/fail per policy: a shadow policy's threshold there reads as enforced.
+    run = start_run(api)
+    ground(api, run, **LOW)
+    client.force_login(alice)
+    html = client.get(f"/runs/{run}/?tab=trace").text
+    timeline = html[html.index('<ol class="gr-timeline">') :]
+    assert "Lenient" in timeline and "&lt; 0.8" not in timeline and "Strict shadow" not in timeline
