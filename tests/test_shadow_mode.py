@@ -215,3 +215,21 @@ def test_the_trace_checks_scores_against_enforced_policies_only(client, alice, a
     html = client.get(f"/runs/{run}/?tab=trace").text
     timeline = html[html.index('<ol class="gr-timeline">') :]
     assert "Lenient" in timeline and "&lt; 0.8" not in timeline and "Strict shadow" not in timeline
+
+
+def test_a_shadow_violations_page_says_it_was_not_enforced(client, alice, api, policies):
+    # A shadow block's own page, and the list of the run's other evaluations, showed a bare "block".
+    run = start_run(api)
+    ground(api, run, **LOW)
+    complete(api, run, output="An answer.")
+    with scopes_disabled():
+        shadow = Evaluation.objects.get(run_id=run, shadow=True, phase="mid_execution")
+        enforced = Evaluation.objects.get(run_id=run, shadow=False, phase="after_workflow")
+        shadow_rows = Evaluation.objects.filter(run_id=run, shadow=True).count()
+    assert enforced.action == "warn"
+    client.force_login(alice)
+    assert "shadow policy: recorded, never enforced" in client.get(f"/violations/{shadow.pk}/").text
+    page = client.get(f"/violations/{enforced.pk}/").text
+    head, others = page.split('id="others-title"', 1)
+    assert "never enforced" not in head
+    assert others.count("shadow · not enforced") == shadow_rows
