@@ -15,7 +15,7 @@ from django.db.models import Q
 from policies.models import PolicyVersion
 from tenants.models import AuditEvent
 
-from .models import Decision, Evaluation, GroundingReport, Run, Span
+from .models import Decision, Evaluation, GroundingReport, Run, Span, attach_sources
 
 FORMAT = "groundrule.evidence/1"
 
@@ -144,7 +144,8 @@ def _audit(a: AuditEvent) -> dict:
 
 
 def run_evidence_pack(*, run: Run) -> dict:
-    reports = list(GroundingReport.objects.filter(run=run).order_by("seq"))
+    # Sources joined for every report at once: each report's own join is a query per report.
+    reports = attach_sources(GroundingReport.objects.filter(run=run).order_by("seq"))
     evaluations = list(Evaluation.objects.filter(run=run).select_related("reviewed_by").order_by("id"))
     used = {(e.policy_ref, e.policy_version) for e in evaluations if e.policy_ref is not None}
     versions = []

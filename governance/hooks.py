@@ -49,6 +49,9 @@ def decision_returned(*, tenant, run, decision) -> None:
 
 def late_evaluations(*, run, decision_row, evaluations) -> None:
     """A background judge's warn or block joins a stored decision: tell subscribers as for any other."""
+    # A shadow policy's verdict is recorded, never acted on: like decision_returned (which sends
+    # only decision.evaluations), it announces nothing.
+    evaluations = [e for e in evaluations if not e.shadow]
     worst = max((e.action for e in evaluations), key=lambda a: ("allow", "warn", "block").index(a), default="allow")
     event = DECISION_EVENTS.get(worst)
     if event is None or event not in subscribed_events(tenant=run.tenant):

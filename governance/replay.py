@@ -20,6 +20,7 @@ from django.utils.dateparse import parse_datetime
 from django_scopes import scope
 
 from core.errors import InvalidInput
+from core.text import text_problem
 from policies import judged
 from policies.access import policy_for
 from policies.categories import CATEGORIES, RuleValidationError, UnknownCategory, get_category
@@ -65,7 +66,13 @@ def _time(value, field: str, errors: dict) -> datetime | None:
         errors[field] = ["Must be an ISO 8601 date and time, such as 2026-11-01T00:00:00Z."]
         return None
     # In UTC: PostgreSQL refuses offsets past about ±16 h, which Python accepts (governance/filters.py).
-    return parsed.astimezone(timezone.UTC) if timezone.is_aware(parsed) else timezone.make_aware(parsed, timezone.UTC)
+    try:
+        if timezone.is_aware(parsed):
+            return parsed.astimezone(timezone.UTC)
+        return timezone.make_aware(parsed, timezone.UTC)
+    except OverflowError:  # "0001-01-01T00:00:00+05:00" is before year 1 in UTC: Python cannot hold it
+        errors[field] = ["Must be between the years 1 and 9999 in UTC."]
+        return None
 
 
 def _candidate_from_body(raw, policy_id, errors: dict) -> PolicySpec | None:
@@ -144,6 +151,9 @@ def replay_request(*, tenant: Tenant, data) -> dict:
     if "policy" in data:
         if policy_id is not None:
             policy_for(tenant, policy_id)
+        if data.get("version") is not None:
+            # Silently replaying the body instead of the version asked for would answer another question.
+            errors["version"] = ['Give either a candidate "policy" or "policy_id" with "version", not both.']
         candidate = _candidate_from_body(data["policy"], policy_id, errors)
     elif policy_id is not None:
         candidate = _candidate_from_version(tenant, policy_id, data.get("version"), errors)
@@ -157,10 +167,19 @@ def replay_request(*, tenant: Tenant, data) -> dict:
         or not all(isinstance(a, str) and a and len(a) <= 200 for a in agents)
     ):
         errors["agents"] = [f"Must be a list of at most {MAX_AGENTS} agent names."]
+    elif agents:
+        # The names go to the database as a filter, which refuses NUL and lone surrogates (a 500).
+        problems = [f"Item {i + 1}: {text_problem(a)}" for i, a in enumerate(agents) if text_problem(a)]
+        if problems:
+            errors["agents"] = problems
     if errors:
         raise InvalidInput(errors)
     until = until or timezone.now()
-    since = since or until - DEFAULT_WINDOW
+    if since is None:
+        try:
+            since = until - DEFAULT_WINDOW
+        except OverflowError:  # an until in year 1's first week: the window starts where time does
+            since = datetime.min.replace(tzinfo=timezone.UTC)
     if since >= until:
         raise InvalidInput({"until": ["Must be after since."]})
     before = enforced_only(policy_specs_for(tenant))

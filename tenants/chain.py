@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 GENESIS = "0" * 64
@@ -36,9 +37,19 @@ def canonical_time(value: datetime | str) -> str:
     return value.astimezone(UTC).isoformat()
 
 
+def _stored_number(text: str) -> float | int:
+    """A JSON fraction as PostgreSQL's jsonb gives it back: its numeric type has no negative zero
+    ("-0.0" comes back "0.0") and writes exponents out ("1e+16" comes back 10000000000000000, a
+    whole number). Hashed as written, such a row failed verification though nobody touched it."""
+    number = Decimal(text)
+    if number.as_tuple().exponent >= 0:
+        return int(number)
+    return float(number) or 0.0
+
+
 def normalise(data: Any) -> Any:
     """A value as JSON storage gives it back (string keys, lists for tuples): what gets hashed."""
-    return json.loads(json.dumps(data)) if data is not None else None
+    return json.loads(json.dumps(data), parse_float=_stored_number) if data is not None else None
 
 
 def canonical(

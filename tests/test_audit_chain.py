@@ -7,7 +7,7 @@ import json
 import threading
 
 import pytest
-from api_support import create_policy, post_json
+from api_support import create_policy, post_json, post_raw
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, connections
@@ -57,6 +57,22 @@ def test_every_row_links_to_the_one_before(api, acme):
     assert (acme.audit_seq, acme.audit_hash) == (events[-1].seq, events[-1].hash)
     body = api.get("/api/v1/audit-log/verify/").json()
     assert body == {"ok": True, "checked": len(events), "first_broken": None, "problem": "", "checkpoint": None}
+
+
+def test_numbers_the_json_column_rewrites_keep_the_chain_intact(api, acme):
+    # PostgreSQL's jsonb gives -0.0 back as 0.0 and 1e+16 as 10000000000000000: hashed as sent, an
+    # untouched row failed verification.
+    raw = '{"name": "Zero", "category": "grounding", "rules": {"min_grounding_score": -0.0}}'
+    assert post_raw(api, "/api/v1/policies/", raw).status_code == 201
+    assert api.get("/api/v1/audit-log/verify/").json()["ok"] is True
+    assert chain.normalise({"a": -0.0, "b": 1e16, "c": 1.5e16, "d": 1e-7, "e": 100.0}) == {
+        "a": 0.0,
+        "b": 10**16,
+        "c": 15 * 10**15,
+        "d": 1e-7,
+        "e": 100.0,
+    }
+    assert type(chain.normalise([1e16])[0]) is int and type(chain.normalise([100.0])[0]) is float
 
 
 def test_a_raw_sql_edit_is_found_at_that_row(api, acme):

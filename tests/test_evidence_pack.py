@@ -4,6 +4,8 @@ import json
 
 import pytest
 from api_support import LENIENT, STRICT, complete, create_policy, ground, start_run
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
 
 from governance.models import Evaluation
@@ -102,3 +104,20 @@ def test_the_run_page_offers_the_download(client, alice, dave, charlie, reviewed
 
 def test_evidence_is_in_the_schema(api):
     assert "/api/v1/runs/{id}/evidence/" in api.get("/api/v1/schema/?format=json").content.decode()
+
+
+def test_the_pack_reads_a_fixed_number_of_queries_whatever_the_reports(api, django_assert_max_num_queries):
+    # Each report's sources were joined by a query of their own (a query per report).
+    def run_with(n):
+        run = start_run(api)
+        for i in range(n):
+            source = {"id": f"s{i}", "text": f"Source {i} text."}
+            ground(api, run, grounding_scores=[0.9], citations=[f"s{i}"], sources=[source])
+        return run
+
+    one, many = run_with(1), run_with(6)
+    with CaptureQueriesContext(connection) as small:
+        assert api.get(f"/api/v1/runs/{one}/evidence/").status_code == 200
+    with django_assert_max_num_queries(len(small.captured_queries)):
+        pack = api.get(f"/api/v1/runs/{many}/evidence/").json()
+    assert [r["sources"][0]["text"] for r in pack["reports"]] == [f"Source {i} text." for i in range(6)]

@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 import pytest
-from api_support import LENIENT, STRICT, complete, create_policy, ground, post_json, start_run
+from api_support import LENIENT, STRICT, complete, create_policy, ground, post_json, post_raw, start_run
 from django.utils import timezone
 from django_scopes import scopes_disabled
 
@@ -122,12 +122,32 @@ def test_shadow_policies_are_left_out_of_before(api, history):
         ({"policy": {"category": "grounding"}, "agents": "agent-1"}, "agents"),
         ({"policy": {"category": "grounding"}, "window": 3}, "window"),
         ({"policy_id": "one"}, "policy_id"),
+        ({"policy": {"category": "grounding"}, "version": 2}, "version"),  # was ignored: a 200 for the body
+        # Before year 1 or after 9999 once in UTC: Python overflowed (a 500).
+        ({"policy": {"category": "grounding"}, "since": "0001-01-01T00:00:00+05:00"}, "since"),
+        ({"policy": {"category": "grounding"}, "until": "9999-12-31T23:59:59-05:00"}, "until"),
+        # Text the database refuses, sent to it as the agent filter (a 500).
+        ({"policy": {"category": "grounding"}, "agents": ["agent\x00-1"]}, "agents"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(api, body, field):
     response = post_json(api, URL, body)
     assert response.status_code == 400, response.content
     assert field in response.json()
+
+
+def test_an_agent_name_with_a_lone_surrogate_is_a_400(api):
+    raw = '{"policy": {"category": "grounding"}, "agents": ["agent-\\ud800"]}'  # JSON allows the escape
+    response = post_raw(api, URL, raw)
+    assert response.status_code == 400, response.content
+    assert "agents" in response.json()
+
+
+def test_an_until_in_the_first_week_of_year_one_replays_from_the_start_of_time(api):
+    # The default window (7 days before until) used to overflow: a 500.
+    response = post_json(api, URL, {"policy": {"category": "grounding"}, "until": "0001-01-02T00:00:00Z"})
+    assert response.status_code == 200, response.content
+    assert response.json()["runs"] == 0
 
 
 def test_a_missing_version_is_a_400(api, history):

@@ -193,3 +193,43 @@ def test_the_editor_saves_a_policy_in_shadow_mode(client, alice, make_policy):
         policy.refresh_from_db()
     assert policy.mode == "shadow"
     assert "Shadow" in client.get(f"/policies/{policy.pk}/").text
+
+
+def test_a_shadow_policys_context_rules_decide_nothing(api):
+    # Context rules say what reaches the model: a shadow policy's would be enforcing, not shadowing.
+    create_policy(api, name="Attachments only", rules={"context_mode": "attachments_only"}, mode="shadow")
+    body = {"agent_name": "research-agent", "retrieved_text": "Chunk text.", "prepared_documents": ["doc-1"]}
+    decided = post_json(api, "/api/v1/grounding/decide/", body).json()
+    assert decided["grounding_context"]["policy_id"] is None
+    assert decided["grounding_context"]["rules"]["context_mode"] == "hybrid"
+    assert decided["retrieved_text_for_prompt"] == "Chunk text."
+    started = post_json(api, "/api/v1/runs/", {"agent_name": "research-agent"}).json()
+    assert started["decision"]["grounding_context"]["policy_id"] is None
+
+
+def test_the_trace_checks_scores_against_enforced_policies_only(client, alice, api, policies):
+    # The trace marks each score pass/fail per policy: a shadow policy's threshold there reads as enforced.
+    run = start_run(api)
+    ground(api, run, **LOW)
+    client.force_login(alice)
+    html = client.get(f"/runs/{run}/?tab=trace").text
+    timeline = html[html.index('<ol class="gr-timeline">') :]
+    assert "Lenient" in timeline and "&lt; 0.8" not in timeline and "Strict shadow" not in timeline
+
+
+def test_a_shadow_violations_page_says_it_was_not_enforced(client, alice, api, policies):
+    # A shadow block's own page, and the list of the run's other evaluations, showed a bare "block".
+    run = start_run(api)
+    ground(api, run, **LOW)
+    complete(api, run, output="An answer.")
+    with scopes_disabled():
+        shadow = Evaluation.objects.get(run_id=run, shadow=True, phase="mid_execution")
+        enforced = Evaluation.objects.get(run_id=run, shadow=False, phase="after_workflow")
+        shadow_rows = Evaluation.objects.filter(run_id=run, shadow=True).count()
+    assert enforced.action == "warn"
+    client.force_login(alice)
+    assert "shadow policy: recorded, never enforced" in client.get(f"/violations/{shadow.pk}/").text
+    page = client.get(f"/violations/{enforced.pk}/").text
+    head, others = page.split('id="others-title"', 1)
+    assert "never enforced" not in head
+    assert others.count("shadow · not enforced") == shadow_rows

@@ -12,6 +12,7 @@ from pages_support import STRICT, run_through, violations_of
 from test_judges_integration import UNGROUNDED, judge_rules, store_provider_secrets
 from webhook_receiver import WebhookReceiver
 
+from governance.models import Evaluation, Run
 from governance.reviews import evaluation_review
 from tenants.audit import Actor
 from tenants.models import AuditEvent
@@ -393,3 +394,21 @@ def test_a_background_judges_warning_is_delivered_when_it_arrives(
     assert body["data"]["run_id"] == run_id and body["data"]["phase"] == "after_workflow"
     assert body["data"]["reason"] == "LLM judge score (0.2) below threshold (0.7)"
     assert signing.verify(created["secret"], got.headers["X-Groundrule-Signature"], got.body)
+
+
+def test_a_shadow_policys_background_judge_sends_no_webhook(api, acme, make_policy, receiver, on_commit, settings):
+    # Shadow verdicts never act: a late block from a shadow policy's judge is stored, not announced.
+    settings.OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+    with FakeLLMServer() as llm_server:
+        store_provider_secrets(acme, llm_server)
+        policy = make_policy(rules=judge_rules(llm_grounding_phase="after_workflow", action_on_violation="block"))
+        assert api.patch(f"/api/v1/policies/{policy.pk}/", {"mode": "shadow"}, format="json").status_code == 200
+        create(api, receiver.url, events=["decision.warn", "decision.block"])
+        run_id = api.post("/api/v1/runs/", {"agent_name": "research-agent"}, format="json").json()["id"]
+        done = on_commit(api.post, f"/api/v1/runs/{run_id}/complete/", {"output": UNGROUNDED}, format="json")
+        assert done.json()["decision"]["action"] == "allow"
+    with scopes_disabled():
+        late = Evaluation.objects.get(run_id=run_id, source="llm_judge")
+        assert (late.shadow, late.action) == (True, "block")
+        assert Run.objects.get(pk=run_id).final_action != "block"
+    assert receiver.received == []

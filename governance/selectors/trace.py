@@ -130,6 +130,10 @@ def run_trace(*, run: Run) -> Trace:
     evaluations = _run_evaluations(run)
     views = _decision_views(decisions, evaluations)
     by_report = {v.decision.report_id: v for v in views if v.decision and v.decision.report_id}
+    # Scores and citations are checked against enforced policies only: a shadow policy's threshold
+    # marked pass/fail on the timeline would read as part of the decision (the Governance tab lists
+    # shadow verdicts apart).
+    evaluations = [e for e in evaluations if not e.shadow]
     rules = _rules_by_policy(evaluations)
     problems: dict[str, list[str]] | None = None
     cited = reports_accumulated(reports).citations  # the run's citations, for its retrieval spans

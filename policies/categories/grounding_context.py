@@ -132,7 +132,8 @@ def context_for(specs) -> tuple[Any | None, dict]:
     defaults therefore does not hide a later policy that changes them.
     """
     for spec in specs:
-        if spec.category == "grounding":
+        # A shadow policy is evaluated, never enforced: what reaches the model is enforcement.
+        if spec.category == "grounding" and spec.mode != "shadow":
             rules = context_rules(spec.rules)
             if rules != DEFAULT_CONTEXT_RULES:
                 return spec, rules
