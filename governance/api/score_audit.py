@@ -1,6 +1,6 @@
 """The score audit over the API (docs/score-audit.md): the tenant's rate, and inflation per agent."""
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -58,7 +58,11 @@ def _day(params, name: str) -> date | None:
         return None
     try:
         value = datetime.fromisoformat(raw)
-    except ValueError:
+        # The days are UTC days (an audit's day is its report's UTC date): a date-time with an
+        # offset names the UTC day it falls in, not the day on the sender's clock.
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: 9999-12-31T23:00-05:00 is past year 9999 in UTC
         raise ValidationError({name: ["Must be an ISO 8601 date or date-time."]}) from None
     return value.date()
 
