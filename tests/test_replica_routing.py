@@ -27,6 +27,7 @@ GOVERNANCE_TABLES = (
     "governance_span",
     "governance_auditevent",
     "governance_groundingreport",
+    "governance_agentscoreauditday",
 )
 
 
@@ -132,13 +133,15 @@ def blocked(acme, make_policy):
         "/evaluations/export?format=csv",
         "/evaluations/export?format=jsonl",
         "/audit/export?format=csv",
+        "/score-audit/",
+        "/policies/{policy}/calibration/",
     ],
 )
 def test_dashboard_pages_read_the_replica(path, alice, blocked):
     run, violation = blocked
     client = signed_in(alice)
     with Reads() as reads:
-        response = client.get(path.format(run=run.pk, violation=violation.pk))
+        response = client.get(path.format(run=run.pk, violation=violation.pk, policy=violation.policy_ref))
         body = _body(response)
     assert response.status_code == 200, body[:300]
     assert reads.governance_on_replica(), "the page read nothing from the replica"
@@ -160,16 +163,19 @@ def test_dashboard_pages_read_the_replica(path, alice, blocked):
         "/api/v1/evaluations/export?format=csv",
         "/api/v1/evaluations/export?format=jsonl&after_id=1",
         "/api/v1/audit-log/export?format=jsonl",
+        "/api/v1/score-audit/",
+        "/api/v1/agents/research-agent/score-audit/",
+        "/api/v1/policies/{policy}/calibration/",
     ],
 )
 def test_api_reads_read_the_replica_and_the_key_the_primary(api, path):
-    create_policy(api)
+    policy = create_policy(api)
     run_id = start_run(api)
     ground(api, run_id, grounding_scores=[0.42], citations=["Federal Reserve Report"])
     time.sleep(1.1)  # past this client's own-write window (REPLICA_STICKY_SECONDS=1 below)
 
     with Reads() as reads:
-        response = api.get(path.format(run=run_id))
+        response = api.get(path.format(run=run_id, policy=policy["id"]))
         body = _body(response)
 
     assert response.status_code == 200, body[:300]

@@ -187,6 +187,7 @@ class CalibrationOut(serializers.Serializer):
 
 class CalibrationView(TenantAPIView):
     required_scope = KeyScope.READ
+    reads_replica = True  # core.routing: every reviewed violation of the policy
 
     @extend_schema(
         responses={200: CalibrationOut},

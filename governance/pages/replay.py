@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import InvalidInput
+from core.routing import reads_replica
 from governance import calibration, replay
 from policies.access import policy_for
 from policies.categories import UnknownCategory, get_category
@@ -62,6 +63,7 @@ def _flat(errors, prefix: str = "") -> list[str]:
     return [f"{prefix}: {message}" if prefix else str(message) for message in errors]
 
 
+@reads_replica  # every reviewed violation of the policy (core.routing)
 @require_GET
 @require_role()
 def policy_calibration(request, pk: int):
