@@ -148,9 +148,10 @@ def test_a_date_time_with_an_offset_names_its_utc_day(api, acme):
 
     assert [d["date"] for d in until["by_day"]] == ["2026-11-20", "2026-11-21"]
     assert [d["date"] for d in since["by_day"]] == ["2026-11-21"]
-    assert api.get("/api/v1/score-audit/", {"since": "2026-11-21T00:30:00+02:00"}).json()["agents"][0][
-        "audited_reports"
-    ] == 2
+    assert (
+        api.get("/api/v1/score-audit/", {"since": "2026-11-21T00:30:00+02:00"}).json()["agents"][0]["audited_reports"]
+        == 2
+    )
 
 
 def test_a_date_time_past_year_9999_in_utc_is_a_400(api, acme):
