@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import InvalidInput
-from core.routing import reads_replica
+from core.routing import reads_replica, replica_reads
 from governance import calibration, replay
 from policies.access import policy_for
 from policies.categories import UnknownCategory, get_category
@@ -41,14 +41,16 @@ def policy_try(request):
     except InvalidInput as exc:
         context["problem"] = "Fix the fields marked in the form first: " + "; ".join(_flat(exc.errors))
         return render(request, "policies/_replay_result.html", context)
-    total = replay.report_count(tenant_id=request.tenant.pk, plan=plan)
+    with replica_reads(request):  # the stored runs (core.routing); the policies were read from the primary
+        total = replay.report_count(tenant_id=request.tenant.pk, plan=plan)
     if total > replay.sync_limit():
         context["problem"] = (
             f"The last 7 days hold {total:,} reports, more than the page replays at once; "
             "use POST /api/v1/policies/replay/, which runs it in the background."
         )
         return render(request, "policies/_replay_result.html", context)
-    context["result"] = replay.replay_run(tenant_id=request.tenant.pk, plan=plan)
+    with replica_reads(request):
+        context["result"] = replay.replay_run(tenant_id=request.tenant.pk, plan=plan)
     return render(request, "policies/_replay_result.html", context)
 
 
