@@ -159,3 +159,15 @@ def test_a_date_time_past_year_9999_in_utc_is_a_400(api, acme):
     for url in ("/api/v1/agents/research-agent/score-audit/", "/api/v1/score-audit/"):
         response = api.get(url, {"since": "9999-12-31T23:00:00-05:00"})
         assert response.status_code == 400 and "since" in response.json()
+
+
+def test_an_agent_whose_runs_retention_removed_keeps_its_figures(api, acme):
+    # Retention removes runs; the per-day sums stay. An agent the list shows must not be a 404.
+    _day(acme, "retired-agent", date.today() - timedelta(days=40), [(0.9, 0.5), (0.8, 0.6)])
+
+    listed = api.get("/api/v1/score-audit/").json()["agents"]
+    response = api.get("/api/v1/agents/retired-agent/score-audit/")
+
+    assert [a["agent_name"] for a in listed] == ["retired-agent"]
+    assert response.status_code == 200, response.content
+    assert response.json()["audited_reports"] == 2 and response.json()["inflation"] == 0.3

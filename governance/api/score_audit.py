@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from core.api.fields import StrictSerializer, UnitScoreField
 from governance import score_audit
-from governance.models import Run
+from governance.models import AgentScoreAuditDay, Run
 from tenants import services as tenant_services
 from tenants.audit import Actor
 from tenants.models import KeyScope
@@ -114,7 +114,11 @@ class AgentScoreAuditView(TenantAPIView):
     def get(self, request, agent_name: str):
         if len(agent_name) > 200 or "\x00" in agent_name:  # no such agent can exist
             raise NotFound("No runs of this agent.")
-        if not Run.objects.filter(tenant=self.tenant, agent_name=agent_name).exists():
+        # Known by its runs or, once retention removed those, by the daily sums the list shows it by.
+        if not (
+            Run.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
+            or AgentScoreAuditDay.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
+        ):
             raise NotFound("No runs of this agent.")
         since, until = _window(request)
         return Response(score_audit.agent_summary(tenant=self.tenant, agent_name=agent_name, since=since, until=until))
