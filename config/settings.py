@@ -292,7 +292,9 @@ if not DEBUG and env_bool("HTTPS", False):
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    # Probes come over plain HTTP from the load balancer: a redirect would hide a 503 (and counts
+    # as a success to a Kubernetes probe), so both answer as they are.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
 # --- Ecosystem: metrics, rate limits, login throttling, webhooks, OTLP (issue 13) ---------------
 # /metrics answers a scraper that sends `Authorization: Bearer <METRICS_TOKEN>`; with no token set,

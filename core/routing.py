@@ -19,6 +19,7 @@ they must pick their connection while the view runs: `read_alias()` says which o
 """
 
 import hashlib
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -53,6 +54,24 @@ def reads_replica(view):
     """Marks a function view as a heavy read that may be served by the replica."""
     view.reads_replica = True
     return view
+
+
+@contextmanager
+def replica_reads(request=None):
+    """Send the block's reads to the replica: heavy reads that change nothing, made where no view
+    opted in (a replay is a POST, or a Celery task). Nothing changes when there is no replica, or,
+    given the request, when it already wrote (its reads stay on the primary) or its user wrote a
+    moment ago. Without a request (a task) the caller vouches that the block reads nothing it just
+    wrote: a worker thread's routing state is never reset, so an earlier write does not count.
+    A write inside the block pins the rest of it to the primary, as in a view."""
+    if not replica_reads_enabled() or (request is not None and (_reads.get() == "primary" or _recently_wrote(request))):
+        yield
+        return
+    token = _reads.set(REPLICA)
+    try:
+        yield
+    finally:
+        _reads.reset(token)
 
 
 def read_alias() -> str:

@@ -14,12 +14,13 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django_scopes import scope
 
 from core.errors import InvalidInput
+from core.routing import read_alias, replica_reads
 from core.text import text_problem
 from policies import judged
 from policies.access import policy_for
@@ -232,7 +233,9 @@ def _run_rows_pg(tenant_id: int, plan: dict, on_chunk=None):
     loads, make = json.loads, ReportRow._make
     while True:
         params = [tenant_id, since, until, last] + ([plan["agents"]] if plan["agents"] else []) + [RUN_CHUNK]
-        with connection.cursor() as cursor:
+        # Raw SQL is not routed: it reads where the ORM's queries of this replay read (core.routing).
+        db = connections[read_alias()]
+        with db.cursor() as cursor:
             cursor.execute(sql, params)
             chunk = cursor.fetchall()
         if not chunk:
@@ -242,7 +245,7 @@ def _run_rows_pg(tenant_id: int, plan: dict, on_chunk=None):
         texts = source_texts(ids)
         # Spans are read only for the runs that have retrieval spans (most have none): one query
         # with the ids as one array, cheaper than an EXISTS per run or the ORM's IN list.
-        with connection.cursor() as cursor:
+        with db.cursor() as cursor:
             cursor.execute(_PG_RETRIEVING_SQL, [tenant_id, ids])
             retrieving = [row[0] for row in cursor.fetchall()]
         extra = _run_extras(tenant_id, ids, plan, retrieving=retrieving)
@@ -394,10 +397,11 @@ def replay_job_execute(*, job_id: int) -> str:
     started = timezone.now()
 
     def progress(done: int) -> None:
-        ReplayJob.objects.with_scopes_disabled().filter(pk=job.pk).update(done=done)
+        # Named, so the router is not asked: a routed write would pin the job's remaining reads to the primary.
+        ReplayJob.objects.with_scopes_disabled().using(DEFAULT_DB_ALIAS).filter(pk=job.pk).update(done=done)
 
     try:
-        with scope(tenant=job.tenant_id):
+        with scope(tenant=job.tenant_id), replica_reads():  # stored runs, read where heavy reads go
             result = replay_run(tenant_id=job.tenant_id, plan=job.params, on_progress=progress)
     except Exception as exc:  # recorded for the status URL, then re-raised for the worker's log
         with transaction.atomic():

@@ -133,3 +133,41 @@ def test_without_a_key_it_is_a_401(client, acme):
     assert client.get("/api/v1/score-audit/").status_code == 401
     with scopes_disabled():
         assert AgentScoreAuditDay.objects.count() == 0
+
+
+def test_a_date_time_with_an_offset_names_its_utc_day(api, acme):
+    # The days are UTC days: 23:30 at UTC-5 on the 20th is 04:30 UTC on the 21st, so the 21st is in
+    # a window that ends then, and the 20th is not in one that starts then.
+    _run(api, "research-agent")
+    _day(acme, "research-agent", date(2026, 11, 20), [(0.8, 0.8)])
+    _day(acme, "research-agent", date(2026, 11, 21), [(0.9, 0.5)])
+    url = "/api/v1/agents/research-agent/score-audit/"
+
+    until = api.get(url, {"until": "2026-11-20T23:30:00-05:00"}).json()
+    since = api.get(url, {"since": "2026-11-20T23:30:00-05:00"}).json()
+
+    assert [d["date"] for d in until["by_day"]] == ["2026-11-20", "2026-11-21"]
+    assert [d["date"] for d in since["by_day"]] == ["2026-11-21"]
+    assert (
+        api.get("/api/v1/score-audit/", {"since": "2026-11-21T00:30:00+02:00"}).json()["agents"][0]["audited_reports"]
+        == 2
+    )
+
+
+def test_a_date_time_past_year_9999_in_utc_is_a_400(api, acme):
+    _run(api, "research-agent")
+    for url in ("/api/v1/agents/research-agent/score-audit/", "/api/v1/score-audit/"):
+        response = api.get(url, {"since": "9999-12-31T23:00:00-05:00"})
+        assert response.status_code == 400 and "since" in response.json()
+
+
+def test_an_agent_whose_runs_retention_removed_keeps_its_figures(api, acme):
+    # Retention removes runs; the per-day sums stay. An agent the list shows must not be a 404.
+    _day(acme, "retired-agent", date.today() - timedelta(days=40), [(0.9, 0.5), (0.8, 0.6)])
+
+    listed = api.get("/api/v1/score-audit/").json()["agents"]
+    response = api.get("/api/v1/agents/retired-agent/score-audit/")
+
+    assert [a["agent_name"] for a in listed] == ["retired-agent"]
+    assert response.status_code == 200, response.content
+    assert response.json()["audited_reports"] == 2 and response.json()["inflation"] == 0.3

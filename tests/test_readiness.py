@@ -114,3 +114,40 @@ def test_an_unreachable_replica_is_503():
     assert checks["primary"]["status"] == "ok"
     assert checks["replica"]["status"] == "error"
     assert checks["replica"]["error"] == "OperationalError"
+
+
+PROBE_OVER_HTTP = """
+import django; django.setup()
+from django.test import Client
+print(Client().get("/healthz").status_code, Client().get("/readyz").status_code)
+"""
+
+
+def test_probes_over_plain_http_are_not_redirected_when_https_is_on():
+    # A load balancer probes a node over plain HTTP. A 301 to https:// instead of 200/503 is a
+    # success to a Kubernetes probe (200-399): a node that is not ready would stay in rotation.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE")},
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "0",
+        "HTTPS": "1",
+        "SECRET_KEY": "s" * 50,
+        "GOVERNANCE_SECRETS_KEY": "g" * 40,
+        "CELERY_BROKER_URL": NOTHING_LISTENS,  # so /readyz is a 503, and must stay one
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE_OVER_HTTP],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    healthz, readyz = result.stdout.split()[-2:]
+    assert healthz != "301"
+    assert readyz == "503"

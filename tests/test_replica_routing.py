@@ -9,14 +9,15 @@ Without the variable the router's rules are still checked, on the one database.
 import time
 
 import pytest
-from api_support import create_policy, ground, start_run
+from api_support import create_policy, ground, post_json, start_run
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.test.utils import CaptureQueriesContext
+from django_scopes import scope
 from pages_support import LENIENT, run_through, signed_in, violations_of
 
 from core import routing
 from core.routing import REPLICA, ReplicaRouter, replica_configured
-from governance.models import Evaluation, Run
+from governance.models import Evaluation, ReplayJob, Run
 from tenants.models import ApiKey, Membership
 
 needs_replica = pytest.mark.skipif(not replica_configured(), reason="needs DATABASE_REPLICA_URL (PostgreSQL)")
@@ -27,6 +28,7 @@ GOVERNANCE_TABLES = (
     "governance_span",
     "governance_auditevent",
     "governance_groundingreport",
+    "governance_agentscoreauditday",
 )
 
 
@@ -132,13 +134,15 @@ def blocked(acme, make_policy):
         "/evaluations/export?format=csv",
         "/evaluations/export?format=jsonl",
         "/audit/export?format=csv",
+        "/score-audit/",
+        "/policies/{policy}/calibration/",
     ],
 )
 def test_dashboard_pages_read_the_replica(path, alice, blocked):
     run, violation = blocked
     client = signed_in(alice)
     with Reads() as reads:
-        response = client.get(path.format(run=run.pk, violation=violation.pk))
+        response = client.get(path.format(run=run.pk, violation=violation.pk, policy=violation.policy_ref))
         body = _body(response)
     assert response.status_code == 200, body[:300]
     assert reads.governance_on_replica(), "the page read nothing from the replica"
@@ -160,16 +164,19 @@ def test_dashboard_pages_read_the_replica(path, alice, blocked):
         "/api/v1/evaluations/export?format=csv",
         "/api/v1/evaluations/export?format=jsonl&after_id=1",
         "/api/v1/audit-log/export?format=jsonl",
+        "/api/v1/score-audit/",
+        "/api/v1/agents/research-agent/score-audit/",
+        "/api/v1/policies/{policy}/calibration/",
     ],
 )
 def test_api_reads_read_the_replica_and_the_key_the_primary(api, path):
-    create_policy(api)
+    policy = create_policy(api)
     run_id = start_run(api)
     ground(api, run_id, grounding_scores=[0.42], citations=["Federal Reserve Report"])
     time.sleep(1.1)  # past this client's own-write window (REPLICA_STICKY_SECONDS=1 below)
 
     with Reads() as reads:
-        response = api.get(path.format(run=run_id))
+        response = api.get(path.format(run=run_id, policy=policy["id"]))
         body = _body(response)
 
     assert response.status_code == 200, body[:300]
@@ -262,3 +269,96 @@ def test_replica_reads_off_keeps_every_read_on_the_primary(alice, blocked, setti
     with Reads() as reads:
         assert signed_in(alice).get("/runs/").status_code == 200
     assert reads.replica.captured_queries == [] and reads.governance_on_primary()
+
+
+# --- Replay: a POST (or a task) that only reads -------------------------------------------------
+
+
+def _history(api) -> dict:
+    policy = create_policy(api)
+    for _ in range(2):
+        run_id = start_run(api)
+        ground(api, run_id, grounding_scores=[0.42], citations=["Federal Reserve Report"])
+    return policy
+
+
+REPLAY = "/api/v1/policies/replay/"
+CANDIDATE = {"policy": {"category": "grounding", "rules": {"min_grounding_score": 0.9}}}
+
+
+@needs_replica
+@pytest.mark.replica
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_a_replay_reads_the_stored_runs_from_the_replica(api):
+    _history(api)
+    time.sleep(1.1)
+
+    with Reads() as reads:
+        response = post_json(api, REPLAY, CANDIDATE)
+
+    assert response.status_code == 200, response.content
+    assert response.json()["reports"] == 2
+    assert reads.governance_on_replica()
+    assert reads.governance_on_primary() == []
+    # The policies the replay compares with are read from the primary (the hot path's cache is filled
+    # from what is read here, keyed by the primary's policy generation).
+    assert not any('"policies_policy"' in q["sql"] for q in reads.replica.captured_queries)
+
+
+@needs_replica
+@pytest.mark.replica
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_a_replay_right_after_the_clients_own_write_reads_the_primary(api):
+    _history(api)  # no pause: this client wrote a moment ago
+
+    with Reads() as reads:
+        response = post_json(api, REPLAY, CANDIDATE)
+
+    assert response.status_code == 200 and response.json()["reports"] == 2
+    assert reads.replica.captured_queries == []
+
+
+@needs_replica
+@pytest.mark.replica
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_a_replay_job_reads_the_runs_from_the_replica_and_writes_the_primary(api, acme, monkeypatch):
+    from governance import replay
+
+    _history(api)
+    monkeypatch.setattr("governance.replay.RUN_CHUNK", 1)  # progress is saved between the chunks
+    with scope(tenant=acme):
+        plan = replay.replay_request(tenant=acme, data=CANDIDATE)
+        job = replay.replay_job_create(tenant=acme, plan=plan, total=2)
+
+    with Reads() as reads:  # as a worker runs it: no request around it
+        assert replay.replay_job_execute(job_id=job.pk) == "done"
+
+    job.refresh_from_db()
+    assert job.status == ReplayJob.Status.DONE and job.done == 2 and job.result["reports"] == 2
+    assert reads.governance_on_replica()
+    assert reads.governance_on_primary() == []
+    assert not any('"governance_replayjob"' in q["sql"] for q in reads.replica.captured_queries)
+
+
+@needs_replica
+@pytest.mark.replica
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_try_on_past_runs_reads_the_replica(api, alice):
+    _history(api)
+    client = signed_in(alice)
+    time.sleep(1.1)
+    form = {"category": "grounding", "name": "Tried", "description": "", "agents": "", "enabled": "on"}
+    from policies.categories import get_category
+
+    for spec in get_category("grounding").rules:
+        if spec.type != "boolean":
+            form[f"rule_{spec.name}"] = "" if spec.default is None else str(spec.default)
+        elif spec.default:
+            form[f"rule_{spec.name}"] = "on"
+
+    with Reads() as reads:
+        response = client.post("/policies/try/", form)
+
+    assert response.status_code == 200 and "Fix the fields" not in response.text, response.text[:500]
+    assert reads.governance_on_replica()
+    assert reads.governance_on_primary() == []

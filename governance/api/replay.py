@@ -19,6 +19,7 @@ from core.api.base import TenantAPIView
 from core.api.contract import represented
 from core.api.fields import StrictSerializer
 from core.lookup import pk_or_404
+from core.routing import replica_reads
 from governance import replay
 from governance.calibration import policy_calibration
 from governance.models import Evaluation, ReplayJob
@@ -108,8 +109,9 @@ class ReplayView(TenantAPIView):
     @extend_schema(request=ReplayIn, responses={200: ReplayOut, 202: OpenApiResponse(ReplayJobOut)})
     def post(self, request):
         started = time.perf_counter()
-        plan = replay.replay_request(tenant=self.tenant, data=request.data)
-        total = replay.report_count(tenant_id=self.tenant.pk, plan=plan)
+        plan = replay.replay_request(tenant=self.tenant, data=request.data)  # the policies: the primary
+        with replica_reads(request):  # the stored runs: a heavy read that changes nothing (core.routing)
+            total = replay.report_count(tenant_id=self.tenant.pk, plan=plan)
         if total > replay.sync_limit():
             with transaction.atomic():
                 job = replay.replay_job_create(tenant=self.tenant, plan=plan, total=total)
@@ -120,7 +122,8 @@ class ReplayView(TenantAPIView):
                 status=status.HTTP_202_ACCEPTED,
                 headers={"Location": _job_out(request, job)["status_url"]},
             )
-        result = replay.replay_run(tenant_id=self.tenant.pk, plan=plan)
+        with replica_reads(request):
+            result = replay.replay_run(tenant_id=self.tenant.pk, plan=plan)
         result["elapsed_ms"] = int((time.perf_counter() - started) * 1000)
         return Response(result)
 
@@ -187,6 +190,7 @@ class CalibrationOut(serializers.Serializer):
 
 class CalibrationView(TenantAPIView):
     required_scope = KeyScope.READ
+    reads_replica = True  # core.routing: every reviewed violation of the policy
 
     @extend_schema(
         responses={200: CalibrationOut},

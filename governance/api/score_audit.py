@@ -1,6 +1,6 @@
 """The score audit over the API (docs/score-audit.md): the tenant's rate, and inflation per agent."""
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from core.api.fields import StrictSerializer, UnitScoreField
 from governance import score_audit
-from governance.models import Run
+from governance.models import AgentScoreAuditDay, Run
 from tenants import services as tenant_services
 from tenants.audit import Actor
 from tenants.models import KeyScope
@@ -58,7 +58,11 @@ def _day(params, name: str) -> date | None:
         return None
     try:
         value = datetime.fromisoformat(raw)
-    except ValueError:
+        # The days are UTC days (an audit's day is its report's UTC date): a date-time with an
+        # offset names the UTC day it falls in, not the day on the sender's clock.
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: 9999-12-31T23:00-05:00 is past year 9999 in UTC
         raise ValidationError({name: ["Must be an ISO 8601 date or date-time."]}) from None
     return value.date()
 
@@ -110,7 +114,11 @@ class AgentScoreAuditView(TenantAPIView):
     def get(self, request, agent_name: str):
         if len(agent_name) > 200 or "\x00" in agent_name:  # no such agent can exist
             raise NotFound("No runs of this agent.")
-        if not Run.objects.filter(tenant=self.tenant, agent_name=agent_name).exists():
+        # Known by its runs or, once retention removed those, by the daily sums the list shows it by.
+        if not (
+            Run.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
+            or AgentScoreAuditDay.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
+        ):
             raise NotFound("No runs of this agent.")
         since, until = _window(request)
         return Response(score_audit.agent_summary(tenant=self.tenant, agent_name=agent_name, since=since, until=until))

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import InvalidInput
+from core.routing import reads_replica, replica_reads
 from governance import calibration, replay
 from policies.access import policy_for
 from policies.categories import UnknownCategory, get_category
@@ -40,14 +41,16 @@ def policy_try(request):
     except InvalidInput as exc:
         context["problem"] = "Fix the fields marked in the form first: " + "; ".join(_flat(exc.errors))
         return render(request, "policies/_replay_result.html", context)
-    total = replay.report_count(tenant_id=request.tenant.pk, plan=plan)
+    with replica_reads(request):  # the stored runs (core.routing); the policies were read from the primary
+        total = replay.report_count(tenant_id=request.tenant.pk, plan=plan)
     if total > replay.sync_limit():
         context["problem"] = (
             f"The last 7 days hold {total:,} reports, more than the page replays at once; "
             "use POST /api/v1/policies/replay/, which runs it in the background."
         )
         return render(request, "policies/_replay_result.html", context)
-    context["result"] = replay.replay_run(tenant_id=request.tenant.pk, plan=plan)
+    with replica_reads(request):
+        context["result"] = replay.replay_run(tenant_id=request.tenant.pk, plan=plan)
     return render(request, "policies/_replay_result.html", context)
 
 
@@ -62,6 +65,7 @@ def _flat(errors, prefix: str = "") -> list[str]:
     return [f"{prefix}: {message}" if prefix else str(message) for message in errors]
 
 
+@reads_replica  # every reviewed violation of the policy (core.routing)
 @require_GET
 @require_role()
 def policy_calibration(request, pk: int):

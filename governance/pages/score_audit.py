@@ -6,12 +6,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from core.pages import render_page
+from core.routing import reads_replica
 from governance import score_audit
 from tenants.permissions import require_role
 
 WINDOW_DAYS = 30
 
 
+@reads_replica  # per-agent aggregates over 30 days (core.routing)
 @require_GET
 @require_role()
 def score_audit_list(request):
