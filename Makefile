@@ -20,7 +20,7 @@ DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HT
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local faults
+.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
@@ -90,6 +90,12 @@ test: venv assets chromium lint
 # The fault tests alone (also part of `make test`): broker down, worker killed; PostgreSQL and Redis.
 faults: venv
 	$(PY) -m pytest -m faults $(PYTEST_ARGS)
+
+# The replica routing tests against two connections (a TEST MIRROR of the primary's test database):
+# under plain `make test` they check the router's rules on one database. Needs DATABASE_URL on
+# PostgreSQL; CI (.ci/run) runs this after `make test`.
+test-replica: venv
+	DATABASE_REPLICA_URL=$${DATABASE_REPLICA_URL:-$(DATABASE_URL)_replica} $(PY) -m pytest -n 2 tests/test_replica_routing.py tests/test_readiness.py $(PYTEST_ARGS)
 
 screenshots: venv assets chromium
 	SCREENSHOTS=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS)
