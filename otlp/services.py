@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.serializers import as_serializer_error
 
 from core.patterns import name_matches
+from core.text import text_problem_code
 from governance import services as runs
 from governance.api.serializers import SpanIn
 from governance.models import Run, Span
@@ -122,6 +123,11 @@ def traces_ingest(*, tenant: Tenant, api_key: ApiKey | None, request) -> IngestR
                     continue
                 else:
                     name = mapping.agent_name(resource, otel_attrs)
+                    # The resource's service.name is not among the span's validated attributes: a NUL in
+                    # it reached PostgreSQL (a 500) when the trace's run was made.
+                    if text_problem_code(name):
+                        result.reject("with an agent name that is not valid text")
+                        continue
                     if agent_key is not None and agent_key.agents and not name_matches(agent_key.agents, name):
                         result.reject("for an agent this API key may not act for")
                         continue

@@ -365,3 +365,14 @@ def test_a_pinned_agent_key_may_not_make_runs_for_other_agents(acme):
     assert post(agent, json.dumps(otlp_json([json_span(attrs=CHAT)], service="support-bot"))).json() == {}
     with scopes_disabled():
         assert list(Run.objects.filter(tenant=acme).values_list("agent_name", flat=True)) == ["support-bot"]
+
+
+@pytest.mark.django_db
+def test_an_agent_name_that_is_not_valid_text_is_a_rejected_span(api, acme):
+    # service.name comes from the resource, not the span's validated attributes: a NUL was a 500.
+    body = otlp_json([json_span(attrs=CHAT)], service="svc\u0000")
+    response = post(api, json.dumps(body))
+    assert response.status_code == 200, response.content
+    assert "agent name that is not valid text" in response.json()["partialSuccess"]["errorMessage"]
+    with scopes_disabled():
+        assert not Run.objects.filter(tenant=acme).exists()
