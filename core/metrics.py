@@ -174,6 +174,10 @@ class _Default:
         return REGISTRY.collect()
 
 
+#: Headers a reverse proxy adds to what it forwards (nginx, Caddy, Traefik, gunicorn's own list).
+FORWARDED_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_REAL_IP", "HTTP_FORWARDED", "HTTP_X_FORWARDED_PROTO")
+
+
 def _is_loopback(address: str) -> bool:
     try:
         return ipaddress.ip_address(address).is_loopback
@@ -187,7 +191,11 @@ def _allowed(request) -> bool:
         header = request.headers.get("Authorization", "")
         scheme, _, given = header.partition(" ")
         return scheme.lower() == "bearer" and constant_time_compare(given.strip(), token)
-    # No token configured: only a scraper on this host (or a sidecar sharing its loopback).
+    # No token configured: only a scraper on this host (or a sidecar sharing its loopback). A request
+    # a proxy forwarded is not one: behind a reverse proxy on the same host every client arrives from
+    # loopback, which made /metrics public.
+    if any(request.META.get(h) for h in FORWARDED_HEADERS):
+        return False
     return _is_loopback(request.META.get("REMOTE_ADDR", ""))
 
 

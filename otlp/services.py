@@ -6,10 +6,12 @@ from django.db import IntegrityError, transaction
 from rest_framework.exceptions import ValidationError
 from rest_framework.serializers import as_serializer_error
 
+from core.patterns import name_matches
+from core.text import text_problem_code
 from governance import services as runs
 from governance.api.serializers import SpanIn
 from governance.models import Run, Span
-from tenants.models import ApiKey, Tenant
+from tenants.models import ApiKey, KeyScope, Tenant
 
 from . import mapping
 from .models import TraceRun
@@ -65,6 +67,12 @@ def _trace_run(*, tenant: Tenant, api_key: ApiKey | None, trace_id: str, agent_n
     return link.run
 
 
+def _agent_key(api_key: ApiKey | None) -> ApiKey | None:
+    """The key when it is agent-scoped: it may join only the runs it started, and name only the agents
+    it is pinned to, as on the runs API (tenants.auth.HasScope)."""
+    return api_key if api_key is not None and api_key.scope == KeyScope.AGENT else None
+
+
 def _validated(mapped: mapping.MappedSpan) -> dict | str:
     data = {
         "kind": mapped.kind,
@@ -89,6 +97,7 @@ def traces_ingest(*, tenant: Tenant, api_key: ApiKey | None, request) -> IngestR
     runs_by_id: dict = {}
     runs_by_trace: dict = {}
     rows: list[Span] = []
+    agent_key = _agent_key(api_key)
     for resource_spans in request.resource_spans:
         resource = mapping.attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
@@ -105,20 +114,33 @@ def traces_ingest(*, tenant: Tenant, api_key: ApiKey | None, request) -> IngestR
                 explicit = otel_attrs.get(mapping.RUN_ID_ATTRIBUTE, resource.get(mapping.RUN_ID_ATTRIBUTE))
                 if explicit is not None:
                     run = _explicit_run(tenant, explicit, runs_by_id)
-                    if run is None:
+                    # Another key's run is as unknown to an agent key as on the API (a 404 there).
+                    if run is None or (agent_key is not None and run.api_key_id != agent_key.pk):
                         result.reject("with an unknown groundrule.run_id")
                         continue
                 elif len(span.trace_id) != 16 or not any(span.trace_id):
                     result.reject("without a valid trace id")
                     continue
                 else:
+                    name = mapping.agent_name(resource, otel_attrs)
+                    # The resource's service.name is not among the span's validated attributes: a NUL in
+                    # it reached PostgreSQL (a 500) when the trace's run was made.
+                    if text_problem_code(name):
+                        result.reject("with an agent name that is not valid text")
+                        continue
+                    if agent_key is not None and agent_key.agents and not name_matches(agent_key.agents, name):
+                        result.reject("for an agent this API key may not act for")
+                        continue
                     run = _trace_run(
                         tenant=tenant,
                         api_key=api_key,
                         trace_id=span.trace_id.hex(),
-                        agent_name=mapping.agent_name(resource, otel_attrs),
+                        agent_name=name,
                         cache=runs_by_trace,
                     )
+                    if agent_key is not None and run.api_key_id != agent_key.pk:
+                        result.reject("of a trace another API key started")
+                        continue
                 rows.append(Span(tenant=tenant, run=run, **data))
     if rows:
         Span.objects.bulk_create(rows)

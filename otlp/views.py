@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 
 from core.api.base import TenantAPIView
+from tenants.models import KeyScope
 
 from . import decode
 from .services import traces_ingest
@@ -24,6 +25,8 @@ def _content_type(request) -> str:
 
 
 class TracesView(TenantAPIView):
+    # Spans are what an agent reports; the ingest keeps an agent key to its own runs and agents.
+    required_scope = KeyScope.AGENT
     parser_classes = []  # the body is read raw: protobuf is not DRF's business
 
     @extend_schema(

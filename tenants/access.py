@@ -5,11 +5,13 @@ existence is not confirmed. The scoped managers are the safety net under this ex
 Each app keeps the helpers for its own objects (`policies.access`, `governance.access`).
 """
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from core.lookup import pk_or_404
 
 from .models import ApiKey, Membership, Tenant, TenantSecret
+from .services import is_secret_name
 
 
 def api_key_for(tenant: Tenant, pk) -> ApiKey:
@@ -17,6 +19,9 @@ def api_key_for(tenant: Tenant, pk) -> ApiKey:
 
 
 def secret_for(tenant: Tenant, name: str) -> TenantSecret:
+    # A name no secret can have is not looked up: a NUL in it is an error in PostgreSQL, not a miss.
+    if not is_secret_name(name):
+        raise Http404("No such secret.")
     return get_object_or_404(TenantSecret.objects.filter(tenant=tenant), name=name)
 
 

@@ -131,7 +131,9 @@ class HasScope(HasTenant):
             data = request.data
             name = data.get(field) if isinstance(data, dict) else None
             # A missing or malformed name is the serializer's 400; only a wrong one is refused here.
-            if isinstance(name, str) and not name_matches(key.agents, name):
+            # Checked as the serializers keep it (trimmed, as DRF's CharField does): " admin" passed a
+            # pin "[!a]*" as sent, then ran as agent "admin".
+            if isinstance(name, str) and not name_matches(key.agents, name.strip()):
                 raise exceptions.PermissionDenied(
                     f"This API key may only act for agents matching: {', '.join(key.agents)}."
                 )

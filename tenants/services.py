@@ -24,7 +24,9 @@ from .models import (
     hash_api_key,
 )
 
-SECRET_NAME_RE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+# fullmatch, not match with "$": "$" also matches before a final newline, so "OPENAI_BASE_URL\n" passed and
+# was saved without the outbound check (it does not end with "_BASE_URL").
+SECRET_NAME_RE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
 MAX_SECRET_BYTES = 8192
 
 
@@ -244,8 +246,12 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     return key
 
 
+def is_secret_name(name) -> bool:
+    return isinstance(name, str) and SECRET_NAME_RE.fullmatch(name) is not None
+
+
 def validate_secret_name(name: str) -> None:
-    if not SECRET_NAME_RE.match(name or ""):
+    if not is_secret_name(name):
         raise ValidationError(
             {
                 "name": "Use an environment-variable style name: A-Z, 0-9 and _, "

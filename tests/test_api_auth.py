@@ -3,6 +3,8 @@
 Also the endpoints that need no key: /healthz, the OpenAPI schema and its docs page.
 """
 
+import re
+
 import pytest
 from api_support import create_policy, row_counts, start_run
 from django_scopes import scopes_disabled
@@ -201,6 +203,17 @@ def test_the_docs_page_renders(db):
 
     assert response.status_code == 200
     assert b"swagger" in response.content.lower()
+
+
+def test_the_docs_page_has_no_inline_script_the_csp_would_block(db):
+    page = APIClient().get("/api/v1/docs/")
+    assert "script-src 'self'" in page["Content-Security-Policy"]
+    scripts = re.findall(r"<script([^>]*)>", page.text)
+    assert scripts and all("src=" in attrs for attrs in scripts), scripts
+    (init,) = [src for src in re.findall(r'<script src="([^"]+)"', page.text) if "script" in src.split("?")[-1]]
+    script = APIClient().get(init.replace("&amp;", "&"))
+    assert script.status_code == 200 and script["Content-Type"].startswith("application/javascript")
+    assert "/api/v1/schema/" in script.content.decode()
 
 
 def test_every_response_carries_a_request_id(api, acme):

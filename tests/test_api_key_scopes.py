@@ -198,6 +198,20 @@ def test_pinned_agent_key_may_only_act_for_its_agents(acme):
         assert sorted(Run.objects.values_list("agent_name", flat=True)) == ["support-eu", "triage"]
 
 
+def test_a_pin_is_checked_against_the_name_as_stored(acme):
+    # The serializer trims the name: " admin" passed a pin "[!a]*" as sent, then ran as agent "admin".
+    for pin, name in (("[!a]*", " admin"), ("support-?", "support- ")):
+        pinned, _ = client_for(acme, agents=[pin])
+        refused = pinned.post("/api/v1/runs/", {"agent_name": name}, format="json")
+        assert refused.status_code == 403, (name, refused.content)
+        assert pinned.post("/api/v1/grounding/decide/", {"agent_name": name}, format="json").status_code == 403
+    assert start_run(pinned, " support-x ")  # trimmed, it is one of the key's agents
+    with scopes_disabled():
+        from governance.models import Run
+
+        assert list(Run.objects.values_list("agent_name", flat=True)) == ["support-x"]
+
+
 def test_pins_are_for_agent_keys_only(acme):
     with pytest.raises(Exception) as exc:
         services.api_key_create(tenant=acme, name="x", actor=SYSTEM, scope=KeyScope.READ, agents=["a"])

@@ -126,8 +126,17 @@ def test_delete_removes_the_secret(api, acme):
     assert api.delete("/api/v1/secrets/OPENAI_API_KEY/").status_code == 404
 
 
+@pytest.mark.parametrize("name", ["%00", "A%00", "A%0A", "%FF"])
+def test_deleting_a_name_no_secret_can_have_is_a_404(api, name):
+    # A NUL reached PostgreSQL, which refuses it in text: a 500 on the API and the settings page.
+    response = api.delete(f"/api/v1/secrets/{name}/")
+    assert response.status_code == 404, response.content
+
+
 @pytest.mark.parametrize(
-    "name", ["lowercase", "1STARTS_WITH_DIGIT", "HAS-DASH", "HAS SPACE", "A" * 65, "ÜBER", "_LEADING"]
+    # "…_BASE_URL\n" passed a $-anchored check, so it was saved without the outbound URL check.
+    "name",
+    ["lowercase", "1STARTS_WITH_DIGIT", "HAS-DASH", "HAS SPACE", "A" * 65, "ÜBER", "_LEADING", "OPENAI_BASE_URL%0A"],
 )
 def test_bad_names_are_refused(api, name):
     before = row_counts()

@@ -50,6 +50,15 @@ def test_loopback_may_scrape_without_a_token_and_others_may_not():
     assert "METRICS_TOKEN" in refused.json()["detail"]
 
 
+@pytest.mark.parametrize(
+    "header", ["HTTP_X_FORWARDED_FOR", "HTTP_X_REAL_IP", "HTTP_FORWARDED", "HTTP_X_FORWARDED_PROTO"]
+)
+def test_a_request_a_proxy_on_this_host_forwarded_is_not_a_loopback_scraper(header):
+    # Behind a reverse proxy on the same host every client arrives from 127.0.0.1.
+    refused = Client(REMOTE_ADDR="127.0.0.1").get("/metrics", **{header: "203.0.113.9"})
+    assert refused.status_code == 403
+
+
 @override_settings(METRICS_TOKEN="scrape-me-0123456789")
 def test_a_configured_token_is_required_even_from_loopback():
     assert Client().get("/metrics").status_code == 403

@@ -301,3 +301,78 @@ def test_other_content_types_are_415_and_no_key_is_401(api, client):
 @pytest.mark.django_db
 def test_the_endpoint_is_in_the_openapi_schema(api):
     assert "/v1/traces" in api.get("/api/v1/schema/?format=json").content.decode()
+
+
+# --- API key scopes: spans are an agent's to report, within its own runs and agents ------------------
+
+
+def _key_client(tenant, scope, **kwargs):
+    from rest_framework.test import APIClient
+
+    key, raw = tenant_services.api_key_create(
+        tenant=tenant, name=f"{scope} otlp", actor=Actor.system("tests"), scope=scope, **kwargs
+    )
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client, key
+
+
+CHAT = {"gen_ai.operation.name": {"stringValue": "chat"}}
+
+
+@pytest.mark.django_db
+def test_an_agent_key_may_export_traces_and_a_read_key_may_not(acme):
+    agent, key = _key_client(acme, "agent")
+    response = post(agent, json.dumps(otlp_json([json_span(attrs=CHAT)])))
+    assert response.status_code == 200 and response.json() == {}, response.content
+    with scopes_disabled():
+        (run,) = Run.objects.filter(tenant=acme)
+        assert run.api_key_id == key.pk and Span.objects.filter(run=run).count() == 1
+    reader, _ = _key_client(acme, "read")
+    refused = post(reader, json.dumps(otlp_json([json_span(attrs=CHAT, trace_id="1" * 32)])))
+    assert refused.status_code == 403 and "agent scope" in refused.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_an_agent_key_joins_only_its_own_runs_and_traces(acme, api):
+    other_run = api.post("/api/v1/runs/", {"agent_name": "json-agent"}, format="json").json()["id"]
+    assert post(api, json.dumps(otlp_json([json_span(attrs=CHAT)]))).status_code == 200  # the admin key's trace
+    agent, _ = _key_client(acme, "agent")
+    own_run = agent.post("/api/v1/runs/", {"agent_name": "json-agent"}, format="json").json()["id"]
+    spans = [
+        json_span(attrs={**CHAT, "groundrule.run_id": {"intValue": str(other_run)}}, span_id="eee19b7ec3c1b171"),
+        json_span(attrs=CHAT, span_id="eee19b7ec3c1b172"),  # TRACE_ID: the admin key's run
+        json_span(attrs={**CHAT, "groundrule.run_id": {"intValue": str(own_run)}}, span_id="eee19b7ec3c1b173"),
+    ]
+    answer = post(agent, json.dumps(otlp_json(spans))).json()
+    assert answer["partialSuccess"]["rejectedSpans"] == "2", answer
+    message = answer["partialSuccess"]["errorMessage"]
+    assert "unknown groundrule.run_id" in message and "another API key started" in message
+    with scopes_disabled():
+        assert Span.objects.filter(run_id=other_run).count() == 0
+        (link,) = TraceRun.objects.filter(tenant=acme)
+        assert Span.objects.filter(run=link.run_id).count() == 1  # the admin key's one span
+        assert Span.objects.filter(run_id=own_run).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_pinned_agent_key_may_not_make_runs_for_other_agents(acme):
+    agent, _ = _key_client(acme, "agent", agents=["support-*"])
+    body = otlp_json([json_span(attrs=CHAT)], service="billing-agent")
+    answer = post(agent, json.dumps(body)).json()
+    assert answer["partialSuccess"]["rejectedSpans"] == "1"
+    assert "may not act for" in answer["partialSuccess"]["errorMessage"]
+    assert post(agent, json.dumps(otlp_json([json_span(attrs=CHAT)], service="support-bot"))).json() == {}
+    with scopes_disabled():
+        assert list(Run.objects.filter(tenant=acme).values_list("agent_name", flat=True)) == ["support-bot"]
+
+
+@pytest.mark.django_db
+def test_an_agent_name_that_is_not_valid_text_is_a_rejected_span(api, acme):
+    # service.name comes from the resource, not the span's validated attributes: a NUL was a 500.
+    body = otlp_json([json_span(attrs=CHAT)], service="svc\u0000")
+    response = post(api, json.dumps(body))
+    assert response.status_code == 200, response.content
+    assert "agent name that is not valid text" in response.json()["partialSuccess"]["errorMessage"]
+    with scopes_disabled():
+        assert not Run.objects.filter(tenant=acme).exists()

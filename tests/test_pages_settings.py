@@ -97,6 +97,12 @@ def test_admin_deletes_a_secret(client, alice, acme):
     assert client.post("/settings/secrets/OPENAI_API_KEY/delete/").status_code == 404
 
 
+def test_deleting_a_name_no_secret_can_have_is_a_404(client, alice, acme):
+    # A NUL in the path reached PostgreSQL, which refuses it in text: a 500.
+    client.force_login(alice)
+    assert client.post("/settings/secrets/%00/delete/").status_code == 404
+
+
 @pytest.mark.parametrize("who", ["bob", "dave"])
 def test_reviewers_and_viewers_cannot_read_or_change_secrets(client, request, acme, who):
     set_secret(acme)
