@@ -32,6 +32,11 @@ class RequestIdMiddleware:
         return response
 
 
+def error_json(request, status: int, detail: str) -> JsonResponse:
+    """The API's error body for a failure that names no field: what went wrong, and which request."""
+    return JsonResponse({"detail": detail, "request_id": getattr(request, "request_id", "")}, status=status)
+
+
 class BodySizeLimitMiddleware:
     """Refuses oversized bodies with 413 before anything reads them.
 
@@ -47,17 +52,13 @@ class BodySizeLimitMiddleware:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
-            return JsonResponse({"detail": "Invalid Content-Length header."}, status=400)
+            return error_json(request, 400, "Invalid Content-Length header.")
         if limit is not None and length > limit:
-            return JsonResponse(
-                {"detail": f"Request body too large: {length} bytes, the limit is {limit} bytes."}, status=413
-            )
+            return error_json(request, 413, f"Request body too large: {length} bytes, the limit is {limit} bytes.")
         if not length and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads a WSGI body only up to Content-Length, so a chunked body arrived empty and
             # the call "succeeded" with nothing in it (a grounding report without its scores).
-            return JsonResponse(
-                {"detail": "Send the body with a Content-Length; chunked bodies are not supported."}, status=411
-            )
+            return error_json(request, 411, "Send the body with a Content-Length; chunked bodies are not supported.")
         return self.get_response(request)
 
 
@@ -122,7 +123,7 @@ class ApiErrorsAsJsonMiddleware:
 
     @staticmethod
     def _json(request, status: int, detail: str, original=None) -> JsonResponse:
-        response = JsonResponse({"detail": detail, "request_id": getattr(request, "request_id", "")}, status=status)
+        response = error_json(request, status, detail)
         if original is not None:
             for header in ("Retry-After", "Allow", "WWW-Authenticate"):
                 if header in original:

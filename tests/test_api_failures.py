@@ -190,3 +190,35 @@ def test_a_provider_that_never_answers_gives_the_degraded_allow_within_the_budge
     with scopes_disabled():
         assert GroundingReport.objects.filter(run_id=run_id).count() == 1
         assert Evaluation.objects.get(run_id=run_id, source="llm_judge").action == "allow"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("get", "/api/v1/runs/987654321/", 404),  # a view's own 404
+        ("put", "/api/v1/ping/", 405),
+        ("post", "/api/v1/runs/", 400),  # malformed JSON: not about a named field
+    ],
+)
+def test_every_failure_that_names_no_field_carries_the_request_id(api, method, path, status):
+    body = "{not json" if status == 400 else None
+    response = getattr(api, method)(path, body, content_type="application/json", HTTP_X_REQUEST_ID="req-4xx")
+    assert response.status_code == status
+    assert response.json()["request_id"] == "req-4xx"
+    assert response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_field_errors_keep_naming_only_the_fields(api):
+    response = api.post("/api/v1/runs/", {"agent_name": ""}, format="json", HTTP_X_REQUEST_ID="req-field")
+    assert response.status_code == 400
+    assert set(response.json()) == {"agent_name"}
+    assert response["X-Request-ID"] == "req-field"
+
+
+@pytest.mark.django_db
+def test_an_unauthenticated_call_carries_the_request_id(client):
+    response = client.get("/api/v1/runs/", HTTP_AUTHORIZATION="Bearer gr_nope", HTTP_X_REQUEST_ID="req-401")
+    assert response.status_code == 401
+    assert response.json() == {"detail": "Invalid or revoked API key.", "request_id": "req-401"}

@@ -234,7 +234,9 @@ def test_bad_key_raises_api_error_even_when_failing_open(live_server, acme):
             with client.run(agent_name="research-agent"):
                 pytest.fail("a 401 must not be swallowed")
     assert caught.value.status_code == 401
-    assert caught.value.body == {"detail": "Invalid or revoked API key."}
+    # The body names the request as the header does, so the SDK's error carries both.
+    assert caught.value.body == {"detail": "Invalid or revoked API key.", "request_id": caught.value.request_id}
+    assert caught.value.request_id
 
 
 def test_configuration_from_environment(live_server, acme_key, monkeypatch):

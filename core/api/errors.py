@@ -8,7 +8,7 @@ from django.core.exceptions import (
     SuspiciousOperation,
 )
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.views.decorators.csrf import csrf_exempt
 from django_scopes import ScopeError
 from rest_framework import exceptions, status
@@ -16,11 +16,23 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.errors import Conflict, InvalidInput
+from core.middleware import error_json
 
 logger = logging.getLogger("groundrule.api")
 
 
 def exception_handler(exc, context):
+    response = _answer(exc, context)
+    if response is not None and isinstance(response.data, dict) and "detail" in response.data:
+        # A failure that is not about named fields says which request it was, in the body as in the
+        # X-Request-ID header, so that a client's log line finds the server's (README "Reliability").
+        # Field errors keep their shape: every key of theirs names a field of the request.
+        request = context.get("request")
+        response.data.setdefault("request_id", getattr(request, "request_id", "") if request is not None else "")
+    return response
+
+
+def _answer(exc, context):
     if isinstance(exc, InvalidInput):
         return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, Conflict):
@@ -49,6 +61,4 @@ def not_found(request, *args, **kwargs):
 
     Django's own 404 is an HTML page, which an API client cannot read and the schema cannot describe.
     """
-    return JsonResponse(
-        {"detail": "Not found.", "request_id": getattr(request, "request_id", "")}, status=status.HTTP_404_NOT_FOUND
-    )
+    return error_json(request, status.HTTP_404_NOT_FOUND, "Not found.")

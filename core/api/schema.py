@@ -36,6 +36,7 @@ ERROR_SCHEMA = {
     "type": "object",
     "properties": {
         "detail": {"type": "string", "description": "What went wrong, for a person."},
+        "request_id": {"type": "string", "description": "This request's id, as in the X-Request-ID header."},
     },
     "required": ["detail"],
 }
@@ -44,7 +45,7 @@ VALIDATION_ERROR_SCHEMA = {
     "type": "object",
     "description": "Maps each bad field to its messages: a list of strings, or an object for a nested field "
     "(a list's items by index, an object's keys by name). `non_field_errors` is for the body as "
-    "a whole, `detail` for a body that is not JSON.",
+    "a whole, `detail` (with the string `request_id`) for a body that is not JSON.",
     "properties": {
         "detail": {"type": "string"},
         "non_field_errors": {"type": "array", "items": {"type": "string"}},
