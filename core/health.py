@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import connection, connections
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from kombu import Connection as BrokerConnection
 
 from core.routing import REPLICA, replica_configured
@@ -39,7 +39,7 @@ def register_check(name: str, check) -> None:
     EXTRA_CHECKS[name] = check
 
 
-@require_GET
+@require_safe  # GET, and HEAD for load balancers that probe with it
 def healthz(request):
     try:
         with connection.cursor() as cursor:
@@ -92,7 +92,7 @@ def check_broker() -> dict:
 
 
 @never_cache
-@require_GET
+@require_safe  # GET, and HEAD for load balancers that probe with it
 def readyz(request):
     checks = {"primary": _timed(check_primary)}
     if replica_configured():

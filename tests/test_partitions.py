@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scope, scopes_disabled
@@ -159,6 +159,12 @@ def test_ensure_partitions_command_and_task(months_2026):
     assert "Every partition needed exists already." in out.getvalue()
     assert "governance_evaluation: " in out.getvalue()
     assert ensure_partitions_task.delay(months_ahead=1).get() == []
+
+
+@pytest.mark.parametrize("months", [-1, 121, 10**6])
+def test_ensure_partitions_refuses_a_horizon_out_of_range(months):
+    with pytest.raises(CommandError, match="--months-ahead must be from 0 to 120"):
+        call_command("ensure_partitions", months_ahead=months)
 
 
 @postgres_only

@@ -60,6 +60,15 @@ def test_readyz_only_answers_get(settings):
     assert APIClient().post("/readyz").status_code == 405
 
 
+@pytest.mark.django_db
+def test_both_probes_answer_head_as_load_balancers_send_it(settings):
+    settings.CELERY_BROKER_URL = ""
+    for path in ("/healthz", "/readyz"):
+        response = APIClient().head(path)
+        assert response.status_code == 200, path
+        assert response.content == b""
+
+
 def test_healthz_still_answers_with_the_broker_down(settings):
     # Liveness is about this process; a broker outage must not get healthy web nodes restarted.
     settings.CELERY_BROKER_URL = NOTHING_LISTENS

@@ -3,6 +3,8 @@ from django.db import connection
 
 from core.partitions import MONTHS_AHEAD, ensure_partitions, partitioned_tables, partitions
 
+MAX_MONTHS_AHEAD = 120
+
 
 class Command(BaseCommand):
     help = (
@@ -15,11 +17,13 @@ class Command(BaseCommand):
         parser.add_argument("--months-ahead", type=int, default=MONTHS_AHEAD)
 
     def handle(self, months_ahead, **options):
+        if not 0 <= months_ahead <= MAX_MONTHS_AHEAD:
+            # Ten years of empty tables is already more than any plan needs; far more would only
+            # fill the catalogue (and past year 9999 fail half-way).
+            raise CommandError(f"--months-ahead must be from 0 to {MAX_MONTHS_AHEAD}.")
         if connection.vendor != "postgresql":
             self.stdout.write("Not PostgreSQL: the history tables are plain, nothing to do.")
             return
-        if months_ahead < 0:
-            raise CommandError("--months-ahead must be 0 or more.")
         made = ensure_partitions(months_ahead=months_ahead)
         for name in made:
             self.stdout.write(f"Made {name}.")
