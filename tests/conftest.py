@@ -105,7 +105,15 @@ def other_api(globex):
 
 @pytest.fixture
 def make_policy(acme):
-    def make(name="Strict Research Grounding", rules=None, agents=(), tenant=None, enabled=True, category="grounding"):
+    def make(
+        name="Strict Research Grounding",
+        rules=None,
+        agents=(),
+        tenant=None,
+        enabled=True,
+        category="grounding",
+        mode="enforce",
+    ):
         tenant = tenant or acme
         with scope(tenant=tenant):
             return policy_services.policy_create(
@@ -116,6 +124,7 @@ def make_policy(acme):
                 rules=rules or {},
                 scope={"agents": list(agents)},
                 enabled=enabled,
+                mode=mode,
             )
 
     return make

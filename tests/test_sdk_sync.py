@@ -108,6 +108,19 @@ def test_warn_decision_is_returned_and_logged(client, make_policy, caplog):
     assert run.status == "completed"
 
 
+def test_a_shadow_policy_is_reported_apart_and_never_blocks(client, make_policy):
+    make_policy(name="Candidate", rules=STRICT, agents=["research-agent"], mode="shadow")
+
+    with client.run(agent_name="research-agent") as run:
+        decision = run.record_grounding(grounding_scores=[0.9, 0.42], citations=["Source A"], unsupported_claims=[])
+
+    assert decision.action == "allow" and decision.evaluations == ()
+    [shadow] = decision.shadow_evaluations
+    assert (shadow.policy_name, shadow.action, shadow.shadow) == ("Candidate", "block", True)
+    assert shadow.reason == "Grounding score (0.42) below threshold (0.7)"
+    assert run.status == "completed"
+
+
 def test_block_at_mid_execution_raises_the_seed_reason(client, api, make_policy):
     make_policy(rules=STRICT, agents=["research-agent"])
 

@@ -20,6 +20,7 @@ class Evaluation:
     reason: str
     metadata: dict[str, Any] = field(default_factory=dict)
     source: str = "engine"
+    shadow: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Evaluation:
@@ -32,6 +33,7 @@ class Evaluation:
             reason=data.get("reason", ""),
             metadata=dict(data.get("metadata") or {}),
             source=data.get("source", "engine"),
+            shadow=bool(data.get("shadow", False)),
         )
 
 
@@ -41,6 +43,9 @@ class Decision:
 
     `failed_open` is true for the stand-in decision the SDK returns when the server was
     unreachable and the client fails open; no policy was evaluated.
+
+    `shadow_evaluations` are the verdicts of policies in shadow mode: what they would have done.
+    They never change `action`, and the server leaves them out of `evaluations`.
 
     `grounding_context` (before_workflow only) is what the server says may reach the model:
     ``{"policy_id", "policy_name", "rules": {context_mode, canonical_when_available,
@@ -52,6 +57,7 @@ class Decision:
     reason: str
     abstention_response: str | None = None
     evaluations: tuple[Evaluation, ...] = ()
+    shadow_evaluations: tuple[Evaluation, ...] = ()
     failed_open: bool = False
     grounding_context: dict[str, Any] | None = None
 
@@ -63,6 +69,7 @@ class Decision:
             reason=data.get("reason", ""),
             abstention_response=data.get("abstention_response"),
             evaluations=tuple(Evaluation.from_dict(e) for e in data.get("evaluations") or ()),
+            shadow_evaluations=tuple(Evaluation.from_dict(e) for e in data.get("shadow_evaluations") or ()),
             grounding_context=data.get("grounding_context"),
         )
 
