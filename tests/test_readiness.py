@@ -60,7 +60,6 @@ def test_readyz_only_answers_get(settings):
     assert APIClient().post("/readyz").status_code == 405
 
 
-@pytest.mark.django_db
 def test_both_probes_answer_head_as_load_balancers_send_it(settings):
     settings.CELERY_BROKER_URL = ""
     for path in ("/healthz", "/readyz"):
