@@ -210,8 +210,14 @@ def test_no_key_keeps_the_local_verdicts_with_a_warning(api, llm_server):
         (lambda s: s.malformed_body(), "error", "provider error"),
         (lambda s: s.reply_with("I think they are mostly fine."), "unparseable", "unreadable answer"),
         (lambda s: s.reply_with('{"verdicts": [{"n": 1, "verdict": "maybe"}]}'), "unparseable", "unreadable answer"),
+        # "²" passes str.isdigit() but not int(): it once raised inside the parser (status "error", no usage)
+        (
+            lambda s: s.reply_with('{"verdicts": [{"n": "\u00b2", "verdict": "supported"}]}'),
+            "unparseable",
+            "unreadable answer",
+        ),
     ],
-    ids=["http-500", "body-not-json", "prose", "unknown-verdict"],
+    ids=["http-500", "body-not-json", "prose", "unknown-verdict", "superscript-number"],
 )
 def test_a_provider_failure_keeps_the_local_verdicts_with_a_warning(api, acme, llm_server, breakage, status, warning):
     store_secrets(acme, llm_server)
@@ -223,6 +229,7 @@ def test_a_provider_failure_keeps_the_local_verdicts_with_a_warning(api, acme, l
     assert body["escalation"]["status"] == status
     assert body["warnings"] == [f"LLM escalation skipped: {warning}; local verdicts kept"]
     assert {c: v["verdict"] for c, v in by_claim(body).items()} == {c: v["verdict"] for c, v in local.items()}
+    assert body["escalation"]["provider"] == "openai" and body["escalation"]["latency_ms"] is not None
     with scope(tenant=acme):
         assert Judgement.objects.count() == 0  # a failure is not cached: the next check tries again
 
@@ -423,8 +430,23 @@ def test_the_score_audit_uses_the_governing_policys_escalation(
         ('{"verdicts": [{"n": 3, "verdict": "supported"}, {"n": 1, "verdict": "true"}]}', {}),
         ("SCORE: 0.9", {}),
         ("", {}),
+        # Neither raises: "²" is a str.isdigit() digit int() refuses; float() of a 400-digit integer overflows.
+        (
+            '{"verdicts": [{"n": "\u00b2", "verdict": "supported"}, {"n": 1, "verdict": "supported", "confidence": '
+            + "9" * 400
+            + "}]}",
+            {1: ("supported", 1.0)},
+        ),
     ],
-    ids=["object", "fenced-list", "unnumbered-in-order", "out-of-range-and-unknown", "not-json", "empty"],
+    ids=[
+        "object",
+        "fenced-list",
+        "unnumbered-in-order",
+        "out-of-range-and-unknown",
+        "not-json",
+        "empty",
+        "odd-numbers",
+    ],
 )
 def test_the_parser_reads_what_models_answer(answer, expected):
     got = parse_verdicts(answer, 2)

@@ -119,15 +119,21 @@ def _number(entry: dict) -> int | None:
             continue
         if isinstance(raw, int):
             return raw
-        if isinstance(raw, str) and raw.strip().isdigit():
+        # isdecimal, not isdigit: "²" is a digit that int() refuses, and an answer never raises here.
+        if isinstance(raw, str) and raw.strip().isdecimal():
             return int(raw.strip())
     return None
 
 
 def _confidence(raw: Any) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(float(raw)):
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         return 1.0
-    value = float(raw)
+    try:  # JSON integers are unbounded: float() of a 400-digit one overflows
+        value = float(raw)
+    except OverflowError:
+        return 1.0
+    if not math.isfinite(value):
+        return 1.0
     if 1.0 < value <= 100.0:  # a percentage
         value /= 100.0
     return round(min(1.0, max(0.0, value)), 4)
