@@ -114,6 +114,12 @@ class SourceMatchOut(serializers.Serializer):
     relevance = serializers.FloatField(allow_null=True)
 
 
+class EvidenceSpanOut(serializers.Serializer):
+    source_id = serializers.CharField()
+    span = serializers.CharField(trim_whitespace=False, help_text="The source sentence the verdict rests on.")
+    similarity = serializers.FloatField()
+
+
 class ClaimVerdictOut(serializers.Serializer):
     claim = serializers.CharField(trim_whitespace=False)
     verdict = serializers.ChoiceField(choices=[SUPPORTED, CONTRADICTED, UNVERIFIABLE])
@@ -125,6 +131,20 @@ class ClaimVerdictOut(serializers.Serializer):
         allow_null=True, required=False, help_text='What decided the verdict: "combiner", "fact_backstop" or "llm".'
     )
     kind = serializers.CharField(allow_null=True, help_text="For a contradiction: number, date, negation ...")
+    # docs/verifier.md: every claim verdict carries the spans used, the facts matched and what failed.
+    evidence = EvidenceSpanOut(many=True, help_text="Every source sentence the verdict rests on.")
+    matched = serializers.ListField(
+        child=serializers.CharField(), help_text='The claim\'s facts found in the evidence, e.g. "about 540 km".'
+    )
+    failed = serializers.CharField(
+        allow_null=True, help_text='What failed: "number mismatch: 12 vs 15", "missing: \'Q3 2024\'" ...'
+    )
+    probabilities = serializers.DictField(
+        child=serializers.FloatField(), allow_null=True, help_text="The local verifier's probability of each verdict."
+    )
+    thresholds_input = serializers.DictField(
+        allow_null=True, help_text="What re-deciding the verdict under other thresholds needs besides probabilities."
+    )
 
 
 class EscalationOut(serializers.Serializer):
