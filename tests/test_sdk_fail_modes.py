@@ -226,6 +226,15 @@ def test_check_grounding_sends_only_the_options_set():
     assert server.count("grounding/check/") == 1  # the misspelt option never left the client
 
 
+@pytest.mark.parametrize("sources", ["Rates rose.", {"id": "fed", "text": "Rates rose."}], ids=["str", "mapping"])
+def test_check_grounding_refuses_a_single_source_not_in_a_list(sources):
+    # Iterated, a lone string went out as one source per character (a mapping as one per key).
+    with FakeGroundrule({"grounding/check/": [(200, {"grounded": True})]}) as server, client(server.url) as gr:
+        with pytest.raises(TypeError, match="sources must be a list"):
+            gr.check_grounding("Rates rose.", sources)  # type: ignore[arg-type]
+    assert server.count("grounding/check/") == 0
+
+
 def test_missing_configuration_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("GROUNDRULE_URL", raising=False)
     monkeypatch.delenv("GROUNDRULE_API_KEY", raising=False)

@@ -27,6 +27,7 @@ import email.utils
 import json
 import logging
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -95,6 +96,12 @@ def check_payload(text: str, sources: Any, options: CheckOptions) -> dict[str, A
     unknown = set(options) - set(CheckOptions.__annotations__)
     if unknown:
         raise TypeError(f"check_grounding() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    # A lone string or mapping is iterable too: it would go out as one source per character or key.
+    if isinstance(sources, (str, bytes, Mapping)):
+        raise TypeError(
+            f"check_grounding() sources must be a list of strings or {{'id', 'text', 'score'}} mappings, "
+            f"not a single {type(sources).__name__}"
+        )
     payload: dict[str, Any] = {"text": text, "sources": [s if isinstance(s, str) else dict(s) for s in sources]}
     payload.update({name: value for name, value in options.items() if value is not None})
     return payload
