@@ -472,3 +472,22 @@ def test_the_governance_tab_marks_the_llms_verdicts_and_the_call(api, acme, alic
     assert len(marked) == len(undecided)
     n = len(undecided)
     assert re.search(rf"LLM escalation · gpt-4o-mini: {n} of {n} undecided claims, \d+ ms, \$0\.000\d\d", html)
+
+
+def test_the_llm_sees_the_source_sentences_the_verifier_matched(api, acme, llm_server):
+    # The prompt keeps only the head of each source (judges/llm/prompt.py): a matched sentence deep in
+    # a long source, or in a late source, once never reached the model that was asked to decide on it.
+    filler = " ".join(f"Gallery {n} of the museum shows sculpture from the {n}th century." for n in range(1, 40))
+    sources = [
+        {"id": "museum", "text": filler},
+        {"id": "fed", "text": filler + " The committee cited persistent inflation in services."},
+    ]
+    local = by_claim(
+        api.post("/api/v1/grounding/check/", {"text": PARAPHRASE, "sources": sources}, format="json").json()
+    )
+    assert local[PARAPHRASE]["verdict"] == "unverifiable" and local[PARAPHRASE]["best_source"]["id"] == "fed"
+    store_secrets(acme, llm_server)
+    body = check(api, text=PARAPHRASE, sources=sources).json()
+    assert body["escalation"]["status"] == "ok", body["escalation"]
+    sent = prompt_text(llm_server.requests[0].json, roles=("user",))
+    assert "The committee cited persistent inflation in services." in sent
