@@ -491,3 +491,24 @@ def test_the_llm_sees_the_source_sentences_the_verifier_matched(api, acme, llm_s
     assert body["escalation"]["status"] == "ok", body["escalation"]
     sent = prompt_text(llm_server.requests[0].json, roles=("user",))
     assert "The committee cited persistent inflation in services." in sent
+
+
+def test_a_nul_or_lone_surrogate_in_the_models_reason_is_not_a_lost_answer(api, acme, llm_server):
+    # PostgreSQL's JSON refuses \u0000 and a lone surrogate: storing the answer in the cache failed, and the paid-for
+    # verdicts were thrown away as an "error".
+    store_secrets(acme, llm_server)
+    undecided = undecided_locally(api)
+
+    def responder(body):
+        verdicts = [
+            {"n": n, "verdict": "supported", "reason": "per\u0000the \ud800sources"} for n, _ in claims_in(body)
+        ]
+        return json.dumps({"verdicts": verdicts})
+
+    llm_server.reply_with(responder)
+    body = check(api).json()
+    assert body["escalation"]["status"] == "ok", body
+    claims = by_claim(body)
+    assert all(claims[c]["verdict"] == "supported" and "per the ?sources" in claims[c]["reason"] for c in undecided)
+    with scope(tenant=acme):
+        assert Judgement.objects.count() == 1

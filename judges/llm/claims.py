@@ -159,6 +159,9 @@ def parse_verdicts(text: str | None, claim_count: int) -> dict[int, LLMVerdict]:
             number = position  # entries in order, unnumbered
         if number is None or not 1 <= number <= claim_count or number in out:
             continue
-        reason = " ".join(str(entry.get("reason") or "").split())[:MAX_REASON_CHARS]
+        # The reason is stored (PostgreSQL's JSON holds no NUL and no lone surrogate) and shown: an
+        # answer the database refuses would lose the verdicts the call paid for.
+        reason = " ".join(str(entry.get("reason") or "").replace("\x00", " ").split())[:MAX_REASON_CHARS]
+        reason = reason.encode("utf-8", "replace").decode("utf-8")
         out[number] = LLMVerdict(verdict, _confidence(entry.get("confidence")), reason)
     return out
