@@ -93,6 +93,33 @@ def _escalated(claim: ClaimVerdict, verdict: llm.LLMVerdict, model: str) -> Clai
     )
 
 
+def _source_id(source, index: int) -> str:
+    """The id the verifier gives a source (judges/budget.py, judges/verification.py)."""
+    ident = source.get("id") if isinstance(source, dict) else None
+    return str(ident) if ident not in (None, "") else f"source-{index}"
+
+
+def _prompt_sources(claims: list[ClaimVerdict], chosen: list[int], sources: list) -> list:
+    """The sources as the LLM reads them: the sentences the verifier matched to the chosen claims first.
+
+    The prompt keeps only the head of each source and of all of them (judges/llm/prompt.py), so the
+    sentence a claim was compared with, deep in a long or late source, would otherwise never reach
+    the model asked to decide on it. The other sources follow as far as the prompt's size allows.
+    """
+    excerpts: dict[str, list[str]] = {}
+    for i in chosen:
+        claim = claims[i]
+        used = [(str(e["source_id"]), e["span"]) for e in claim.evidence]
+        if claim.best_source is not None:
+            used.append((str(claim.best_source.id), claim.best_source.span))
+        for source_id, span in used:
+            spans = excerpts.setdefault(source_id, [])
+            if span and span not in spans:
+                spans.append(span)
+    rest = [s for n, s in enumerate(sources or []) if _source_id(s, n) not in excerpts]
+    return [{"id": source_id, "text": " ".join(spans)} for source_id, spans in excerpts.items()] + rest
+
+
 def _visible(done: llm.Completion) -> dict:
     """What the evaluation records of a call: usage and status, never the upstream text."""
     meta = tenant_visible(
@@ -143,7 +170,7 @@ def escalate(
         meta["provider"] = provider = llm.provider_for_model(model)
     except ValueError:  # rules and requests are validated; an old stored rule is not a 500
         return degraded("error", f"unsupported model {model!r}")
-    system, user = llm.build_claims_prompt([claims[i].claim for i in chosen], sources)
+    system, user = llm.build_claims_prompt([claims[i].claim for i in chosen], _prompt_sources(claims, chosen, sources))
     key = llm.claims_cache_key(model, system, user)
     stored = cached_judgement(tenant=tenant, key=key)
     if stored is not None:
