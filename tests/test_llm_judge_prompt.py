@@ -237,6 +237,11 @@ def test_parse_score_table(text, expected):
     assert math.isclose(score, expected, abs_tol=1e-9)
 
 
+def test_a_score_too_large_for_a_float_is_unparseable_not_an_exception():
+    # judge() never raises; float() of this JSON integer once did (OverflowError).
+    assert parse_score('{"score": ' + "9" * 400 + "}") == (0.5, False)
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -101,8 +101,11 @@ def _from_json(text: str) -> float | None:
             if str(key).lower() != "score" or isinstance(raw, bool):
                 continue
             if isinstance(raw, (int, float)):
-                value = float(raw) if math.isfinite(float(raw)) else None
-                if value is not None:
+                try:  # JSON integers are unbounded: float() of a 400-digit one overflows, and judge() never raises
+                    value: float | None = float(raw)
+                except OverflowError:
+                    value = None
+                if value is not None and math.isfinite(value):
                     return _normalise(value)
             if isinstance(raw, str):
                 inner, ok = parse_score(raw)
