@@ -152,6 +152,14 @@ class ApiKeyOut(serializers.ModelSerializer):
         read_only_fields = fields  # an answer: every field is always there (null where unset)
 
 
+class ApiKeyCreatedOut(ApiKeyOut):
+    key = serializers.CharField(help_text="The raw API key. Shown in this response only.")
+
+    class Meta(ApiKeyOut.Meta):
+        fields = [*ApiKeyOut.Meta.fields, "key"]
+        read_only_fields = fields
+
+
 class ApiKeyListOut(serializers.Serializer):
     """Every key of the tenant, revoked ones last: a short list, so not paginated."""
 
@@ -182,14 +190,17 @@ class ApiKeyListView(TenantAPIView):
         keys = ApiKey.objects.filter(tenant=self.tenant).order_by("revoked_at", "-created_at")
         return Response({"results": ApiKeyOut(keys, many=True).data})
 
-    @extend_schema(request=ApiKeyIn, responses={201: ApiKeyOut})
+    @extend_schema(request=ApiKeyIn, responses={201: ApiKeyCreatedOut})
     def post(self, request):
         serializer = ApiKeyIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         key, raw = services.api_key_create(
             tenant=self.tenant, actor=Actor.from_request(request), **serializer.validated_data
         )
-        return Response({**ApiKeyOut(key).data, "key": raw}, status=status.HTTP_201_CREATED)
+        key.key = raw  # shown once: the schema's ApiKeyCreatedOut, and no cache may keep it
+        return Response(
+            represented(ApiKeyCreatedOut, key), status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"}
+        )
 
 
 class ApiKeyDetailView(TenantAPIView):
