@@ -8,7 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
-from core.api.contract import represented, represented_list, validated
+from core.api.contract import known_query, represented, represented_list, validated
 from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer
 from tenants.audit import Actor, audit_chain_verify, audit_checkpoint_latest
 
@@ -36,9 +36,11 @@ class SecretIn(StrictSerializer):
 
 class SecretListView(TenantAPIView):
     required_scope = KeyScope.ADMIN
+    error_statuses = {"get": (400,)}  # an unknown query parameter
 
     @extend_schema(responses=SecretListOut)
     def get(self, request):
+        known_query(request, ())  # not paginated: a `cursor` or `page_size` must not look honoured
         secrets = TenantSecret.objects.filter(tenant=self.tenant).order_by("name")
         return Response({"results": represented_list(SecretOut, secrets)})
 
@@ -184,9 +186,11 @@ class ApiKeyListView(TenantAPIView):
     """Keys with their scope, pinned agents, expiry and last use. Creating one answers the raw key once."""
 
     required_scope = KeyScope.ADMIN
+    error_statuses = {"get": (400,)}  # an unknown query parameter
 
     @extend_schema(responses=ApiKeyListOut)
     def get(self, request):
+        known_query(request, ())  # not paginated, as for secrets
         keys = ApiKey.objects.filter(tenant=self.tenant).order_by("revoked_at", "-created_at")
         return Response({"results": ApiKeyOut(keys, many=True).data})
 
