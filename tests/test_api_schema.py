@@ -142,7 +142,7 @@ BODY_REFERENCES = {("post", "/api/v1/policies/replay/")}
 
 def test_errors_have_one_documented_shape(schema):
     components = schema["components"]["schemas"]
-    assert components["Error"]["required"] == ["detail"]
+    assert components["Error"]["required"] == ["detail", "request_id"]
     assert "additionalProperties" in components["ValidationError"]
     for path, method, operation in _operations(schema):
         for code, answer in operation["responses"].items():

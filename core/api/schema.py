@@ -40,7 +40,9 @@ ERROR_SCHEMA = {
         "detail": {"type": "string", "description": "What went wrong, for a person."},
         "request_id": {"type": "string", "description": "This request's id, as in the X-Request-ID header."},
     },
-    "required": ["detail"],
+    # Every such answer carries both (core.api.errors.exception_handler, core.middleware.error_json):
+    # a client may rely on request_id being there.
+    "required": ["detail", "request_id"],
 }
 
 VALIDATION_ERROR_SCHEMA = {
