@@ -190,6 +190,9 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "governance.models.Run.Status",
         "ReplayJobStatusEnum": "governance.models.ReplayJob.Status",
         "WebhookDeliveryStatusEnum": "webhooks.models.WebhookDelivery.Status",
+        # A key's scope (legacy included) beside the scopes a new key may be given: without a name,
+        # spectacular called the first "Scope985Enum", a name that changes from build to build.
+        "KeyScopeEnum": "tenants.models.KeyScope",
     },
 }
 

@@ -8,7 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
-from core.api.contract import represented, represented_list, validated
+from core.api.contract import known_query, represented, represented_list, validated
 from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer
 from tenants.audit import Actor, audit_chain_verify, audit_checkpoint_latest
 
@@ -36,9 +36,11 @@ class SecretIn(StrictSerializer):
 
 class SecretListView(TenantAPIView):
     required_scope = KeyScope.ADMIN
+    error_statuses = {"get": (400,)}  # an unknown query parameter
 
     @extend_schema(responses=SecretListOut)
     def get(self, request):
+        known_query(request, ())  # not paginated: a `cursor` or `page_size` must not look honoured
         secrets = TenantSecret.objects.filter(tenant=self.tenant).order_by("name")
         return Response({"results": represented_list(SecretOut, secrets)})
 
@@ -152,6 +154,14 @@ class ApiKeyOut(serializers.ModelSerializer):
         read_only_fields = fields  # an answer: every field is always there (null where unset)
 
 
+class ApiKeyCreatedOut(ApiKeyOut):
+    key = serializers.CharField(help_text="The raw API key. Shown in this response only.")
+
+    class Meta(ApiKeyOut.Meta):
+        fields = [*ApiKeyOut.Meta.fields, "key"]
+        read_only_fields = fields
+
+
 class ApiKeyListOut(serializers.Serializer):
     """Every key of the tenant, revoked ones last: a short list, so not paginated."""
 
@@ -176,20 +186,25 @@ class ApiKeyListView(TenantAPIView):
     """Keys with their scope, pinned agents, expiry and last use. Creating one answers the raw key once."""
 
     required_scope = KeyScope.ADMIN
+    error_statuses = {"get": (400,)}  # an unknown query parameter
 
     @extend_schema(responses=ApiKeyListOut)
     def get(self, request):
+        known_query(request, ())  # not paginated, as for secrets
         keys = ApiKey.objects.filter(tenant=self.tenant).order_by("revoked_at", "-created_at")
         return Response({"results": ApiKeyOut(keys, many=True).data})
 
-    @extend_schema(request=ApiKeyIn, responses={201: ApiKeyOut})
+    @extend_schema(request=ApiKeyIn, responses={201: ApiKeyCreatedOut})
     def post(self, request):
         serializer = ApiKeyIn(data=request.data)
         serializer.is_valid(raise_exception=True)
         key, raw = services.api_key_create(
             tenant=self.tenant, actor=Actor.from_request(request), **serializer.validated_data
         )
-        return Response({**ApiKeyOut(key).data, "key": raw}, status=status.HTTP_201_CREATED)
+        key.key = raw  # shown once: the schema's ApiKeyCreatedOut, and no cache may keep it
+        return Response(
+            represented(ApiKeyCreatedOut, key), status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"}
+        )
 
 
 class ApiKeyDetailView(TenantAPIView):

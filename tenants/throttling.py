@@ -33,3 +33,17 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
             return None  # unauthenticated calls are refused before they cost anything
         # The prefix as well as the id: test databases (and restored backups) reuse ids.
         return self.cache_format % {"scope": self.scope, "ident": f"{key.pk}:{key.prefix}"}
+
+    def wait(self):
+        """Seconds until this key may call again: the `Retry-After` of the 429.
+
+        DRF's estimate is None, so the 429 carried no Retry-After, whenever the key's history holds
+        more calls than the limit now allows: right after an operator lowers API_RATE_LIMIT (read on
+        every request) or when processes raced past it. The next call is allowed once all but
+        `num_requests - 1` of the recorded calls have aged out; the history is newest first.
+        """
+        if self.num_requests <= 0 or not self.history:
+            return self.duration
+        if len(self.history) < self.num_requests:
+            return super().wait()
+        return max(0.0, self.duration - (self.now - self.history[self.num_requests - 1]))

@@ -82,3 +82,17 @@ def test_a_successful_sign_in_resets_the_count(alice):
     client = Client()
     for _ in range(2):
         assert _sign_in(client, "wrong-password").status_code == 200
+
+
+def test_a_lowered_limit_still_answers_retry_after(api, settings):
+    # The rate is read per request; with more calls on record than the new limit allows, DRF's
+    # estimate was None and the 429 came without Retry-After, so clients could only guess.
+    settings.API_RATE_LIMIT = "5/min"
+    for _ in range(4):
+        assert api.get("/api/v1/ping/").status_code == 200
+    settings.API_RATE_LIMIT = "1/min"
+
+    refused = api.get("/api/v1/ping/")
+
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 60

@@ -1,6 +1,6 @@
 """The SDK's error classes: one per 4xx status the server answers, each with the server's
-X-Request-ID, status code and parsed body; 429 and retries against a loopback server, since the
-Groundrule server itself does not rate-limit; the sans-IO exchange that both clients share."""
+X-Request-ID, status code and parsed body; 429 from the server's own rate limit, and retries
+against a loopback server that scripts each answer; the sans-IO exchange that both clients share."""
 
 import asyncio
 import datetime as dt
@@ -22,11 +22,14 @@ from groundrule import (
     GroundruleUnavailable,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     PolicyViolationError,
     RateLimitError,
 )
 from groundrule._config import resolve_config
 from groundrule._protocol import Done, Exchange, Retry
+from tenants import services as tenant_services
+from tenants.audit import Actor
 
 REQUEST_ID = re.compile(r"[0-9a-f]{32}")  # what the server's RequestIdMiddleware makes up
 ALLOW = {"action": "allow", "phase": "before_workflow", "reason": "Grounding rules stored", "evaluations": []}
@@ -78,6 +81,28 @@ def test_401_is_an_authentication_error(live_server, acme_key):
     assert_from_server(caught.value, 401)
     assert "detail" in caught.value.body
     assert "gr_not_a_key" not in str(caught.value)  # the key is never echoed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_403_is_a_permission_denied_error_raised_even_when_failing_open(live_server, acme):
+    _, raw = tenant_services.api_key_create(tenant=acme, name="reader", actor=Actor.system("tests"), scope="read")
+    with groundrule.Client(base_url=live_server.url, api_key=raw) as client:
+        with pytest.raises(PermissionDeniedError) as caught:
+            client.run(agent_name="research-agent").__enter__()
+    assert_from_server(caught.value, 403)
+    assert "agent scope" in caught.value.body["detail"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_servers_own_rate_limit_is_a_rate_limit_error_with_its_retry_after(live_server, acme_key, settings):
+    settings.API_RATE_LIMIT = "1/min"
+    with groundrule.Client(base_url=live_server.url, api_key=acme_key[1], fail_open=False) as client:
+        client.run(agent_name="research-agent").__enter__()
+        with pytest.raises(RateLimitError) as caught:
+            client.run(agent_name="research-agent").__enter__()
+    error = caught.value
+    assert REQUEST_ID.fullmatch(error.request_id) and error.request_id == error.body["request_id"]
+    assert 0 < error.retry_after <= 60  # over backoff_max: no retry, an outage for fail_open to judge
 
 
 @pytest.mark.django_db(transaction=True)
@@ -276,6 +301,7 @@ def test_exchange_maps_statuses_to_classes_and_results():
     for status, error_class in [
         (400, BadRequestError),
         (401, AuthenticationError),
+        (403, PermissionDeniedError),
         (404, NotFoundError),
         (409, ConflictError),
         (413, PayloadTooLargeError),

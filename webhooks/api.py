@@ -9,6 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.contract import PAGE_PARAMETERS, known_query
 from core.api.fields import StrictBooleanField, StrictCharField, StrictSerializer
 from core.api.pagination import IdCursorPagination
 from tenants.audit import Actor
@@ -75,6 +76,7 @@ class WebhookListView(TenantAPIView):
 
     @extend_schema(responses=WebhookOut(many=True))
     def get(self, request):
+        known_query(request, PAGE_PARAMETERS)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(Webhook.objects.filter(tenant=self.tenant), request, view=self)
         return paginator.get_paginated_response(WebhookOut(page, many=True).data)
@@ -117,6 +119,7 @@ class DeliveryListView(TenantAPIView):
     @extend_schema(responses=DeliveryOut(many=True))
     def get(self, request, pk: int):
         webhook = webhook_for(self.tenant, pk)
+        known_query(request, PAGE_PARAMETERS)
         paginator = self.pagination_class()
         qs = WebhookDelivery.objects.filter(tenant=self.tenant, webhook=webhook)
         page = paginator.paginate_queryset(qs, request, view=self)

@@ -23,6 +23,7 @@ from .errors import (
     GroundruleUnavailable,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     PolicyViolationError,
     RateLimitError,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "GroundruleError",
     "GroundruleUnavailable",
     "NotFoundError",
+    "PermissionDeniedError",
     "PayloadTooLargeError",
     "PolicyViolationError",
     "RateLimitError",

@@ -9,6 +9,7 @@
     ├── GroundruleAPIError            a 4xx answer: a bug or misconfiguration, raised whatever fail_open says
     │   ├── BadRequestError           400, the body names each bad field
     │   ├── AuthenticationError       401, a missing, unknown or revoked API key
+    │   ├── PermissionDeniedError     403, the API key's scope does not allow the call
     │   ├── NotFoundError             404, no such object (or another tenant's)
     │   ├── ConflictError             409, e.g. a report to a run that is already completed
     │   └── PayloadTooLargeError      413, a body over the server's MAX_BODY_BYTES
@@ -140,6 +141,11 @@ class AuthenticationError(GroundruleAPIError):
     """401: the API key is missing, unknown or revoked."""
 
 
+class PermissionDeniedError(GroundruleAPIError):
+    """403: the API key's scope (agent, read, admin) or its pinned agents do not allow this call;
+    the body says which scope it needs. A configuration error, like a wrong key."""
+
+
 class NotFoundError(GroundruleAPIError):
     """404: no such object; another tenant's object is a 404 too, never a 403."""
 
@@ -156,6 +162,7 @@ class PayloadTooLargeError(GroundruleAPIError):
 API_ERRORS: dict[int, type[GroundruleAPIError]] = {
     400: BadRequestError,
     401: AuthenticationError,
+    403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
     413: PayloadTooLargeError,

@@ -40,15 +40,24 @@ def represented_list(serializer_class: type[BaseSerializer], instances) -> list[
     return [prototype.to_representation(instance) for instance in instances]
 
 
-def filtered(filterset_class, request, queryset, *, also: tuple[str, ...] = ("cursor", "page_size")):
+def known_query(request, allowed) -> None:
+    """A 400 naming each query parameter the endpoint does not know (``allowed``), as for bodies:
+    a misspelt parameter (``?sinse=``) would otherwise be ignored and answer every row."""
+    unknown = sorted(set(request.query_params) - set(allowed))
+    if unknown:
+        raise exceptions.ValidationError({key: ["Unknown query parameter."] for key in unknown})
+
+
+PAGE_PARAMETERS = ("cursor", "page_size")
+
+
+def filtered(filterset_class, request, queryset, *, also: tuple[str, ...] = PAGE_PARAMETERS):
     """The rows a list's query string selects through its FilterSet (the one the page and export use).
 
     As with bodies, a parameter the endpoint does not know is a 400 naming it, not silently ignored: a
     misspelt filter would otherwise answer every row.
     """
-    unknown = sorted(set(request.query_params) - set(filterset_class.base_filters) - set(also))
-    if unknown:
-        raise exceptions.ValidationError({key: ["Unknown query parameter."] for key in unknown})
+    known_query(request, {*filterset_class.base_filters, *also})
     # A dashboard form sends empty fields for filters left unset; an API client that names a filter
     # means it, so an empty value is refused rather than read as "no filter".
     empty = sorted(key for key, values in request.query_params.lists() if any(v == "" for v in values))

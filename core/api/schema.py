@@ -3,13 +3,14 @@
 - Strict input serializers (``StrictSerializer``) are request bodies with
   ``additionalProperties: false``: an unknown key is a 400, and the schema says so.
 - Every operation declares its error answers with one of two shapes: ``Error``
-  (``{"detail"}``; 401, 403, 404, 409, 411, 413, 415) and ``ValidationError`` (400: each bad field
+  (``{"detail"}``; 401, 403, 404, 409, 411, 413, 415, 429) and ``ValidationError`` (400: each bad field
   named, nested as the input is, or ``detail`` for a body that is not JSON).
 - The API key is a bearer security scheme.
 - Filter parameters come from the view's FilterSet, for lists and exports alike.
 
 Views say which extra answers they give with ``error_statuses`` (method -> codes), e.g. 409 for
-completing a run twice; a view with a ``required_scope`` (API-key scopes) declares 403.
+completing a run twice; every view but those any key may call declares 403 (API-key scopes), and
+every throttled view 429.
 Everything here is pure description: nothing changes what a view does.
 """
 
@@ -30,6 +31,7 @@ ERROR_DESCRIPTIONS = {
     411: "A chunked body without a Content-Length.",
     413: "The body is over MAX_BODY_BYTES.",
     415: "The body is not application/json.",
+    429: "Over this API key's request limit (API_RATE_LIMIT); `Retry-After` says how many seconds to wait.",
 }
 
 ERROR_SCHEMA = {
@@ -38,7 +40,9 @@ ERROR_SCHEMA = {
         "detail": {"type": "string", "description": "What went wrong, for a person."},
         "request_id": {"type": "string", "description": "This request's id, as in the X-Request-ID header."},
     },
-    "required": ["detail"],
+    # Every such answer carries both (core.api.errors.exception_handler, core.middleware.error_json):
+    # a client may rely on request_id being there.
+    "required": ["detail", "request_id"],
 }
 
 VALIDATION_ERROR_SCHEMA = {
@@ -101,8 +105,12 @@ class GroundruleAutoSchema(AutoSchema):
             statuses.add(400)
         if "{" in self.path:
             statuses.add(404)
-        if getattr(self.view, "required_scope", None):
+        # A view that declares no scope needs an admin key (tenants.auth.required_scope fails
+        # closed), so only the endpoints every key may call ("any", e.g. ping) never answer 403.
+        if getattr(self.view, "required_scope", None) != "any":
             statuses.add(403)
+        if self.view.get_throttles():
+            statuses.add(429)
         extra = getattr(self.view, "error_statuses", {})
         statuses |= set(extra.get(self.method.lower(), ()))
         return statuses

@@ -8,6 +8,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from core.api.base import TenantAPIView
+from core.api.contract import known_query
 from core.api.fields import StrictSerializer, UnitScoreField
 from governance import score_audit
 from governance.models import AgentScoreAuditDay, Run
@@ -68,6 +69,7 @@ def _day(params, name: str) -> date | None:
 
 
 def _window(request) -> tuple[date | None, date | None]:
+    known_query(request, ("since", "until"))
     since, until = _day(request.query_params, "since"), _day(request.query_params, "until")
     if since and until and since > until:
         raise ValidationError({"until": ["Must not be before since."]})
