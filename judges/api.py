@@ -185,9 +185,9 @@ class CheckOut(serializers.Serializer):
     escalation = EscalationOut(allow_null=True, help_text="The LLM escalation's call; null when it is off.")
 
 
-def _over_limit(exc: OverLimit) -> dict:
-    # The API's error shape ({"detail"}), and the limit's field named as a 400 names a field.
-    return {"detail": exc.message, exc.field: [exc.message]}
+def _over_limit(exc: OverLimit, request) -> dict:
+    # The API's error shape ({"detail", "request_id"}), and the limit's field named as a 400 names a field.
+    return {"detail": exc.message, exc.field: [exc.message], "request_id": getattr(request, "request_id", "")}
 
 
 class GroundingCheckView(TenantAPIView):
@@ -200,13 +200,13 @@ class GroundingCheckView(TenantAPIView):
         try:  # before the body is read: parsing a megabyte of JSON is itself the work to avoid
             enforce_body_limit(request.META.get("CONTENT_LENGTH"))
         except OverLimit as exc:
-            return Response(_over_limit(exc), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return Response(_over_limit(exc, request), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         data = validated(CheckIn, request.data)
         rules = {k: data[k] for k in OPTION_NAMES if k in data}
         try:
             enforce_hard_limits(data["sources"])
         except OverLimit as exc:
-            return Response(_over_limit(exc), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return Response(_over_limit(exc, request), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         result, warnings, escalation, escalation_warnings = checked_with_escalation(
             tenant=request.tenant, text=data["text"], sources=data["sources"], rules=rules, deadline=deadline
         )

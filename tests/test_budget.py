@@ -31,10 +31,15 @@ def heavy_body() -> dict:
 @pytest.mark.django_db
 def test_sources_over_the_hard_limit_are_a_413_naming_it(api, settings):
     settings.GROUNDING_MAX_SOURCE_CHARS = 1000
-    response = api.post("/api/v1/grounding/check/", {"text": FACT, "sources": ["x" * 600, "y" * 600]}, format="json")
+    response = api.post(
+        "/api/v1/grounding/check/",
+        {"text": FACT, "sources": ["x" * 600, "y" * 600]},
+        format="json",
+        HTTP_X_REQUEST_ID="req-413",
+    )
     assert response.status_code == 413
     message = "The sources hold 1200 characters; the limit is 1000 (GROUNDING_MAX_SOURCE_CHARS)."
-    assert response.json() == {"detail": message, "sources": [message]}
+    assert response.json() == {"detail": message, "sources": [message], "request_id": "req-413"}
 
 
 @pytest.mark.django_db
