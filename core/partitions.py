@@ -259,18 +259,24 @@ def _definition(cursor, table: str) -> dict:
     backing = {row[4] for row in constraints if row[1] in ("p", "u")}
     cursor.execute(
         """
-        SELECT x.indexrelid, i.relname, pg_get_indexdef(x.indexrelid), x.indisunique
+        SELECT x.indexrelid, i.relname, pg_get_indexdef(x.indexrelid), x.indisunique,
+               array(SELECT pg_get_indexdef(x.indexrelid, k, true) FROM generate_series(1, x.indnkeyatts) AS k),
+               pg_get_expr(x.indpred, x.indrelid, true)
           FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
          WHERE x.indrelid = to_regclass(%s) ORDER BY i.relname
         """,
         [table],
     )
-    indexes = []
-    for oid, name, sql, unique in cursor.fetchall():
+    indexes, unique_indexes = [], []
+    for oid, name, sql, unique, columns, predicate in cursor.fetchall():
         if oid in backing:
             continue
         if unique:
-            raise NotImplementedError(f"{table}: unique index {name} outside a constraint cannot be partitioned")
+            # A unique index no constraint backs (Django's UniqueConstraint with a condition or
+            # expressions): its key columns (or expressions) and predicate, for `_rebuild` to
+            # recreate with the partition key, as it does the unique constraints.
+            unique_indexes.append((name, list(columns), predicate))
+            continue
         # A partitioned parent's index reads "ON ONLY <table>"; the plain table's must not.
         indexes.append(sql.replace(" ON ONLY ", " ON "))
     cursor.execute(
@@ -297,6 +303,7 @@ def _definition(cursor, table: str) -> dict:
     return {
         "constraints": constraints,
         "indexes": indexes,
+        "unique_indexes": unique_indexes,
         "triggers": triggers,
         "referenced_by": referenced_by,
         "sequence": (last_value, is_called),
@@ -306,17 +313,32 @@ def _definition(cursor, table: str) -> dict:
 
 def _rebuild(cursor, table: str, spec: dict, *, key: str, adding: bool) -> None:
     """Recreate on the new `table` what `_definition` read off the old one; `key` is added to the
-    primary key and unique constraints (partitioning) or taken off their end (back to plain)."""
+    primary key, unique constraints and unique indexes (PostgreSQL requires it of every unique index
+    of a partitioned table) or taken off their end (back to plain). So uniqueness holds per value of
+    `key` while partitioned: the same trade-off for every unique rule."""
+
+    def keyed(columns: list[str], column: str) -> list[str]:
+        if adding and column not in columns:
+            return [*columns, column]
+        if not adding and len(columns) > 1 and columns[-1] == column:
+            return columns[:-1]
+        return columns
+
     for name, kind, columns, sql, _ in spec["constraints"]:
         if kind == "f":
             cursor.execute(f"ALTER TABLE {_qn(table)} ADD CONSTRAINT {_qn(name)} {sql}")
             continue
-        if adding and key not in columns:
-            columns = [*columns, key]
-        elif not adding and len(columns) > 1 and columns[-1] == key:
-            columns = columns[:-1]
         word = "PRIMARY KEY" if kind == "p" else "UNIQUE"
+        columns = keyed(columns, key)
         cursor.execute(f"ALTER TABLE {_qn(table)} ADD CONSTRAINT {_qn(name)} {word} ({', '.join(map(_qn, columns))})")
+    # pg_get_indexdef gives each key column as SQL, a name quoted only where it must be (quote_ident),
+    # or an expression; the partition key is written the same way to be found among them.
+    cursor.execute("SELECT quote_ident(%s)", [key])
+    key_sql = cursor.fetchone()[0]
+    for name, columns, predicate in spec["unique_indexes"]:
+        columns = keyed(columns, key_sql)
+        where = f" WHERE {predicate}" if predicate else ""
+        cursor.execute(f"CREATE UNIQUE INDEX {_qn(name)} ON {_qn(table)} ({', '.join(columns)}){where}")
     for sql in spec["indexes"]:
         cursor.execute(sql)
     for sql in spec["triggers"]:
