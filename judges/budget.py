@@ -38,7 +38,7 @@ from .verifier import (
     extract_claims,
     split_sentences,
 )
-from .verifier.verifier import REASON_CONTRADICTION, REASON_UNVERIFIABLE
+from .verifier.verifier import REASON_CONTRADICTION, REASON_UNVERIFIABLE, source_id
 
 
 class OverLimit(Exception):
@@ -93,10 +93,8 @@ def _ranked(sources, limit: int) -> list[dict]:
     """The sources the verifier would read, in its order: best score first, then as given."""
     items: list[tuple[int, dict[str, Any]]] = []
     for i, s in enumerate(sources):
-        item: dict[str, Any] = {"id": f"source-{i}", "text": s} if isinstance(s, str) else dict(s)
-        item.setdefault("id", f"source-{i}")
-        if item.get("id") in (None, ""):
-            item["id"] = f"source-{i}"
+        item: dict[str, Any] = {"text": s} if isinstance(s, str) else dict(s)
+        item["id"] = source_id(s, i)
         if isinstance(item.get("text"), str) and item["text"].strip():
             items.append((i, item))
     items.sort(key=lambda p: (p[1].get("score") is None, -(p[1].get("score") or 0.0), p[0]))

@@ -31,6 +31,7 @@ from . import llm
 from .budget import regraded
 from .services import CredentialsRefused, cached_judgement, provider_credentials, store_judgement, tenant_visible
 from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE, ClaimVerdict, GroundingCheck, VerifierConfig
+from .verifier.verifier import source_id
 
 OFF = "off"
 LLM = "llm"
@@ -93,12 +94,6 @@ def _escalated(claim: ClaimVerdict, verdict: llm.LLMVerdict, model: str) -> Clai
     )
 
 
-def _source_id(source, index: int) -> str:
-    """The id the verifier gives a source (judges/budget.py, judges/verification.py)."""
-    ident = source.get("id") if isinstance(source, dict) else None
-    return str(ident) if ident not in (None, "") else f"source-{index}"
-
-
 def _prompt_sources(claims: list[ClaimVerdict], chosen: list[int], sources: list) -> list:
     """The sources as the LLM reads them: the sentences the verifier matched to the chosen claims first.
 
@@ -112,12 +107,12 @@ def _prompt_sources(claims: list[ClaimVerdict], chosen: list[int], sources: list
         used = [(str(e["source_id"]), e["span"]) for e in claim.evidence]
         if claim.best_source is not None:
             used.append((str(claim.best_source.id), claim.best_source.span))
-        for source_id, span in used:
-            spans = excerpts.setdefault(source_id, [])
+        for ident, span in used:
+            spans = excerpts.setdefault(ident, [])
             if span and span not in spans:
                 spans.append(span)
-    rest = [s for n, s in enumerate(sources or []) if _source_id(s, n) not in excerpts]
-    return [{"id": source_id, "text": " ".join(spans)} for source_id, spans in excerpts.items()] + rest
+    rest = [s for n, s in enumerate(sources or []) if source_id(s, n) not in excerpts]
+    return [{"id": ident, "text": " ".join(spans)} for ident, spans in excerpts.items()] + rest
 
 
 def _visible(done: llm.Completion) -> dict:

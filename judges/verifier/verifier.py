@@ -229,16 +229,22 @@ class _Source:
     relevance: float | None
 
 
+def source_id(source: str | dict, index: int) -> str:
+    """The id a source goes by in verdicts: its own, or ``source-<index>`` when it has none."""
+    ident = source.get("id") if isinstance(source, dict) else None
+    return str(ident) if ident not in (None, "") else f"source-{index}"
+
+
 def _normalise_sources(sources: Sequence[str | dict] | None, limit: int) -> list[_Source]:
     out: list[_Source] = []
     for i, s in enumerate(sources or []):
         text: object
         sid: object
         if isinstance(s, str):
-            text, sid, score = s, f"source-{i}", None
+            text, sid, score = s, source_id(s, i), None
         elif isinstance(s, dict):
             text = s.get("text") if s.get("text") is not None else s.get("content", "")
-            sid = s.get("id") if s.get("id") not in (None, "") else f"source-{i}"
+            sid = source_id(s, i)
             score = s.get("score")
         else:
             continue
