@@ -6,7 +6,6 @@ for one more release (deprecated in the schema; README "API").
 
 import time
 
-from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -19,7 +18,7 @@ from core.api.pagination import IdCursorPagination
 from core.lookup import pk_or_404
 from governance import hooks, services
 from governance.filters import RunFilter
-from governance.models import Evaluation, Run, attach_sources
+from governance.models import Run, attach_sources
 from policies.selectors import grounding_context_for
 from tenants.models import KeyScope
 
@@ -100,9 +99,7 @@ class RunDetailView(_OneRun):
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
         run = get_object_or_404(
-            Run.objects.filter(tenant=self.tenant).prefetch_related(
-                "spans", "reports", Prefetch("evaluations", queryset=Evaluation.objects.order_by("id"))
-            ),
+            Run.objects.filter(tenant=self.tenant).prefetch_related("spans", "reports"),
             pk=pk_or_404(pk),
         )
         attach_sources(run.reports.all())  # the reports' source texts, stored once per run: one query

@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from core.api.contract import represented_rows
 from core.api.fields import (
     JSONObjectField,
     SafeJSONField,
@@ -172,7 +173,8 @@ class RunDetailOut(RunOut):
 
     @extend_schema_field(EvaluationOut(many=True))
     def get_evaluations(self, run) -> list[dict]:
-        return EvaluationOut(sorted(run.evaluations.all(), key=lambda e: e.pk), many=True).data
+        # A long run holds hundreds of evaluations: read as rows, not model instances.
+        return represented_rows(EvaluationOut, run.evaluations.order_by("id"))
 
     @extend_schema_field(serializers.ListField(child=serializers.JSONField()))
     def get_citations(self, run) -> list:

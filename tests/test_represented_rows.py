@@ -1,0 +1,63 @@
+"""`represented_rows`: the run detail's evaluations read as rows give exactly what the serializer
+gives for model instances (core/api/contract.py), whatever the values and the time zone."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from api_support import STRICT, create_policy, ground, start_run
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+from django_scopes import scopes_disabled
+
+from core.api.contract import represented, represented_rows
+from governance.api.serializers import EvaluationOut, RunDetailOut
+from governance.models import Evaluation
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def evaluations(api):
+    create_policy(api, "Strict", STRICT)
+    create_policy(api, "Lenient", {"min_grounding_score": 0.1}, mode="shadow")
+    run_id = start_run(api)
+    ground(api, run_id, grounding_scores=[0.2], citations=[], unsupported_claims=["Ünïcode <b>claim</b>"])
+    ground(api, run_id, grounding_scores=[0.95, 0.9], citations=["a", "b"])
+    with scopes_disabled():
+        rows = Evaluation.objects.filter(run_id=run_id).order_by("id")
+        first = rows.first()
+        # Every kind of value a column can hold: a review with its time, a missing policy, nested metadata.
+        first.review_state = "confirmed"
+        first.reviewed_at = datetime(2026, 3, 1, 12, 30, 15, 123456, tzinfo=UTC)
+        first.review_comment = "checked \u2713"
+        first.policy_ref = None
+        first.metadata = {"nested": [1, 2.5, None, {"k": "v"}], "flag": True}
+        first.save()
+        rows.exclude(pk=first.pk).filter(phase="mid_execution").update(created_at=timezone.now() - timedelta(days=40))
+        yield rows
+
+
+def _as_instances(rows):
+    return [represented(EvaluationOut, evaluation) for evaluation in rows]
+
+
+def test_rows_equal_what_the_serializer_gives_for_instances(evaluations):
+    with scopes_disabled():
+        expected = _as_instances(evaluations)
+        assert len(expected) >= 4
+        assert any(e["shadow"] for e in expected) and any(e["policy_id"] is None for e in expected)
+        assert expected[0]["reviewed_at"] == "2026-03-01T12:30:15.123456Z"
+        assert represented_rows(EvaluationOut, evaluations) == expected
+
+
+@pytest.mark.parametrize("zone", ["Europe/Paris", "America/St_Johns", "Asia/Kolkata"])
+def test_rows_follow_the_current_time_zone_as_the_serializer_does(evaluations, zone):
+    with scopes_disabled(), timezone.override(zone):
+        expected = _as_instances(evaluations)
+        assert not expected[0]["reviewed_at"].endswith("Z")
+        assert represented_rows(EvaluationOut, evaluations) == expected
+
+
+def test_a_serializer_with_computed_fields_is_refused():
+    with pytest.raises(ImproperlyConfigured, match="RunDetailOut.duration_ms is not a model column"):
+        represented_rows(RunDetailOut, Evaluation.objects.none())
