@@ -20,6 +20,7 @@ Evaluation is written here without a change); it fills in only the keys the CTEs
 """
 
 import json
+import threading
 from datetime import datetime
 from functools import lru_cache
 
@@ -101,7 +102,8 @@ def _statement() -> str:
                 status = CASE WHEN %(blocks)s::boolean AND r.status = %(running)s::text
                               THEN %(blocked)s::text ELSE r.status END
             WHERE r.id = %(run_id)s::bigint AND (r.tenant_id + 0) = %(tenant_id)s::bigint
-              AND r.report_count = %(seen_reports)s::integer AND r.ended_at IS NULL
+              AND (%(seen_reports)s::bigint IS NULL OR r.report_count = %(seen_reports)s::bigint)
+              AND r.ended_at IS NULL
             RETURNING r.id, r.tenant_id, r.report_count, r.status, r.final_action
         ), sources AS (
             {_insert(RunSource, "sources", "run", "ON CONFLICT DO NOTHING")}
@@ -143,7 +145,13 @@ def _prepared_cursor():
 # the write above) so that no (tenant_id, ...) index can serve the query: on a new database (no
 # statistics) the planner scanned all of a tenant's runs through such an index instead of probing
 # one key; the write's generic plan did the same (EXPLAIN: an index scan on the run's tenant_id).
-RUN_FIELDS = ("id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count")
+# In the model's field order, which is the order Run.from_db assigns a partial row's values in.
+RUN_FIELDS = tuple(
+    f.attname
+    for f in Run._meta.concrete_fields
+    if f.attname
+    in {"id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count", "api_key_id"}
+)
 
 
 @lru_cache(maxsize=2)
@@ -171,6 +179,56 @@ def read_run(*, tenant_id: int, run_id, owner_key_id: int | None = None) -> Run 
     return None if row is None else Run.from_db(connection.alias, RUN_FIELDS, row)
 
 
+# --- Runs this process has seen: a report that reads nothing of its run skips the read ------------
+
+# What never changes once a run has started (its tenant, agent and starting key), by run id, as this
+# process last read or wrote it. A report whose decision depends on nothing else of the run (no
+# citation to resolve against earlier sources, no retrieval, no judge) is written without reading
+# the run first (`store_in_one_statement` with ``seen_reports=None``): one round trip instead of two
+# (bench/report.py). The statement still refuses a run that has ended or is gone, and the caller
+# then reads it as before, so a stale entry costs a read, never a wrong answer.
+_KNOWN_RUNS: dict[int, tuple[int, str, int | None]] = {}
+_KNOWN_RUNS_MAX = 20_000
+_KNOWN_RUNS_LOCK = threading.Lock()
+
+
+def remember(run: Run) -> None:
+    """Keep ``run``'s identity for later reports into it (see `known_run`)."""
+    with _KNOWN_RUNS_LOCK:
+        if len(_KNOWN_RUNS) >= _KNOWN_RUNS_MAX:
+            del _KNOWN_RUNS[next(iter(_KNOWN_RUNS))]  # the oldest entry (dicts keep insertion order)
+        _KNOWN_RUNS[run.pk] = (run.tenant_id, run.agent_name, run.api_key_id)
+
+
+def known_run(*, tenant_id: int, run_id, owner_key_id: int | None = None) -> Run | None:
+    """The run as `remember` kept it, with its mutable state unknown (``report_count`` None), if it is
+    the tenant's and (with ``owner_key_id``) that key's; None otherwise (the caller reads the run)."""
+    known = _KNOWN_RUNS.get(run_id) if isinstance(run_id, int) else None
+    if known is None:
+        return None
+    run_tenant, agent_name, api_key_id = known
+    if run_tenant != tenant_id or (owner_key_id is not None and api_key_id != owner_key_id):
+        return None
+    values = {
+        "id": run_id,
+        "tenant_id": run_tenant,
+        "agent_name": agent_name,
+        "api_key_id": api_key_id,
+        # Placeholders: the write answers the real status and final action, and checks it has not ended.
+        "status": Run.Status.RUNNING.value,
+        "final_action": "allow",
+        "ended_at": None,
+        "report_count": None,
+    }
+    return Run.from_db(connection.alias, RUN_FIELDS, [values[name] for name in RUN_FIELDS])
+
+
+def forget_known_runs() -> None:
+    """Empty the cache (tests)."""
+    with _KNOWN_RUNS_LOCK:
+        _KNOWN_RUNS.clear()
+
+
 def _as_json(objs: list[Model]) -> str:
     """Unsaved rows as a jsonb array of their own columns (keys the CTEs fill in left out)."""
     if not objs:
@@ -189,20 +247,22 @@ def _as_json(objs: list[Model]) -> str:
 def store_in_one_statement(
     *,
     run: Run,
-    seen_reports: int,
+    seen_reports: int | None,
     report: GroundingReport,
     sources: list[RunSource],
     decision: Decision,
     evaluations: list[Evaluation],
 ) -> bool:
-    """Write the report's rows in one statement if the run is still as read; False if it changed
-    (nothing was written). On success the run, report and decision carry what was written."""
+    """Write the report's rows in one statement if the run is still as read (its ``report_count`` is
+    ``seen_reports``; None: whatever it is, for a decision that read nothing of the run) and has not
+    ended; False otherwise (nothing was written). On success the run, report and decision carry what
+    was written."""
     params = {
         # Integers as int8 whatever their size: psycopg would pick int2/int4/int8 by value, and each
         # combination of types is a statement prepared anew.
         "run_id": Int8(run.pk),
         "tenant_id": Int8(run.tenant_id),
-        "seen_reports": Int8(seen_reports),
+        "seen_reports": None if seen_reports is None else Int8(seen_reports),
         "output": report.output,
         "ranks": json.dumps(SEVERITY),
         "rank": Int8(SEVERITY[decision.action]),

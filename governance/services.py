@@ -64,6 +64,7 @@ def run_start(
         run.raise_final_action(decision.action)
         run.save()
         decision_record(run=run, decision=decision)
+    report_write.remember(run)  # its first report need not read it
     return run, decision
 
 
@@ -122,21 +123,30 @@ def run_record_grounding(
     # one statement that only applies if no other report came in between (governance/
     # report_write.py); if one did, the call is decided again under the run's row lock, which
     # orders concurrent reports (their seq) and keeps a report out of a run that is completing.
-    # Elsewhere that locked try is the only one. Only the run's columns a report needs are read.
+    # Before that, a run this process knows is written without being read at all, when the
+    # decision reads nothing of it (report_write.known_run). Elsewhere the locked try is the only
+    # one. Only the run's columns a report needs are read.
     one_statement = report_write.in_one_statement()
-    for locked in (False, True) if one_statement else (True,):
+    for attempt in ("known", "read", "locked") if one_statement else ("locked",):
+        locked = attempt == "locked"
         with transaction.atomic() if locked else nullcontext():
             if locked:
                 run = run_for(tenant, run_id, for_update=True, only=report_write.RUN_FIELDS, owner_key_id=owner_key_id)
-            else:
+            elif attempt == "read":
                 run = report_write.read_run(tenant_id=tenant.pk, run_id=run_id, owner_key_id=owner_key_id)
                 if run is None:
                     continue  # the locked read answers 404
+            else:
+                run = report_write.known_run(tenant_id=tenant.pk, run_id=run_id, owner_key_id=owner_key_id)
+                if run is None or retrieved is not None or judged:
+                    continue
             if run.ended_at is not None:
                 raise Conflict(f"Run {run.pk} is already {run.status}; it accepts no more grounding reports.")
-            seen_reports = run.report_count
-            refs, new_sources = rows.source_rows(run=run, sources=sources)
+            seen_reports = run.report_count  # None for a known run: its count is not read
             specs = applicable_policies(all_specs, run.agent_name)
+            if seen_reports is None and retrieval.citations_need_sources(specs, citations):
+                continue  # the citations resolve against the run's sources: read it first
+            refs, new_sources = rows.source_rows(run=run, sources=sources)
             # The agent's score audit (docs/score-audit.md): a few aggregate rows, read only for a
             # policy that sets max_score_inflation, and reused by the process for a few seconds.
             audit_read = score_audit.inflation_needed(specs)
@@ -147,7 +157,7 @@ def run_record_grounding(
             )
             report = rows.report_row(
                 run=run,
-                seq=seen_reports + 1,
+                seq=(seen_reports or 0) + 1,  # the statement numbers it from the run's count
                 grounding_scores=grounding_scores,
                 citations=citations,
                 unsupported_claims=unsupported_claims,
@@ -199,6 +209,7 @@ def run_record_grounding(
                 )
                 written = True
             if written:
+                report_write.remember(run)
                 judging.queue_background(specs=specs, phase="mid_execution", decision_id=decision_row.pk)
                 score_sampling.queue_if_sampled(tenant=tenant, specs=specs, report_id=report.pk)
                 return run, decision

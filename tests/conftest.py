@@ -25,13 +25,18 @@ except Exception:  # ImproperlyConfigured without the pytest-django plugin
 
 @pytest.fixture(autouse=True)
 def _fresh_policy_cache():
-    # Test databases roll back, so a tenant id can come back with a generation the cache has seen.
+    # Test databases roll back, so a tenant id can come back with a generation the cache has seen,
+    # and a run id with another tenant or agent than the process remembers (report_write.known_run).
     if not DJANGO:
         yield
         return
+    from governance.report_write import forget_known_runs
+
     clear_policy_cache()
+    forget_known_runs()
     yield
     clear_policy_cache()
+    forget_known_runs()
 
 
 def _user(username: str):

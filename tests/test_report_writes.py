@@ -303,8 +303,9 @@ def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_
         )
 
     # Our first write found the run changed and wrote nothing; the locked try decided again, on the
-    # state with the other report in it, so the citation resolves (it did not when first read).
-    assert events == ["read", "read", "locked"]
+    # state with the other report in it, so the citation resolves (it did not when first read). The
+    # other report (no citation) went into a run this process started without reading it at all.
+    assert events == ["read", "locked"]
     assert decision.action == "allow", decision.reason
     assert run.report_count == 2
     stored = _stored(run_id)
@@ -349,4 +350,117 @@ def test_concurrent_reports_to_one_run_are_numbered_and_stored_once(governed):
         assert Run.objects.get(pk=run_id).report_count == 48
         assert RunSource.objects.filter(run_id=run_id, source_id="shared").count() == 1
         assert RunSource.objects.filter(run_id=run_id).count() == 1 + 48
+        assert Decision.objects.filter(run_id=run_id, phase="mid_execution").count() == 48
+
+
+# --- PostgreSQL: a run this process knows is written without being read -------------------------
+
+NO_STATE = {"grounding_scores": [0.9], "unsupported_claims": ["one"], "sources": [{"id": "fed", "text": "Rates."}]}
+
+
+def _statements(tenant, run_id, report, **kwargs) -> tuple[list[str], tuple]:
+    """What a report sent: "write" (the one statement), "read run" or another query, and its answer.
+    (A report the score audit samples queues its audit after the write: "other".)"""
+
+    def kind(sql: str) -> str:
+        if "WITH run AS" in sql:
+            return "write"
+        return "read run" if 'FROM "governance_run"' in sql else "other"
+
+    with scope(tenant=tenant), CaptureQueriesContext(connection) as queries:
+        answer = _record(tenant, run_id, {**report, **kwargs})
+    return [kind(q["sql"]) for q in queries.captured_queries], answer
+
+
+@postgresql_only
+def test_a_report_that_reads_nothing_of_a_known_run_is_one_statement(governed):
+    run_id = _start(governed)  # this process started it, so it knows its tenant, agent and key
+    statements, answer = _statements(governed, run_id, NO_STATE, grounding_scores=[0.6])  # below Warn's 0.8
+    assert statements[0] == "write" and "read run" not in statements
+    assert answer[1:4] == ("running", "warn", 1)  # the run's status, final action and count, as written
+
+    # A citation to resolve reads the run's sources: the run is read first, as before.
+    statements, answer = _statements(governed, run_id, NO_STATE, citations=["fed"])
+    assert statements[0] == "read run" and statements[-1] == "write"
+    assert answer[3] == 2
+    assert [seq for _, seq in _stored(run_id)["decisions"]] == [None, 1, 2]
+
+
+@postgresql_only
+def test_an_unknown_run_is_read_then_known(governed):
+    run_id = _start(governed)
+    report_write.forget_known_runs()  # as in another process than the one that started it
+    assert _statements(governed, run_id, NO_STATE)[0][:2] == ["read run", "write"]
+    statements = _statements(governed, run_id, NO_STATE)[0]
+    assert statements[0] == "write" and "read run" not in statements
+
+
+@postgresql_only
+def test_a_known_run_that_ended_is_still_refused_with_the_contracts_conflict(governed):
+    from core.errors import Conflict
+
+    run_id = _start(governed)
+    _record(governed, run_id, NO_STATE)
+    with scope(tenant=governed):
+        services.run_complete(tenant=governed, run_id=run_id, output="done")
+        with pytest.raises(Conflict, match=rf"^Run {run_id} is already \w+; it accepts no more grounding reports\.$"):
+            _record(governed, run_id, NO_STATE)
+    assert len(_stored(run_id)["reports"]) == 1
+
+
+@postgresql_only
+def test_a_known_run_is_404_to_another_tenant_another_agent_key_and_once_deleted(governed, globex):
+    from django.http import Http404
+
+    from tenants import services as tenant_services
+    from tenants.audit import Actor
+
+    actor = Actor.system("tests")
+    starter, _ = tenant_services.api_key_create(tenant=governed, name="starter", actor=actor, scope="agent")
+    other, _ = tenant_services.api_key_create(tenant=governed, name="other", actor=actor, scope="agent")
+    with scope(tenant=governed):
+        run_id = services.run_start(tenant=governed, api_key=starter, agent_name="research-agent")[0].pk
+        services.run_record_grounding(tenant=governed, run_id=run_id, owner_key_id=starter.pk, **NO_STATE)
+        with pytest.raises(Http404):
+            services.run_record_grounding(tenant=governed, run_id=run_id, owner_key_id=other.pk, **NO_STATE)
+    with scope(tenant=globex), pytest.raises(Http404):
+        services.run_record_grounding(tenant=globex, run_id=run_id, **NO_STATE)
+    with scopes_disabled():
+        Run.objects.filter(pk=run_id).delete()
+    with scope(tenant=governed), pytest.raises(Http404):
+        services.run_record_grounding(tenant=governed, run_id=run_id, owner_key_id=starter.pk, **NO_STATE)
+    with scopes_disabled():
+        assert GroundingReport.objects.filter(run_id=run_id).count() == 0
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_reports_into_a_known_run_are_numbered_and_stored_once(governed):
+    run_id = _start(governed)
+    errors = []
+
+    def reporter(worker: int) -> None:
+        try:
+            with scope(tenant=governed):
+                for _ in range(8):
+                    source = {"id": f"w{worker}", "text": "t"}
+                    services.run_record_grounding(
+                        tenant=governed, run_id=run_id, grounding_scores=[0.9], sources=[source]
+                    )
+        except Exception as exc:  # reported below: an assertion in a thread would be lost
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=reporter, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    with scopes_disabled():
+        assert sorted(GroundingReport.objects.filter(run_id=run_id).values_list("seq", flat=True)) == list(range(1, 49))
+        assert Run.objects.get(pk=run_id).report_count == 48
+        assert RunSource.objects.filter(run_id=run_id).count() == 6
         assert Decision.objects.filter(run_id=run_id, phase="mid_execution").count() == 48
