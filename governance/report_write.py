@@ -14,6 +14,9 @@ Two ways, the same rows:
   nothing (READ COMMITTED re-checks the WHERE on the new row version), nothing is written, and
   the caller decides again under the lock. `final_action` and `status` are raised in SQL, so a
   background judge raising them meanwhile (without touching `report_count`) is merged, not lost.
+  A report whose decision reads nothing of the run but its identity (no citation to resolve, no
+  retrieval, no judge), into a run this process has started or reported into, skips the read:
+  the statement then checks only that the run is the tenant's and has not ended (`known_run`).
 
 The statement inserts whatever `rows` built, column by column from the model (a field added to
 Evaluation is written here without a change); it fills in only the keys the CTEs produce.
