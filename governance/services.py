@@ -246,10 +246,39 @@ def run_record_span(
 FAILED_RUN_REASON = "Run failed; after_workflow audit skipped"
 
 
+def _after_workflow_evidence(run: Run, reported: accumulated.Accumulated) -> Evidence:
+    """What the inline judges read at after_workflow: the final output, every citation, the sources as reported."""
+    return Evidence(
+        output=run.output,
+        citations=tuple(reported.citations),
+        sources=tuple(accumulated.reported_sources(run=run)),
+    )
+
+
+def _judged_ahead(tenant: Tenant, run_id, output: str | None) -> tuple[tuple, list]:
+    """The after_workflow judges the agent waits for (the local verifier, which may escalate to an
+    LLM), run before the completing transaction so that no row lock is held meanwhile, as at
+    mid_execution. Answers (what they judged: report count, output and policies; their evaluations),
+    or ((), []) when no policy asks for one or the run has ended (the locked read answers 409)."""
+    if not judging.needs_inline(policy_specs_for(tenant), "after_workflow"):
+        return (), []
+    run = run_for(tenant, run_id)
+    if run.ended_at is not None:
+        return (), []
+    if output:
+        run.output = output
+    specs = _specs(tenant, run.agent_name)
+    if not judging.needs_inline(specs, "after_workflow"):
+        return (), []
+    evidence = _after_workflow_evidence(run, accumulated.run_accumulated(run=run))
+    judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence)
+    return (run.report_count, run.output, specs), judged
+
+
 def run_complete(
     *, tenant: Tenant, run_id, result: Any = None, output: str | None = None, error: str | None = None
 ) -> tuple[Run, EngineDecision]:
-
+    judged_on, judged = ((), []) if error else _judged_ahead(tenant, run_id, output)
     with transaction.atomic():
         run = run_for(tenant, run_id, for_update=True)
         if run.ended_at is not None:
@@ -283,14 +312,14 @@ def run_complete(
             )
             decision = evaluate_phase("after_workflow", specs, state)
             if judging.needs_inline(specs, "after_workflow"):
-                evidence = Evidence(
-                    output=run.output,
-                    citations=tuple(reported.citations),
-                    sources=tuple(accumulated.reported_sources(run=run)),
-                )
-                judged = judging.inline_evaluations(
-                    tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence
-                )
+                if judged_on != (run.report_count, run.output, specs):
+                    # A report or a policy change came in after the judges ran: judge what is final now.
+                    judged = judging.inline_evaluations(
+                        tenant=tenant,
+                        specs=specs,
+                        phase="after_workflow",
+                        evidence=_after_workflow_evidence(run, reported),
+                    )
                 decision = combine("after_workflow", (*decision.all_evaluations, *judged))
         run.raise_final_action(decision.action)
         if error:

@@ -433,3 +433,91 @@ def test_a_known_run_is_404_to_another_tenant_another_agent_key_and_once_deleted
         services.run_record_grounding(tenant=governed, run_id=run_id, owner_key_id=starter.pk, **NO_STATE)
     with scopes_disabled():
         assert GroundingReport.objects.filter(run_id=run_id).count() == 0
+
+
+# --- Completing: the inline judges run before the run's row lock --------------------------------
+
+
+@pytest.fixture
+def verified(acme, make_policy):
+    """A tenant whose after_workflow runs the local verifier inline (it may block, so the agent waits)."""
+    make_policy(
+        name="Verified",
+        rules={"nli_check": True, "nli_phase": "after_workflow", "min_citations": 0, "min_grounding_score": None},
+    )
+    acme.refresh_from_db()
+    return acme
+
+
+def _judged_calls(monkeypatch, between=None) -> list[dict]:
+    """Record each inline judging at after_workflow: was a transaction open, what output and sources it read."""
+    calls = []
+    judge = services.judging.inline_evaluations
+
+    def recorded(**kwargs):
+        calls.append(
+            {
+                "in_transaction": connection.in_atomic_block,
+                "output": kwargs["evidence"].output,
+                "sources": [s["id"] for s in kwargs["evidence"].sources],
+            }
+        )
+        if between and len(calls) == 1:
+            between()
+        return judge(**kwargs)
+
+    monkeypatch.setattr(services.judging, "inline_evaluations", recorded)
+    return calls
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_after_workflow_verifier_runs_before_the_completing_transaction(verified, monkeypatch):
+    run_id = _start(verified)
+    with scope(tenant=verified):
+        services.run_record_grounding(
+            tenant=verified, run_id=run_id, grounding_scores=[0.9], sources=[{"id": "fed", "text": "Rates rose."}]
+        )
+        calls = _judged_calls(monkeypatch)
+        run, decision = services.run_complete(tenant=verified, run_id=run_id, output="Rates rose.")
+
+    assert calls == [{"in_transaction": False, "output": "Rates rose.", "sources": ["fed"]}]
+    verifier = [e for e in decision.all_evaluations if e.source == "verifier"]
+    assert len(verifier) == 1 and verifier[0].policy_name == "Verified"
+    assert run.status == "completed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_report_that_lands_while_the_verifier_runs_is_judged_again_under_the_lock(verified, monkeypatch):
+    run_id = _start(verified)
+
+    def another_report():
+        services.run_record_grounding(
+            tenant=verified, run_id=run_id, grounding_scores=[0.9], sources=[{"id": "imf", "text": "Growth slowed."}]
+        )
+
+    with scope(tenant=verified):
+        calls = _judged_calls(monkeypatch, between=another_report)
+        run, decision = services.run_complete(tenant=verified, run_id=run_id, output="Growth slowed.")
+
+    # The first judging read a run without the report; the decision rests on the second, which has it.
+    assert calls == [
+        {"in_transaction": False, "output": "Growth slowed.", "sources": []},
+        {"in_transaction": True, "output": "Growth slowed.", "sources": ["imf"]},
+    ]
+    assert run.report_count == 1
+    assert len([e for e in decision.all_evaluations if e.source == "verifier"]) == 1
+    with scopes_disabled():
+        stored = Evaluation.objects.filter(run_id=run_id, phase="after_workflow", source="verifier")
+        assert stored.count() == 1
+
+
+def test_a_failed_run_and_a_completed_one_judge_nothing(verified, monkeypatch):
+    from core.errors import Conflict
+
+    run_id = _start(verified)
+    with scope(tenant=verified):
+        calls = _judged_calls(monkeypatch)
+        services.run_complete(tenant=verified, run_id=run_id, error="crashed")
+        with pytest.raises(Conflict, match=r"^Run \d+ is already failed; a run completes once\.$"):
+            services.run_complete(tenant=verified, run_id=run_id, output="late")
+    assert calls == []
