@@ -37,7 +37,8 @@ PRIMARY_ONLY = frozenset(
     {"auth.user", "sessions.session", "tenants.tenant", "tenants.membership", "tenants.apikey", "tenants.tenantsecret"}
 )
 
-# None: no view has asked; "replica": a heavy-read view is running; "primary": the request wrote.
+# None: no view has asked; REPLICA: a heavy-read view is running; _PRIMARY: the request wrote.
+_PRIMARY = "primary"
 _reads: ContextVar[str | None] = ContextVar("groundrule_db_reads", default=None)
 
 
@@ -64,7 +65,7 @@ def replica_reads(request=None):
     moment ago. Without a request (a task) the caller vouches that the block reads nothing it just
     wrote: a worker thread's routing state is never reset, so an earlier write does not count.
     A write inside the block pins the rest of it to the primary, as in a view."""
-    if not replica_reads_enabled() or (request is not None and (_reads.get() == "primary" or _recently_wrote(request))):
+    if not replica_reads_enabled() or (request is not None and (_reads.get() == _PRIMARY or _recently_wrote(request))):
         yield
         return
     token = _reads.set(REPLICA)
@@ -88,8 +89,8 @@ class ReplicaRouter:
         return DEFAULT_DB_ALIAS
 
     def db_for_write(self, model, **hints):
-        if _reads.get() != "primary":
-            _reads.set("primary")  # the rest of this request, and this user for a few seconds, read the primary
+        if _reads.get() != _PRIMARY:
+            _reads.set(_PRIMARY)  # the rest of this request, and this user for a few seconds, read the primary
         return DEFAULT_DB_ALIAS
 
     def allow_relation(self, obj1, obj2, **hints):
@@ -131,7 +132,7 @@ class ReplicaRoutingMiddleware:
         token = _reads.set(None)
         try:
             response = self.get_response(request)
-            wrote = request.method not in _SAFE_METHODS or _reads.get() == "primary"
+            wrote = request.method not in _SAFE_METHODS or _reads.get() == _PRIMARY
         finally:
             _reads.reset(token)
         if wrote and replica_configured():
