@@ -9,7 +9,9 @@ redis://127.0.0.1:6379/7), all on loopback. Then:
 
 1. **Peak**: ``--clients`` closed-loop clients send a mix for ``--seconds``: run starts, grounding reports
    into shared runs and into each client's own run, completes, on-demand grounding checks, run reads over
-   the API and the dashboard's runs page (a signed-in session). The baseline, measured in the same run,
+   the API and the dashboard's runs page (a signed-in session). Each check and complete verifies a
+   claim no earlier request sent (``fresh_claim``), so the verifier's embedding cache saves only the
+   sources' share, as it would in use. The baseline, measured in the same run,
    is ``GET /api/v1/ping/`` alone.
 2. **Half the peak**: the same mix paced at half the peak rate, for p99 at a load the server can hold.
 3. **Concurrent completes**: eight clients complete each of five runs at once: one 200 each, the rest 409.
@@ -59,8 +61,21 @@ SOURCES = [
     {"id": "fed-2023", "text": "In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points."},
     {"id": "imf-2023", "text": "The IMF projected global growth of 2.8 percent for 2023."},
 ]
-CHECK = {"text": "The Federal Reserve raised rates by 25 basis points in March 2023.", "sources": SOURCES}
 OUTPUT = "The Federal Reserve raised its benchmark rate by 25 basis points in March 2023."
+# What checks and completes verify: a text no earlier request sent, so that the verifier's embedding
+# cache (judges/verifier/embedder.py) helps only where it would in use, with the sources that every
+# report of a run repeats, never with the claim itself.
+CLAIMS = [
+    "The Federal Reserve raised rates by {n} basis points in March 2023.",
+    "The IMF projected global growth of {n} percent for 2023.",
+    "In March 2023 the Federal Reserve cut its benchmark rate by {n} basis points.",
+]
+
+
+def fresh_claim(rng: random.Random) -> str:
+    return rng.choice(CLAIMS).format(n=f"{rng.randint(1, 999)}.{rng.randint(0, 9999):04d}")
+
+
 # Weights of the mix: what a fleet of agents and a few reviewers do.
 MIX = [
     ("start", 10),
@@ -239,11 +254,13 @@ def run_mix(
             status, _, ms = client.call("POST", f"/api/v1/runs/{run_id}/grounding/", body)
             ledger.record(op, status, ms, run_id if status == 200 else None)
         elif op == "complete":
-            status, _, ms = client.call("POST", f"/api/v1/runs/{own['run']}/complete/", {"output": OUTPUT})
+            body = {"output": fresh_claim(rng)}
+            status, _, ms = client.call("POST", f"/api/v1/runs/{own['run']}/complete/", body)
             ledger.record("complete", status, ms, own["run"] if status == 200 else None)
             own["run"] = None
         elif op == "check":
-            status, _, ms = client.call("POST", "/api/v1/grounding/check/", CHECK)
+            body = {"text": fresh_claim(rng), "sources": SOURCES}
+            status, _, ms = client.call("POST", "/api/v1/grounding/check/", body)
             ledger.record("check", status, ms)
         elif op == "run_read":
             status, _, ms = client.call("GET", f"/api/v1/runs/{rng.choice(shared)}/")

@@ -12,6 +12,13 @@
 * ``encode`` batches: texts are sorted by token length and run in batches of up to
   ``max_batch`` padded to the longest text of the batch (not to 128), so a call with
   a few dozen sentences is one or two onnxruntime runs.
+* The process-wide embedder remembers the vectors of the last ``CACHE_SIZE`` texts it
+  encoded (least recently used first out). The model is most of a check's cost (one
+  sentence ≈ 5–9 ms on one core), and the sources of a run come back in every report and
+  again when it completes. A text's vector does not depend on what it was batched with
+  (the graph has no per-batch quantisation; tests/test_verifier_accuracy.py checks it),
+  so a cached vector is the one the model would give. An ``Embedder`` built directly
+  (the benchmark's) caches nothing unless asked.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +35,7 @@ import numpy as np
 __all__ = ["Embedder", "get_embedder", "load_time_ms", "default_model_paths", "EmbedderUnavailable"]
 
 MAX_LENGTH = 128  # all-MiniLM-L6-v2 was trained on 128 word pieces
+CACHE_SIZE = 4096  # texts; 384 float32 each: about 7 MB with the keys
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -65,6 +74,7 @@ class Embedder:
         threads: int = 1,
         max_length: int = MAX_LENGTH,
         max_batch: int = 64,
+        cache_size: int = 0,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -99,6 +109,10 @@ class Embedder:
         self.output_name = self.session.get_outputs()[0].name
         self.dim = int(self.session.get_outputs()[0].shape[-1] or 384)
         self.runs = 0  # onnxruntime runs made (observability / tests)
+        self.cache_size = max(0, int(cache_size))
+        self.cache_hits = 0
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self.load_time_ms = (time.perf_counter() - t0) * 1000.0
 
     # ---------------------------------------------------------------- tokenising
@@ -123,6 +137,30 @@ class Embedder:
         """L2-normalised embeddings, shape (len(texts), dim), float32."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if not self.cache_size:
+            return self._encode(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        missing: dict[str, list[int]] = {}
+        with self._cache_lock:
+            for row, text in enumerate(texts):
+                vector = self._cache.get(text)
+                if vector is None:
+                    missing.setdefault(text, []).append(row)
+                else:
+                    self._cache.move_to_end(text)
+                    out[row] = vector
+            self.cache_hits += len(texts) - sum(len(rows) for rows in missing.values())
+        if missing:
+            fresh = self._encode(list(missing))
+            with self._cache_lock:
+                for (text, rows), vector in zip(missing.items(), fresh, strict=True):
+                    out[rows] = vector
+                    self._cache[text] = vector.copy()  # not a view that keeps the batch alive
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return out
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         ids = self.tokenize(texts)
         order = sorted(range(len(ids)), key=lambda k: len(ids[k]))
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
@@ -162,7 +200,7 @@ def get_embedder(
     with _LOCK:
         emb = _EMBEDDERS.get(key)
         if emb is None:
-            emb = Embedder(model_path, tokenizer_path, threads=key[0])
+            emb = Embedder(model_path, tokenizer_path, threads=key[0], cache_size=CACHE_SIZE)
             _EMBEDDERS[key] = emb
     return emb
 
