@@ -143,6 +143,11 @@ def _admin(sql: str) -> None:
         conn.execute(sql)
 
 
+# Every 5xx and dropped connection, as (method, path, status, the start of the body): the server's
+# log names the same request id (a 5xx body on /api/ is {"detail", "request_id"}).
+FAILURES: list[tuple[str, str, int, str]] = []
+
+
 class Client:
     """One keep-alive connection, as one agent or one reviewer's browser."""
 
@@ -150,7 +155,10 @@ class Client:
         self.port, self.key, self.session = port, key, session
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
 
-    def call(self, method: str, path: str, body=None) -> tuple[int, dict | None, float]:
+    def call(self, method: str, path: str, body=None, parse: bool = False) -> tuple[int, dict | None, float]:
+        """(status, the JSON body when ``parse``, ms). Bodies are parsed only where the mix needs one:
+        a long run's detail is a megabyte, and parsing it in the clients' process would slow the
+        other clients' timings on these two cores."""
         headers = {"Connection": "keep-alive"}
         if path.startswith("/api/"):
             headers["Authorization"] = f"Bearer {self.key}"
@@ -168,10 +176,13 @@ class Client:
         except (OSError, http.client.HTTPException):
             self.conn.close()
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            FAILURES.append((method, path, 0, "connection dropped"))
             return 0, None, (time.perf_counter() - started) * 1000
         elapsed = (time.perf_counter() - started) * 1000
+        if response.status >= 500:
+            FAILURES.append((method, path, response.status, raw[:300].decode(errors="replace")))
         data = None
-        if response.getheader("Content-Type", "").startswith("application/json"):
+        if parse and response.getheader("Content-Type", "").startswith("application/json"):
             try:
                 data = json.loads(raw)
             except ValueError:
@@ -243,7 +254,7 @@ def run_mix(
     def one(client: Client, rng: random.Random, own: dict) -> None:
         op = rng.choice(ops)
         if op == "start" or (op in ("report_own", "complete") and own.get("run") is None):
-            status, data, ms = client.call("POST", "/api/v1/runs/", {"agent_name": AGENT})
+            status, data, ms = client.call("POST", "/api/v1/runs/", {"agent_name": AGENT}, parse=True)
             run_id = (data or {}).get("run_id") or (data or {}).get("id")
             ledger.record("start", status, ms, run_id if status == 201 else None)
             if status == 201:
@@ -311,7 +322,7 @@ def ping_baseline(port: int, key: str, clients: int, seconds: float) -> float:
 def concurrent_completes(port: int, key: str, ledger: Ledger, runs: int = 5, callers: int = 8) -> list[Counter]:
     outcomes = []
     for _ in range(runs):
-        status, data, _ = Client(port, key).call("POST", "/api/v1/runs/", {"agent_name": AGENT})
+        status, data, _ = Client(port, key).call("POST", "/api/v1/runs/", {"agent_name": AGENT}, parse=True)
         run_id = (data or {}).get("run_id") or (data or {}).get("id")
         ledger.decisions[run_id] += 1
         answers: Counter = Counter()
@@ -443,6 +454,8 @@ def main() -> None:
         print(f"half the peak ({peak_rps / 2:.0f} req/s): p50 {h50:.1f} ms, p99 {h99:.1f} ms (target < 50 ms)")
         print(f"statuses: {dict(sorted(statuses.items()))}")
         print(f"5xx or dropped: {five_xx} (target 0)")
+        for method, path, status, body in FAILURES[:10]:
+            print(f"  {status} {method} {path}: {body}")
         print(
             f"runs: {len(answered)}; decisions answered {sum(answered.values())}, stored "
             f"{sum(stored['decisions'].values())}; lost {lost}, unexpected {extra} (target 0, 0)"

@@ -11,9 +11,14 @@ serializers keep no per-call state (no context, no instance), so one instance se
 request, and a bad input raises the same 400 as ``is_valid(raise_exception=True)``.
 """
 
+import json
+import re
 from functools import cache
 
+import orjson
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.db import models
+from django.db.models.functions import Cast
 from rest_framework import ISO_8601, exceptions, fields
 from rest_framework.serializers import BaseSerializer, ModelSerializer, as_serializer_error
 from rest_framework.settings import api_settings
@@ -45,29 +50,56 @@ def represented_list(serializer_class: type[BaseSerializer], instances) -> list[
 # Output fields whose `to_representation` gives back a value as the database returns it for the
 # model field behind it (str, int, bool, decoded JSON): `represented_rows` skips the call.
 _AS_STORED = (fields.CharField, fields.ChoiceField, fields.IntegerField, fields.BooleanField)
+# orjson reads an integer beyond 64 bits as a float; such text goes through `json`, which keeps it exact.
+_LONG_INTEGER = re.compile(r"\d{19}")
+
+
+def _json_loads(text):
+    """What Django's JSONField gives for a column's text, decoded by orjson (3–4 times faster than
+    ``json`` on evaluation metadata): a long run's detail decodes thousands of these."""
+    if text is None or not isinstance(text, str):
+        return text
+    if not _LONG_INTEGER.search(text):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # as JSONField.from_db_value
 
 
 @cache
-def _row_plan(serializer_class: type[ModelSerializer]) -> tuple[tuple[str, str, fields.Field | None], ...]:
-    """(output name, model attname, the field if its value needs converting) for each field."""
+def _row_plan(serializer_class: type[ModelSerializer]) -> tuple[tuple[str, str, object], ...]:
+    """(output name, model attname, how to convert its value) for each field: None for a value
+    used as the database gives it, ``_json_loads`` for a JSON column read as its text, else the
+    output field."""
     model = serializer_class.Meta.model
     plan = []
     for field in _prototype(serializer_class)._readable_fields:
         try:
             if len(field.source_attrs) != 1:
                 raise FieldDoesNotExist(field.source)
-            column = model._meta.get_field(field.source).attname
+            column = model._meta.get_field(field.source)
         except FieldDoesNotExist:
             name = f"{serializer_class.__name__}.{field.field_name}"
             raise ImproperlyConfigured(f"{name} is not a model column.") from None
-        as_stored = isinstance(field, _AS_STORED) or (isinstance(field, fields.JSONField) and not field.binary)
-        plan.append((field.field_name, column, None if as_stored else field))
+        as_json = isinstance(field, fields.JSONField) and not field.binary
+        if as_json and isinstance(column, models.JSONField) and column.decoder is None:
+            plan.append((field.field_name, column.attname, _json_loads))
+        elif as_json or isinstance(field, _AS_STORED):
+            plan.append((field.field_name, column.attname, None))
+        else:
+            plan.append((field.field_name, column.attname, field))
     return tuple(plan)
 
 
-def _converter(field: fields.Field):
+def _converter(field):
     """``field.to_representation``, or for an ISO 8601 datetime the same string with the field's
     time zone looked up once per list, not per value (half the cost of a datetime, measured)."""
+    if not isinstance(field, fields.Field):
+        return field
     if not isinstance(field, fields.DateTimeField):
         return field.to_representation
     if str(getattr(field, "format", api_settings.DATETIME_FORMAT)).lower() != ISO_8601:
@@ -79,7 +111,7 @@ def _converter(field: fields.Field):
     def iso(value):
         if value.tzinfo is None:
             return field.to_representation(value)
-        text = value.astimezone(zone).isoformat()
+        text = (value if value.tzinfo is zone else value.astimezone(zone)).isoformat()
         return text[:-6] + "Z" if text.endswith("+00:00") else text
 
     return iso
@@ -87,7 +119,8 @@ def _converter(field: fields.Field):
 
 def represented_rows(serializer_class: type[ModelSerializer], queryset) -> list[dict]:
     """The same dicts as ``represented_list`` over ``queryset``, read as tuples: no model
-    instances, and no field calls for values the database already gives in their JSON form.
+    instances, no field calls for values the database already gives in their JSON form, and JSON
+    columns read as text and decoded by orjson.
 
     For long lists of flat model serializers (every field a column): the evaluations of a run
     read over the API took three quarters of that answer's time through the model and the
@@ -95,16 +128,17 @@ def represented_rows(serializer_class: type[ModelSerializer], queryset) -> list[
     """
     plan = _row_plan(serializer_class)
     names = [name for name, _, _ in plan]
-    converted = [(i, _converter(field)) for i, (_, _, field) in enumerate(plan) if field is not None]
-    rows = []
-    for values in queryset.values_list(*(column for _, column, _ in plan)):
-        if converted:
-            values = list(values)
-            for i, convert in converted:
-                if values[i] is not None:
-                    values[i] = convert(values[i])
-        rows.append(dict(zip(names, values, strict=True)))
-    return rows
+    as_text = {f"_{column}_text": Cast(column, models.TextField()) for _, column, how in plan if how is _json_loads}
+    selected = [f"_{column}_text" if how is _json_loads else column for _, column, how in plan]
+    converted = [(i, _converter(how)) for i, (_, _, how) in enumerate(plan) if how is not None]
+    rows = list(queryset.annotate(**as_text).values_list(*selected))
+    if not rows:
+        return []
+    # Column by column: one comprehension per converted column, not a loop over every cell.
+    columns = list(zip(*rows, strict=True))
+    for i, convert in converted:
+        columns[i] = [None if value is None else convert(value) for value in columns[i]]
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def known_query(request, allowed) -> None:
