@@ -136,24 +136,32 @@ class GroundingReport(models.Model):
 def attach_sources(reports) -> list[GroundingReport]:
     """Give each report its `sources` (texts joined from RunSource) in one query per run."""
     reports = list(reports)
+    for report, sources in zip(
+        reports, joined_sources([(report.run_id, report.source_refs) for report in reports]), strict=True
+    ):
+        report._sources = sources
+    return reports
+
+
+def joined_sources(reports: list[tuple[int, list[dict]]]) -> list[list[dict]]:
+    """For each report given as (run id, source_refs), its sources as reported, texts joined from
+    RunSource in one query per run (read as model instances or as rows alike)."""
     wanted: dict[int, set[str]] = {}
-    for report in reports:
-        wanted.setdefault(report.run_id, set()).update(ref[SOURCE_HASH] for ref in report.source_refs)
+    for run_id, refs in reports:
+        wanted.setdefault(run_id, set()).update(ref[SOURCE_HASH] for ref in refs)
     texts: dict[tuple, str] = {}
     for run_id, hashes in wanted.items():
         if hashes:
             # The plain manager: the reports were read under the tenant's scope already.
             rows = RunSource._base_manager.filter(run_id=run_id, content_hash__in=hashes)
             texts.update(
-                ((run_id, r.source_id, r.content_hash), r.text)
-                for r in rows.only("run_id", "source_id", "content_hash", "text")
+                ((run_id, source_id, content_hash), text)
+                for source_id, content_hash, text in rows.values_list("source_id", "content_hash", "text")
             )
-    for report in reports:
-        report._sources = [
-            source_from_ref(ref, texts.get((report.run_id, ref["id"], ref[SOURCE_HASH]), ""))
-            for ref in report.source_refs
-        ]
-    return reports
+    return [
+        [source_from_ref(ref, texts.get((run_id, ref["id"], ref[SOURCE_HASH]), "")) for ref in refs]
+        for run_id, refs in reports
+    ]
 
 
 # The key under which a report's source reference names its text (RunSource.content_hash).

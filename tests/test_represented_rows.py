@@ -10,8 +10,8 @@ from django.utils import timezone
 from django_scopes import scopes_disabled
 
 from core.api.contract import represented, represented_rows
-from governance.api.serializers import EvaluationOut, RunDetailOut
-from governance.models import Evaluation
+from governance.api.serializers import EvaluationOut, ReportOut, RunDetailOut, report_rows
+from governance.models import Evaluation, GroundingReport, Run, attach_sources
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +61,41 @@ def test_rows_follow_the_current_time_zone_as_the_serializer_does(evaluations, z
 def test_a_serializer_with_computed_fields_is_refused():
     with pytest.raises(ImproperlyConfigured, match="RunDetailOut.duration_ms is not a model column"):
         represented_rows(RunDetailOut, Evaluation.objects.none())
+
+
+def test_report_rows_equal_what_the_serializer_gives_for_instances(api):
+    run_id = start_run(api)
+    first = [
+        {"id": "a", "text": "Alpha was founded in 1990.", "score": 0.9},
+        {"id": "b", "text": "Beta."},
+    ]
+    assert ground(api, run_id, grounding_scores=[0.9], citations=["a"], sources=first).status_code == 200
+    # The same id with another text, a source given twice, a huge integer and a quote object.
+    again = [{"id": "a", "text": "Alpha was founded in 1991."}, {"id": "a", "text": "Alpha was founded in 1991."}]
+    body = {"citations": [{"source_id": "a", "quote": "founded"}], "unsupported_claims": ["Ünïcode"], "sources": again}
+    assert ground(api, run_id, grounding_scores=[0.5], output_confidence=0.25, output="x", **body).status_code == 200
+    assert ground(api, run_id).status_code == 200  # no sources at all
+    with scopes_disabled():
+        run = Run.objects.get(pk=run_id)
+        GroundingReport.objects.filter(run=run, seq=2).update(grounding_scores=[0.5, 12345678901234567890123])
+        reports = attach_sources(GroundingReport.objects.filter(run=run).order_by("seq"))
+        expected = [represented(ReportOut, report) for report in reports]
+
+        rows = report_rows(run)
+
+    assert rows == expected
+    assert [list(row) for row in rows] == [list(e) for e in expected] == [ReportOut.Meta.fields] * 3
+    assert rows[1]["grounding_scores"][1] == 12345678901234567890123  # exact, not a float
+    assert [s["text"] for s in rows[0]["sources"]] == ["Alpha was founded in 1990.", "Beta."]
+    assert rows[0]["sources"][0]["score"] == 0.9 and len(rows[1]["sources"]) == 2
+
+
+def test_the_run_detail_adds_up_the_reports_it_lists(api):
+    run_id = start_run(api)
+    ground(api, run_id, grounding_scores=[0.9], citations=["a"], unsupported_claims=["one"], output_confidence=0.4)
+    ground(api, run_id, grounding_scores=[0.9], citations=["b"], unsupported_claims=["two"])
+    body = api.get(f"/api/v1/runs/{run_id}/").json()
+    assert [r["seq"] for r in body["reports"]] == [1, 2]
+    assert body["citations"] == ["a", "b"]
+    assert body["unsupported_claims"] == ["one", "two"]
+    assert body["output_confidence"] == 0.4

@@ -18,7 +18,7 @@ from core.api.pagination import IdCursorPagination
 from core.lookup import pk_or_404
 from governance import hooks, services
 from governance.filters import RunFilter
-from governance.models import Run, attach_sources
+from governance.models import Run
 from policies.selectors import grounding_context_for
 from tenants.models import KeyScope
 
@@ -98,11 +98,7 @@ class RunDetailView(_OneRun):
 
     @extend_schema(responses=RunDetailOut)
     def get(self, request, pk: int):
-        run = get_object_or_404(
-            Run.objects.filter(tenant=self.tenant).prefetch_related("spans", "reports"),
-            pk=pk_or_404(pk),
-        )
-        attach_sources(run.reports.all())  # the reports' source texts, stored once per run: one query
+        run = get_object_or_404(Run.objects.filter(tenant=self.tenant).prefetch_related("spans"), pk=pk_or_404(pk))
         return Response(represented(RunDetailOut, run))
 
 

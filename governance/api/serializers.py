@@ -11,8 +11,8 @@ from core.api.fields import (
     StrictSerializer,
     UnitScoreField,
 )
-from governance.accumulated import reports_accumulated
-from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span
+from governance.accumulated import Accumulated, accumulate
+from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span, joined_sources
 from policies.categories.grounding_context import MODES, WHEN_AVAILABLE
 from tenants.models import AuditEvent
 
@@ -147,14 +147,36 @@ class RunOut(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class _ReportColumns(serializers.ModelSerializer):
+    """What `report_rows` reads of each report: ReportOut's columns, with the sources as stored."""
+
+    class Meta:
+        model = GroundingReport
+        stored = [f for f in ReportOut.Meta.fields if f not in ("sources", "created_at")]
+        fields = [*stored, "source_refs", "created_at"]
+        read_only_fields = fields
+
+
+def report_rows(run: Run) -> list[dict]:
+    """The run's reports as ReportOut gives them, read as rows (`represented_rows`), in seq order:
+    a long run's detail spent more on its reports as model instances than on reading them."""
+    rows = represented_rows(_ReportColumns, GroundingReport.objects.filter(run=run).order_by("seq"))
+    sources = joined_sources([(run.pk, row["source_refs"]) for row in rows])
+    for row, joined in zip(rows, sources, strict=True):
+        del row["source_refs"]
+        row["sources"] = joined
+        row["created_at"] = row.pop("created_at")  # last, as ReportOut orders it
+    return rows
+
+
 class RunDetailOut(RunOut):
     evaluations = serializers.SerializerMethodField()
-    # What after_workflow audits, added up from the run's (prefetched) reports.
+    # What after_workflow audits, added up from the run's reports.
     citations = serializers.SerializerMethodField()
     unsupported_claims = serializers.SerializerMethodField()
     output_confidence = serializers.SerializerMethodField()
     spans = SpanOut(many=True, read_only=True)
-    reports = ReportOut(many=True, read_only=True)
+    reports = serializers.SerializerMethodField()
 
     class Meta(RunOut.Meta):
         fields = RunOut.Meta.fields + [
@@ -171,6 +193,20 @@ class RunDetailOut(RunOut):
         ]
         read_only_fields = fields
 
+    @staticmethod
+    def _reports(run) -> list[dict]:
+        # Read once per answer: the report list and the three sums below share it.
+        if getattr(run, "_report_rows", None) is None:
+            run._report_rows = report_rows(run)
+        return run._report_rows
+
+    def _accumulated(self, run) -> Accumulated:
+        return accumulate((r["citations"], r["unsupported_claims"], r["output_confidence"]) for r in self._reports(run))
+
+    @extend_schema_field(ReportOut(many=True))
+    def get_reports(self, run) -> list[dict]:
+        return self._reports(run)
+
     @extend_schema_field(EvaluationOut(many=True))
     def get_evaluations(self, run) -> list[dict]:
         # A long run holds hundreds of evaluations: read as rows, not model instances.
@@ -178,15 +214,15 @@ class RunDetailOut(RunOut):
 
     @extend_schema_field(serializers.ListField(child=serializers.JSONField()))
     def get_citations(self, run) -> list:
-        return reports_accumulated(run.reports.all()).citations
+        return self._accumulated(run).citations
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_unsupported_claims(self, run) -> list[str]:
-        return reports_accumulated(run.reports.all()).unsupported_claims
+        return self._accumulated(run).unsupported_claims
 
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_output_confidence(self, run) -> float | None:
-        return reports_accumulated(run.reports.all()).output_confidence
+        return self._accumulated(run).output_confidence
 
 
 class AuditEventOut(serializers.ModelSerializer):
