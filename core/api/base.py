@@ -54,6 +54,8 @@ class JSONRenderer(renderers.JSONRenderer):
             except (orjson.JSONEncodeError, TypeError):
                 pass
             else:
+                if b"\xe2\x80" not in body:  # neither separator (one scan, not two copies)
+                    return body
                 return body.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
         try:
             return super().render(data, accepted_media_type, renderer_context)

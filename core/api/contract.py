@@ -59,7 +59,7 @@ def _json_loads(text):
     ``json`` on evaluation metadata): a long run's detail decodes thousands of these."""
     if text is None or not isinstance(text, str):
         return text
-    if not _LONG_INTEGER.search(text):
+    if len(text) < 19 or not _LONG_INTEGER.search(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
