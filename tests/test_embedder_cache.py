@@ -55,6 +55,19 @@ def test_the_cache_is_bounded_least_recently_used_first_out():
     assert len(cached._cache) == 2
 
 
+def test_a_long_text_is_kept_under_its_digest_and_still_exact(uncached):
+    cached = Embedder(cache_size=4)
+    long_a = "The committee met in Geneva to discuss the budget. " * 20  # over CACHE_KEY_CHARS
+    long_b = long_a + "Its decision was postponed."
+    first = cached.encode([long_a, long_b])
+    runs = cached.runs
+    again = cached.encode([long_b, long_a])
+    assert cached.runs == runs
+    np.testing.assert_array_equal(again, first[[1, 0]])
+    np.testing.assert_array_equal(again, uncached.encode([long_b, long_a]))
+    assert all(isinstance(key, bytes) and len(key) == 16 for key in cached._cache)
+
+
 def test_only_the_process_wide_embedder_caches(uncached):
     runs = uncached.runs
     uncached.encode(SENTENCES[:1])

@@ -55,8 +55,8 @@ _LONG_INTEGER = re.compile(r"\d{19}")
 
 
 def _json_loads(text):
-    """What Django's JSONField gives for a column's text, decoded by orjson (3–4 times faster than
-    ``json`` on evaluation metadata): a long run's detail decodes thousands of these."""
+    """What Django's JSONField gives for a column's text, decoded by orjson (several times faster
+    than ``json`` on evaluation metadata, profiled): a long run's detail decodes thousands of these."""
     if text is None or not isinstance(text, str):
         return text
     if len(text) < 19 or not _LONG_INTEGER.search(text):

@@ -16,13 +16,14 @@
   encoded (least recently used first out). The model is most of a check's cost (one
   sentence ≈ 5–9 ms on one core), and the sources of a run come back in every report and
   again when it completes. A text's vector does not depend on what it was batched with
-  (the graph has no per-batch quantisation; tests/test_verifier_accuracy.py checks it),
+  (the graph has no per-batch quantisation; tests/test_embedder_cache.py checks it),
   so a cached vector is the one the model would give. An ``Embedder`` built directly
   (the benchmark's) caches nothing unless asked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import threading
 import time
@@ -36,6 +37,13 @@ __all__ = ["Embedder", "get_embedder", "load_time_ms", "default_model_paths", "E
 
 MAX_LENGTH = 128  # all-MiniLM-L6-v2 was trained on 128 word pieces
 CACHE_SIZE = 4096  # texts; 384 float32 each: about 7 MB with the keys
+CACHE_KEY_CHARS = 512  # a longer text is kept under its digest, so no key outweighs its vector
+
+
+def _cache_key(text: str) -> str | bytes:
+    if len(text) <= CACHE_KEY_CHARS:
+        return text
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -111,7 +119,7 @@ class Embedder:
         self.runs = 0  # onnxruntime runs made (observability / tests)
         self.cache_size = max(0, int(cache_size))
         self.cache_hits = 0
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[str | bytes, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.load_time_ms = (time.perf_counter() - t0) * 1000.0
 
@@ -140,22 +148,23 @@ class Embedder:
         if not self.cache_size:
             return self._encode(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        missing: dict[str, list[int]] = {}
+        missing: dict[str | bytes, tuple[str, list[int]]] = {}
         with self._cache_lock:
             for row, text in enumerate(texts):
-                vector = self._cache.get(text)
+                key = _cache_key(text)
+                vector = self._cache.get(key)
                 if vector is None:
-                    missing.setdefault(text, []).append(row)
+                    missing.setdefault(key, (text, []))[1].append(row)
                 else:
-                    self._cache.move_to_end(text)
+                    self._cache.move_to_end(key)
                     out[row] = vector
-            self.cache_hits += len(texts) - sum(len(rows) for rows in missing.values())
+            self.cache_hits += len(texts) - sum(len(rows) for _, rows in missing.values())
         if missing:
-            fresh = self._encode(list(missing))
+            fresh = self._encode([text for text, _ in missing.values()])
             with self._cache_lock:
-                for (text, rows), vector in zip(missing.items(), fresh, strict=True):
+                for (key, (_, rows)), vector in zip(missing.items(), fresh, strict=True):
                     out[rows] = vector
-                    self._cache[text] = vector.copy()  # not a view that keeps the batch alive
+                    self._cache[key] = vector.copy()  # not a view that keeps the batch alive
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return out
