@@ -152,8 +152,17 @@ class _ReportColumns(serializers.ModelSerializer):
 
     class Meta:
         model = GroundingReport
-        stored = [f for f in ReportOut.Meta.fields if f not in ("sources", "created_at")]
-        fields = [*stored, "source_refs", "created_at"]
+        # ReportOut's fields with `source_refs` for `sources` (tests/test_represented_rows.py compares them).
+        fields = [
+            "seq",
+            "grounding_scores",
+            "citations",
+            "unsupported_claims",
+            "output_confidence",
+            "output",
+            "source_refs",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
