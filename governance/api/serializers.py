@@ -152,17 +152,8 @@ class _ReportColumns(serializers.ModelSerializer):
 
     class Meta:
         model = GroundingReport
-        # ReportOut's fields with `source_refs` for `sources` (tests/test_represented_rows.py compares them).
-        fields = [
-            "seq",
-            "grounding_scores",
-            "citations",
-            "unsupported_claims",
-            "output_confidence",
-            "output",
-            "source_refs",
-            "created_at",
-        ]
+        # ReportOut's fields, the sources as stored (`source_refs`) in their place.
+        fields = ["source_refs" if name == "sources" else name for name in ReportOut.Meta.fields]
         read_only_fields = fields
 
 
@@ -171,11 +162,11 @@ def report_rows(run: Run) -> list[dict]:
     a long run's detail spent more on its reports as model instances than on reading them."""
     rows = represented_rows(_ReportColumns, GroundingReport.objects.filter(run=run).order_by("seq"))
     sources = joined_sources([(run.pk, row["source_refs"]) for row in rows])
-    for row, joined in zip(rows, sources, strict=True):
-        del row["source_refs"]
-        row["sources"] = joined
-        row["created_at"] = row.pop("created_at")  # last, as ReportOut orders it
-    return rows
+    names = ReportOut.Meta.fields
+    return [
+        {name: joined if name == "sources" else row[name] for name in names}
+        for row, joined in zip(rows, sources, strict=True)
+    ]
 
 
 class RunDetailOut(RunOut):
