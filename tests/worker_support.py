@@ -3,10 +3,12 @@
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
+import uuid
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import connection
 
@@ -52,7 +54,15 @@ def broker_at(url: str | None = None, *, key_prefix: str | None = None):
 
 @contextmanager
 def celery_worker(**extra_env):
-    """One solo-pool worker on the test's database and broker, stopped on exit."""
+    """One solo-pool worker on the test's database and broker, stopped on exit.
+
+    Its queue is this test's own (a key prefix, unless the caller chose one and sends under it with
+    `broker_at`): under xdist another process's worker, on another test database, would otherwise
+    take this test's tasks, and the work it finds missing is never done here."""
+    own_prefix = None
+    if "CELERY_BROKER_KEY_PREFIX" not in extra_env:
+        own_prefix = f"groundrule-test-{uuid.uuid4().hex[:8]}:"
+        extra_env = {**extra_env, "CELERY_BROKER_KEY_PREFIX": own_prefix}
     env = {
         **os.environ,
         "DATABASE_URL": shared_database_url(),
@@ -76,10 +86,16 @@ def celery_worker(**extra_env):
     ]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        yield proc
+        with broker_at(key_prefix=own_prefix) if own_prefix else nullcontext():
+            yield proc
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if own_prefix:
+            broker = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+            for key in broker.scan_iter(match=f"{own_prefix}*"):
+                broker.delete(key)
+            broker.close()
