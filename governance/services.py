@@ -255,30 +255,32 @@ def _after_workflow_evidence(run: Run, reported: accumulated.Accumulated) -> Evi
     )
 
 
-def _judged_ahead(tenant: Tenant, run_id, output: str | None) -> tuple[tuple, list]:
+def _judged_ahead(tenant: Tenant, run_id, output: str | None) -> tuple[tuple, list, accumulated.Accumulated | None]:
     """The after_workflow judges the agent waits for (the local verifier, which may escalate to an
     LLM), run before the completing transaction so that no row lock is held meanwhile, as at
-    mid_execution. Answers (what they judged: report count, output and policies; their evaluations),
-    or ((), []) when no policy asks for one or the run has ended (the locked read answers 409)."""
+    mid_execution. Answers (what they judged: report count, output and policies; their evaluations;
+    what the reports added up to), or ((), [], None) when no policy asks for one or the run has
+    ended (the locked read answers 409)."""
     if not judging.needs_inline(policy_specs_for(tenant), "after_workflow"):
-        return (), []
+        return (), [], None
     run = run_for(tenant, run_id)
     if run.ended_at is not None:
-        return (), []
+        return (), [], None
     if output:
         run.output = output
     specs = _specs(tenant, run.agent_name)
     if not judging.needs_inline(specs, "after_workflow"):
-        return (), []
-    evidence = _after_workflow_evidence(run, accumulated.run_accumulated(run=run))
+        return (), [], None
+    reported = accumulated.run_accumulated(run=run)
+    evidence = _after_workflow_evidence(run, reported)
     judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence)
-    return (run.report_count, run.output, specs), judged
+    return (run.report_count, run.output, specs), judged, reported
 
 
 def run_complete(
     *, tenant: Tenant, run_id, result: Any = None, output: str | None = None, error: str | None = None
 ) -> tuple[Run, EngineDecision]:
-    judged_on, judged = ((), []) if error else _judged_ahead(tenant, run_id, output)
+    judged_on, judged, reported_ahead = ((), [], None) if error else _judged_ahead(tenant, run_id, output)
     with transaction.atomic():
         run = run_for(tenant, run_id, for_update=True)
         if run.ended_at is not None:
@@ -301,8 +303,12 @@ def run_complete(
             state = None
         else:
             # The whole run, read from its reports: every citation and unsupported claim, the
-            # latest output_confidence; sources only for the ids a citation check needs.
-            reported = accumulated.run_accumulated(run=run)
+            # latest output_confidence; sources only for the ids a citation check needs. Reports are
+            # only ever added, so the judges' read above still holds if none came in since.
+            if reported_ahead is not None and judged_on[0] == run.report_count:
+                reported = reported_ahead
+            else:
+                reported = accumulated.run_accumulated(run=run)
             state = RunState(
                 citations=tuple(reported.citations),
                 unsupported_claims=tuple(reported.unsupported_claims),
