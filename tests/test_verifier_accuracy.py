@@ -1,11 +1,13 @@
 """The default verifier (packaged MiniLM on onnxruntime + fact alignment + learned combiner) on
 labelled sets, and the public API's result shape. Pure: no database, no Django.
 
-tests/data/verifier/devset.jsonl (970 pairs; origin, licence and kind on every row; data card in
+tests/data/verifier/devset.jsonl (1,270 pairs; origin, licence and kind on every row; data card in
 tests/data/verifier/README.md) is split by group into a ``fit`` half, on which the combiner was
-fitted, and a ``test`` half that nothing was tuned on. ``pytest tests/test_verifier_accuracy.py -s``
-prints recall per label and per kind on both halves; the floors below hold on the test half and
-are set just under what it measured when the combiner was fitted (docs/verifier.md has the table).
+fitted, and a ``test`` half that nothing was tuned on (the packaged cross-encoder saw neither).
+300 of its pairs were written by a second author who never saw the verifier ("independent").
+``pytest tests/test_verifier_accuracy.py -s`` prints recall per label and per kind on both halves;
+the floors below hold on the test half and are set just under what it measured when the combiner
+was fitted (docs/verifier.md has the table).
 
 tests/data/verifier_pairs.jsonl holds hand-written claim/source pairs in varied domains:
 set A (105 pairs) was written before the verifier existed; set B (46 pairs) was written
@@ -33,10 +35,12 @@ LABELS = ("supported", "contradicted", "unverifiable")
 OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
 
-#: Recall floors on the untouched test half of the development set (measured 0.494 / 0.478 / 0.839).
-DEVSET_FLOORS = {"supported": 0.47, "contradicted": 0.45, "unverifiable": 0.80}
-#: ... and on its hand-written rows, the kinds of issue 10's table (measured 0.894 / 0.872 / 0.923).
-DEVSET_OWN_FLOORS = {"supported": 0.75, "contradicted": 0.70, "unverifiable": 0.70}
+#: Recall floors on the untouched test half of the development set (measured 0.543 / 0.577 / 0.828).
+DEVSET_FLOORS = {"supported": 0.51, "contradicted": 0.54, "unverifiable": 0.79}
+#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.748 / 0.779 / 0.875) ...
+DEVSET_OWN_FLOORS = {"supported": 0.70, "contradicted": 0.72, "unverifiable": 0.82}
+#: ... and on the independent author's rows alone (measured 0.600 / 0.688 / 0.837).
+DEVSET_INDEPENDENT_FLOORS = {"supported": 0.55, "contradicted": 0.62, "unverifiable": 0.78}
 
 
 @pytest.fixture(scope="module")
@@ -289,6 +293,10 @@ def _own(row):
     return not row["origin"].startswith(("WiCE", "CLIMATE-FEVER", "derived"))
 
 
+def _independent(row):
+    return row["origin"].startswith("independent")
+
+
 def test_devset_is_large_labelled_and_split(devset):
     rows = [r for results in devset.values() for r, _, _ in results]
     assert len(rows) >= 600
@@ -315,12 +323,16 @@ def test_devset_recall_per_label_and_kind(devset, record_property):
         print("\n" + format_table(f"devset {half} half (default thresholds)", devset[half]))
         own = [x for x in devset[half] if _own(x[0])]
         print(format_table(f"devset {half} half, hand-written rows only", own))
+        independent = [x for x in devset[half] if _independent(x[0])]
+        print(format_table(f"devset {half} half, the independent author's rows", independent))
     for label in LABELS:
         record_property(f"devset_test_recall_{label}", round(_recall(devset["test"], label), 3))
     for label, floor in DEVSET_FLOORS.items():
         assert _recall(devset["test"], label) >= floor, label
     for label, floor in DEVSET_OWN_FLOORS.items():
         assert _recall(devset["test"], label, _own) >= floor, label
+    for label, floor in DEVSET_INDEPENDENT_FLOORS.items():
+        assert _recall(devset["test"], label, _independent) >= floor, label
 
 
 def test_devset_verdicts_explain_themselves(devset):
@@ -340,3 +352,17 @@ def test_devset_verdicts_explain_themselves(devset):
                     assert used["span"] in row["sources"][k]
                 if c.verdict == "contradicted":
                     assert c.failed == c.reason
+
+
+def test_cross_encoder_training_data_leaves_out_every_devset_group():
+    """The packaged cross-encoder never saw a development-set pair (so the combiner, fitted on the
+    fit half with its outputs as features, sees them on unseen pairs), nor a test-half group."""
+    from judges.verifier.training.build_devset import half_of
+    from judges.verifier.training.build_nli_data import _skip
+    from judges.verifier.training.evaluate import load
+
+    groups = {r["group"] for r in load()}
+    assert all(_skip(g, groups) for g in groups)
+    fresh = [f"wice-unsampled-{i}" for i in range(40)]
+    assert {_skip(g, groups) for g in fresh} == {True, False}
+    assert all(_skip(g, groups) == (half_of(g) == "test") for g in fresh)

@@ -69,6 +69,10 @@ def test_thousands_separators_round_trip(n):
         ("Premium users get 1,000 requests per minute.", "Premium users get 1000 req/min."),
         ("The speed limit is 70 mph.", "The speed limit is 112.65 km/h."),
         ("It needs 8 GB of memory.", "It needs 8 gigabytes of memory."),
+        ("Its top speed is 199 miles per hour.", "Its top speed is 320 km/h."),
+        ("It reaches 120 kilometres per hour.", "It reaches 120 km/h."),
+        ("The flight takes 12.5 hours.", "The flight takes 12 hours and 30 minutes."),
+        ("The talk lasts 90 minutes.", "The talk lasts 1 hour 30 minutes."),
     ],
 )
 def test_quantities_normalise_to_the_same_value(a, b):
@@ -112,6 +116,8 @@ def test_units_are_kept_and_counts_are_keyed_by_their_noun():
         ("21 hours", "21 days", "unit"),
         ("70 km/h", "70 mph", "unit"),
         ("500 grams", "500 mg", "unit"),
+        ("a three-year period", "over three years", "match"),
+        ("13 hours", "12 hours and 30 minutes", "conflict"),
     ],
 )
 def test_bounds_approximations_and_unit_mismatches(claim, source, relation):
@@ -248,6 +254,14 @@ def test_missing_facts_are_reported_and_found_anywhere_in_the_source():
     doc = analyse("The Eiffel Tower was completed in 1889. It is 330 metres tall.")
     assert [f.describe() for f in align(claim, span, span).missing] == ["330 m"]
     assert align(claim, span, doc).missing == []
+
+
+def test_a_large_count_is_the_same_count_under_another_noun_a_small_one_is_not():
+    # "12,450 employees" = "employs 12,450 people"; "3 projects" says nothing of "3 days"
+    same = align(analyse("The company had 12450 employees."), analyse("The company employed 12,450 people."))
+    assert same.missing == [] and len(same.matched) == 1
+    other = align(analyse("The plan includes 3 projects."), analyse("The trial lasts 3 days."))
+    assert [f.describe() for f in other.missing] == ["3 project"]
 
 
 def test_a_fact_in_a_different_slot_is_missing_not_conflicting():

@@ -239,3 +239,39 @@ def test_missing_files_and_bad_labels_are_clear_errors(tmp_path):
 def test_no_sources_never_loads_the_model(tmp_path):
     result = check_grounding("Anything.", [], VerifierConfig(nli_model_dir=str(tmp_path / "absent")))
     assert result.reason_code == "GROUNDING_NO_SOURCES" and result.claims == []
+
+
+# --------------------------------------------------------------------------- the packaged cross-encoder
+
+
+def test_packaged_cross_encoder_orders_entailment_contradiction_and_neutral():
+    """The model shipped in judges/verifier/crossencoder/ is a weak NLI model (its data card says
+    where it fails); what the combiner relies on is that it ranks the three readings the right
+    way round on the same premise."""
+    from judges.verifier.verifier import CROSS_ENCODER_DIR
+
+    model = NLIModel(CROSS_ENCODER_DIR)
+    premise = "The company reported revenue of 5 million dollars in 2023, up from 4 million."
+    grew, fell, unrelated = model.predict(
+        [
+            (premise, "Revenue grew in 2023."),
+            (premise, "Revenue fell in 2023."),
+            (premise, "The company has 300 employees."),
+        ]
+    )
+    assert grew.entailment > fell.entailment and grew.entailment > grew.contradiction
+    assert fell.contradiction > grew.contradiction and fell.contradiction > fell.entailment
+    assert unrelated.neutral > max(unrelated.entailment, unrelated.contradiction, grew.neutral, fell.neutral)
+
+
+def test_default_path_feeds_the_cross_encoder_into_the_combiner():
+    from judges.verifier.combiner import get_combiner
+
+    source = "The company reported revenue of 5 million dollars in 2023, up from 4 million."
+    grew = check_grounding("Revenue grew in 2023.", [source]).claims[0]
+    unrelated = check_grounding("The company has 300 employees.", [source]).claims[0]
+    assert {"nli_entailment", "nli_contradiction", "nli_neutral"} <= set(get_combiner().features)
+    assert grew.features is not None and unrelated.features is not None
+    # read on each claim's evidence, not a constant
+    assert grew.features["nli_entailment"] > unrelated.features["nli_entailment"]
+    assert unrelated.features["nli_neutral"] > grew.features["nli_neutral"]

@@ -69,6 +69,11 @@ FEATURES = (
     "missing_no_rival",
     "conflict_margin",
     "conflict_x_margin",
+    "uncovered_run",
+    # the packaged cross-encoder on (evidence, claim): judges/verifier/crossencoder/README.md
+    "nli_entailment",
+    "nli_contradiction",
+    "nli_neutral",
 )
 
 #: The hand-set support score of the earlier rule-based path (0.5 * similarity + 0.5 * coverage,
@@ -120,6 +125,15 @@ class Evidence:
     features: dict[str, float] = field(default_factory=dict)
     conflict: Conflict | None = None  # the most confident conflict among the candidates
     conflict_span: int | None = None
+
+
+def premise(ev: Evidence, sentences: list[str], previous: list[str | None]) -> str:
+    """The text the cross-encoder reads for a claim: its evidence sentences and, when another
+    sentence holds the most confident conflict, that one too (it may be the one that decides)."""
+    indices = list(ev.spans)
+    if ev.conflict_span is not None and ev.conflict_span not in indices:
+        indices.append(ev.conflict_span)
+    return _joined(indices, sentences, previous)
 
 
 def _joined(indices: list[int], sentences: list[str], previous: list[str | None]) -> str:
@@ -243,6 +257,14 @@ def build(
     margin = top_cov - first.alignment.coverage if top_conflict is not None else 0.0
     features["conflict_margin"] = margin
     features["conflict_x_margin"] = (top_conflict.confidence if top_conflict else 0.0) * max(0.0, margin)
+    # a detail the sources do not state is a run of uncovered words ("..., beating analysts'
+    # expectations"); a paraphrase leaves single words uncovered here and there
+    unstated = set(union.uncovered)
+    run = longest = 0
+    for _, w in claim.content:
+        run = run + 1 if w in unstated else 0
+        longest = max(longest, run)
+    features["uncovered_run"] = float(min(longest, 5))
     features["missing_rival"] = float(min(with_rival, 3))
     features["missing_no_rival"] = float(min(len(union.missing) - with_rival, 3))
     features["rule_support"], features["rule_supported"], features["rule_contradicted"] = _rule_verdict(relevant, whole)

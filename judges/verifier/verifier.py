@@ -72,15 +72,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .claims import extract_claims, split_sentences
 from .combiner import get_combiner
-from .evidence import Candidate, Evidence
+from .evidence import Candidate, Evidence, premise
 from .evidence import build as build_evidence
 from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back, stem
+from .nli import get_nli_model
 
 __all__ = [
     "VerifierConfig",
@@ -108,6 +110,9 @@ RELEVANCE_FLOOR = 0.3
 BLOCKING_CONFLICT = 0.5
 #: Default entailment / contradiction probability thresholds.
 DEFAULT_THRESHOLD = 0.5
+#: The packaged cross-encoder (judges/verifier/crossencoder/README.md): its probabilities on a
+#: claim's evidence are features of the combiner.
+CROSS_ENCODER_DIR = Path(__file__).with_name("crossencoder")
 #: How many of a claim's most similar clauses are aligned.
 CANDIDATES_PER_CLAIM = 6
 
@@ -423,7 +428,25 @@ def _gather(
             c_an, candidates, sentences, previous, sources_of, everything, cv[ci], sv, RELEVANCE_FLOOR, whole
         )
         out.append(_ClaimEvidence(claim, candidates, evidence))
+    _cross_encode(out, sentences, previous, config)
     return out, spans
+
+
+def _cross_encode(
+    gathered: list[_ClaimEvidence], sentences: list[str], previous: list[str | None], config: VerifierConfig
+) -> None:
+    """The packaged cross-encoder's probabilities on (evidence, claim), one batch for the call,
+    added to each claim's combiner features (docs/verifier.md, "How a verdict is made")."""
+    todo = [g for g in gathered if g.evidence is not None]
+    if not todo:
+        return
+    model = get_nli_model(CROSS_ENCODER_DIR, config.threads)
+    scores = model.predict([(premise(g.evidence, sentences, previous), g.claim) for g in todo])  # type: ignore[arg-type]
+    for g, sc in zip(todo, scores):
+        features = g.evidence.features  # type: ignore[union-attr]
+        features["nli_entailment"] = sc.entailment
+        features["nli_contradiction"] = sc.contradiction
+        features["nli_neutral"] = sc.neutral
 
 
 def _verify_with_embeddings(
@@ -578,7 +601,6 @@ def _decide(
 
 
 def _verify_with_nli(claims: list[str], sources: list[_Source], config: VerifierConfig) -> list[ClaimVerdict]:
-    from .nli import get_nli_model
 
     model = get_nli_model(config.nli_model_dir, config.threads)  # type: ignore[arg-type]
     pairs = [(src.text, claim) for claim in claims for src in sources]

@@ -29,7 +29,7 @@ from .lexicon import (
     STOPWORDS,
     stem,
 )
-from .quantities import _extract_ordinals, _extract_quantities
+from .quantities import _extract_ordinals, _extract_quantities, merge_compound_durations
 from .tokens import Token, tokenize
 
 
@@ -83,6 +83,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     _extract_entities(tokens, used, facts, text, proper)
     _extract_ordinals(tokens, used, facts)
     facts.sort(key=lambda f: f.start)
+    facts = merge_compound_durations(facts, text)
 
     entity_tokens = {i for f in facts if f.kind == "entity" for i in f.tokens}
     neg_cues: list[str] = []

@@ -72,7 +72,20 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         return "match"  # the claim is as weak as or weaker than the source
     if c.bound in ("eq", "approx") and s.bound in ("le", "ge", "approx") and _close(cv, sv, max(tol, 0.001)):
         return "match"
+    if c.dim == "duration" and {c.bound, s.bound} == {"eq", "gt"} and _close(cv, sv, tol):
+        return "match"  # "over three years" is as often "during" as "more than"
     return "compatible"
+
+
+#: A count at least this large, stated with the same value on both sides, is the same count even
+#: when its noun is paraphrased ("12,450 employees" = "employs 12,450 people"); small counts
+#: recur for different things ("3 projects", "3 days").
+DISTINCTIVE_COUNT = 100
+
+
+def _distinctive(c: Fact, s: Fact) -> bool:
+    v = float(c.num_value)
+    return c.bound == s.bound and abs(v) >= DISTINCTIVE_COUNT and _close(v, float(s.num_value), _REL_TOL_SAME_UNIT)
 
 
 def _dates_relation(c: DateValue, s: DateValue) -> str:
@@ -102,7 +115,7 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         if rel == "unit":
             return "unit"
         if rel == "match":
-            if c.dim == "count" and c.noun and s.noun and not _same_slot(c, s):
+            if c.dim == "count" and c.noun and s.noun and not _same_slot(c, s) and not _distinctive(c, s):
                 return "none"
             return "match"
         return rel if _same_slot(c, s) else "none"

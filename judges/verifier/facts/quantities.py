@@ -4,6 +4,7 @@ bounds and rates; and the identifiers ("Python 3.12", "Apollo 11") that look lik
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .fact import Fact
 from .lexicon import (
@@ -123,6 +124,11 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
         if comp in _UNITS:
             d, f, c = _UNITS[comp]
             return (d, f, c, j + 2)
+    # "miles per hour", "kilometres per hour": a speed, not a length per duration
+    if j + 2 < n and tokens[j + 1].low == "per" and tokens[j + 2].low in ("hour", "h", "hr"):
+        u = _UNITS.get(low)
+        if u is not None and u[2] in ("mi", "km"):
+            return _UNITS["mph" if u[2] == "mi" else "km/h"] + (j + 2,)
     if low in _UNITS:
         # single letters only when glued to the number or clearly a unit ("5 m", "30 g")
         if len(low) == 1 and low not in ("m", "g", "h", "s", "l", "%"):
@@ -437,3 +443,32 @@ def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact]) ->
         if value is not None:
             used.add(i)
             facts.append(Fact("ordinal", value, t.text, t.start, t.end, weak=True, tokens=(i,)))
+
+
+def merge_compound_durations(facts: list[Fact], text: str) -> list[Fact]:
+    """ "12 hours and 30 minutes" is one duration (12.5 hours), not two: join a duration with the
+    smaller one right after it (``facts`` sorted by position)."""
+    out: list[Fact] = []
+    for f in facts:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.kind == f.kind == "quantity"
+            and prev.dim == f.dim == "duration"
+            and not prev.per
+            and not f.per
+            and f.bound == "eq"
+            and text[prev.end : f.start].strip(" ,").lower() in ("", "and")
+            and _UNITS[prev.unit][1] > _UNITS[f.unit][1]
+        ):
+            out[-1] = replace(
+                prev,
+                value=prev.num_value + f.num_value,
+                text=text[prev.start : f.end],
+                end=f.end,
+                raw=(prev.num_value + f.num_value) / _UNITS[prev.unit][1],
+                tokens=prev.tokens + f.tokens,
+            )
+            continue
+        out.append(f)
+    return out

@@ -15,6 +15,8 @@ Sources (origin and licence are recorded on every row; see tests/data/verifier/R
   hinge on a changed fact, and those are what the verifier must catch.
 * hand-written pairs (tests/data/verifier/handwritten.jsonl) across every kind of issue 10's table,
   and the older labelled set (tests/data/verifier_pairs.jsonl).
+* independent pairs (tests/data/verifier/independent.jsonl): 300 pairs across the same kinds,
+  written by a second author who saw neither the verifier nor any of its data.
 
 Every row: id, group (rows made from one public pair share it, so they fall in one half),
 half ("fit" or "test", from a hash of the group: deterministic), label, kind, origin, licence,
@@ -35,10 +37,13 @@ ROOT = Path(__file__).resolve().parents[3]
 OUT = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
 HANDWRITTEN = ROOT / "tests" / "data" / "verifier" / "handwritten.jsonl"
 OLD_SET = ROOT / "tests" / "data" / "verifier_pairs.jsonl"
+INDEPENDENT = ROOT / "tests" / "data" / "verifier" / "independent.jsonl"
 
 WICE_LICENCE = "ODC-BY 1.0 (annotations); CC BY-SA (Wikipedia claims); Common Crawl terms (web evidence)"
 CF_LICENCE = "CC BY-SA 3.0 (Wikipedia text); annotations carry no separate licence"
 OWN_LICENCE = "project's own (hand-written for this repository)"
+
+INDEPENDENT_ORIGIN = "independent: written for issue 10 by a second author who never saw the verifier"
 
 MAX_SOURCE_CHARS = 1600
 
@@ -316,6 +321,10 @@ def main() -> None:
                     "sources": r["sources"],
                 }
             )
+    for line in INDEPENDENT.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = json.loads(line)
+            own.append({"group": r["id"], "origin": INDEPENDENT_ORIGIN, "licence": OWN_LICENCE, **r})
     rows = public + derived + own
     seen = set()
     with OUT.open("w", encoding="utf-8") as fh:

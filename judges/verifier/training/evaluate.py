@@ -56,6 +56,7 @@ def origin_group(row: dict) -> str:
         ("CLIMATE-FEVER", "CLIMATE-FEVER"),
         ("derived", "derived (public)"),
         ("hand-written", "hand-written"),
+        ("independent", "independent"),
         ("tests/data", "older labelled set"),
     ):
         if origin.startswith(prefix):

@@ -1,0 +1,188 @@
+"""Training pairs for the verifier's cross-encoder (premise, hypothesis, label), from public data.
+
+    python -m judges.verifier.training.build_nli_data --mirror /work/.mirror --out .train/nli.jsonl
+
+Reads local git snapshots (``<owner>+<name>/repo``) of three public repositories; nothing is
+downloaded. **No pair comes from a group of the development set**: WiCE and CLIMATE-FEVER rows
+are grouped exactly as ``build_devset`` groups them (``wice-<id>``, ``cf-<claim id>``), and a
+group that the development set holds, or whose hash puts it in the test half, is skipped whole.
+So the test half stays untouched by the cross-encoder, and the combiner, fitted on the fit half
+with the cross-encoder's outputs as features, sees them on pairs the cross-encoder never saw
+(its out-of-fold figures are honest).
+
+* WiCE (github.com/ryokamoi/wice, oracle_chunks dev+test; ODC-BY annotations): the claim against
+  its oracle evidence sentences; supported → entailment, partially/not supported → neutral.
+* CLIMATE-FEVER (github.com/tdiggelm/climate-fever-dataset; Wikipedia text CC BY-SA 3.0): each
+  claim against each of its five evidence sentences, majority label.
+* Breaking NLI (github.com/BIU-NLP/Breaking_NLI; CC BY-SA 4.0): SNLI premises with one word
+  replaced (antonyms, co-hyponyms, synonyms): who-or-what swaps the fact rules miss.
+* TaxiNLI (github.com/microsoft/TaxiNLI, ``taxinli10k_MNLIDev.tsv``; Computational Use of Data
+  Agreement): MultiNLI development pairs across ten genres (MultiNLI text: OANC / CC BY-SA).
+* MED (github.com/verypluming/MED; CC BY-SA 4.0): monotonicity entailment (quantifiers,
+  negation, "no delegate finished the report" vs "... on time").
+* Derived contradictions: every entailed pair above with one fact changed by
+  :func:`build_devset.perturb` (a number, a year, a month, a name, a negated auxiliary).
+
+Labels: ``contradiction`` 0, ``entailment`` 1, ``neutral`` 2 (the NLI cross-encoders' order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import random
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+from judges.verifier.training.build_devset import _git_show, half_of, perturb
+from judges.verifier.training.evaluate import load
+
+LABEL_IDS = {"contradiction": 0, "entailment": 1, "neutral": 2}
+MAX_PREMISE_CHARS = 1200
+
+
+def _skip(group: str, devset_groups: set[str]) -> bool:
+    return group in devset_groups or half_of(group) == "test"
+
+
+def _pair(premise: str, hypothesis: str, label: str, origin: str) -> dict:
+    return {"premise": premise[:MAX_PREMISE_CHARS], "hypothesis": hypothesis, "label": label, "origin": origin}
+
+
+def wice(mirror: Path, devset_groups: set[str]) -> list[dict]:
+    out = []
+    for split in ("dev", "test"):
+        text = _git_show(
+            mirror, "ryokamoi+wice", f"code_and_resources/entailment_inputs/oracle_chunks/claim/{split}.jsonl"
+        )
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            meta = r["meta"]
+            if _skip(f"wice-{meta['id']}", devset_groups):
+                continue
+            pos = {ci: k for k, ci in enumerate(meta["chunk_idx"])}
+            oracle = sorted(pos[i] for i in meta.get("oracle_idx") or [] if i in pos)
+            ev = r["evidence"]
+            keep = oracle or list(range(min(4, len(ev))))
+            premise = " ".join(ev[k].strip() for k in keep if ev[k].strip())
+            if not premise:
+                continue
+            label = "entailment" if r["label"] == "supported" else "neutral"
+            origin = f"WiCE {split} {meta['id']}"
+            out.append(_pair(premise, r["claim"], label, origin))
+            if r["label"] != "supported" or not oracle:
+                continue
+            # the same evidence among its neighbours (runtime evidence carries neighbours too),
+            # and the page without its oracle sentences: same topic, the fact missing
+            near = sorted({k for o in oracle for k in (o - 1, o, o + 1) if 0 <= k < len(ev)})
+            if len(near) > len(oracle):
+                out.append(_pair(" ".join(ev[k].strip() for k in near), r["claim"], "entailment", origin + " +context"))
+            rest = [ev[k].strip() for k in range(len(ev)) if k not in set(oracle) and ev[k].strip()][:4]
+            if rest:
+                out.append(_pair(" ".join(rest), r["claim"], "neutral", origin + " -oracle"))
+    return out
+
+
+def climate_fever(mirror: Path, devset_groups: set[str]) -> list[dict]:
+    text = _git_show(mirror, "tdiggelm+climate-fever-dataset", "dataset/climate-fever.jsonl")
+    label = {"SUPPORTS": "entailment", "REFUTES": "contradiction", "NOT_ENOUGH_INFO": "neutral"}
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if _skip(f"cf-{r['claim_id']}", devset_groups):
+            continue
+        for e in r["evidences"]:
+            votes = Counter(v for v in e["votes"] if v)
+            if not votes or votes.most_common(1)[0][1] < 2:
+                continue  # no majority among the annotators
+            out.append(_pair(e["evidence"], r["claim"], label[e["evidence_label"]], f"CLIMATE-FEVER {r['claim_id']}"))
+    return out
+
+
+def breaking_nli(mirror: Path, rng: random.Random, limit: int = 5000) -> list[dict]:
+    import subprocess
+
+    blob = subprocess.run(
+        ["git", "-C", str(mirror / "BIU-NLP+Breaking_NLI" / "repo"), "show", "HEAD:breaking_nli_dataset.zip"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with zipfile.ZipFile(io.BytesIO(blob)) as z:
+        lines = z.read("data/dataset.jsonl").decode("utf-8").splitlines()
+    rows = [json.loads(x) for x in lines if x.strip()]
+    rng.shuffle(rows)
+    return [
+        _pair(r["sentence1"], r["sentence2"], r["gold_label"], f"Breaking NLI {r['pairID']}")
+        for r in rows[:limit]
+        if r["gold_label"] in LABEL_IDS
+    ]
+
+
+def _tsv(mirror: Path, repo: str, path: str) -> list[dict]:
+    import csv
+
+    text = _git_show(mirror, repo, path)
+    return list(csv.DictReader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def taxinli(mirror: Path) -> list[dict]:
+    return [
+        _pair(r["prem"], r["hyp"], r["label"], f"TaxiNLI {r['pairID']}")
+        for r in _tsv(mirror, "microsoft+TaxiNLI", "taxinli10k_MNLIDev.tsv")
+        if r.get("label") in LABEL_IDS and r.get("prem") and r.get("hyp")
+    ]
+
+
+def med(mirror: Path) -> list[dict]:
+    return [
+        _pair(r["sentence1"], r["sentence2"], r["gold_label"], f"MED {r['index']}")
+        for r in _tsv(mirror, "verypluming+MED", "MED.tsv")
+        if r.get("gold_label") in LABEL_IDS and r.get("sentence1") and r.get("sentence2")
+    ]
+
+
+def derived(pairs: list[dict], rng: random.Random) -> list[dict]:
+    out = []
+    for i, p in enumerate(pairs):
+        if p["label"] != "entailment":
+            continue
+        row = {"id": str(i), "claim": p["hypothesis"], "sources": [p["premise"]], "origin": p["origin"]}
+        d = perturb(row, rng)
+        if d is not None:
+            out.append(_pair(p["premise"], d["claim"], "contradiction", d["origin"]))
+    return out
+
+
+def build(mirror: Path, seed: int = 10) -> list[dict]:
+    rng = random.Random(seed)
+    devset_groups = {r["group"] for r in load()}
+    pairs = wice(mirror, devset_groups) + climate_fever(mirror, devset_groups) + breaking_nli(mirror, rng)
+    pairs += taxinli(mirror) + med(mirror)
+    pairs += derived(pairs, rng)
+    rng.shuffle(pairs)
+    return pairs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirror", default="/work/.mirror", type=Path)
+    ap.add_argument("--out", default=Path(".train/nli.jsonl"), type=Path)
+    args = ap.parse_args()
+    pairs = build(args.mirror)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(json.dumps(p, ensure_ascii=False) + "\n")
+    by = Counter(p["label"] for p in pairs)
+    origins = Counter(p["origin"].split(" ")[0] for p in pairs)
+    print(f"{len(pairs)} pairs -> {args.out}: {dict(by)}; by origin {dict(origins)}")
+
+
+if __name__ == "__main__":
+    main()
