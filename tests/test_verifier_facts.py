@@ -308,3 +308,32 @@ def test_a_claim_using_a_short_name_is_not_a_contradiction():
         ["The World Health Organization recommends 150 minutes of moderate exercise per week."],
     )
     assert who.claims[0].verdict == "supported"
+
+
+def test_a_year_earlier_is_a_point_in_time_not_a_rate():
+    al = align(analyse("Net income was 950 million euros the previous year."), analyse("Up from €950m a year earlier."))
+    assert al.missing == [] and len(al.matched) == 1
+    rate = one("The park gets 7 million visitors a year.", "quantity")
+    assert rate.per == "duration"
+
+
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("It holds about a fifth of the water.", "It holds roughly 20% of the water."),
+        ("Two fifths of users agreed.", "40% of users agreed."),
+        ("Two thirds of users agreed.", "About 67% of users agreed."),
+        ("Three quarters of users agreed.", "75% of users agreed."),
+    ],
+)
+def test_fractions_are_shares(a, b):
+    al = align(analyse(a), analyse(b))
+    assert al.missing == [] and len(al.matched) == 1 and al.conflicts == []
+
+
+def test_a_bare_number_is_found_inside_an_identifier():
+    # "a 429" is the status code "HTTP 429"; a number elsewhere in the sentence is not
+    al = align(analyse("Over the limit you get a 429."), analyse("Exceeding the limit returns HTTP 429."))
+    assert al.missing == [] and len(al.matched) == 1
+    other = align(analyse("Over the limit you get a 430."), analyse("Exceeding the limit returns HTTP 429."))
+    assert [f.describe() for f in other.missing] == ["430"]

@@ -2,8 +2,8 @@
 
 Two paths, chosen by :class:`VerifierConfig`:
 
-Default path (``nli_model_dir=None``): packaged MiniLM embeddings + fact alignment
-----------------------------------------------------------------------------------
+Default path (``nli_model_dir=None``): packaged MiniLM embeddings, fact alignment, cross-encoder
+------------------------------------------------------------------------------------------------
 Similarity alone cannot tell a supported claim from a same-topic claim whose fact is
 missing, and contradictions score *higher* than supported claims (they share most words
 with the source). So the embedding only *finds* the source sentence, and facts decide:
@@ -31,12 +31,16 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    Coverage and fact matching are measured on them together, so a claim whose facts are spread
    over two sentences or two sources can be supported; the verdict lists every span used.
 
-5. Verdict: a multinomial logistic regression (:mod:`judges.verifier.combiner`, weights in
+5. Cross-encoder: the packaged model in ``crossencoder/`` (fine-tuned from the same MiniLM; data
+   card there) reads each claim against its evidence, one batched run for the call, and gives
+   P(entailment), P(contradiction), P(neutral) as three more features.
+
+6. Verdict: a multinomial logistic regression (:mod:`judges.verifier.combiner`, weights in
    ``combiner.json``, fitted by ``python -m judges.verifier.training.fit_combiner`` on the
    fitting half of tests/data/verifier/devset.jsonl) turns the features (similarities,
    single-sentence and joint coverage, missing and matched facts, the most confident conflict
-   of each kind and how much of the claim its sentence covers, and the earlier hand-set rules'
-   verdict) into calibrated probabilities of the three verdicts:
+   of each kind and how much of the claim its sentence covers, the earlier hand-set rules'
+   verdict, the cross-encoder's probabilities) into calibrated probabilities of the three verdicts:
 
    * ``contradicted`` if P(contradicted) ≥ ``contradiction_threshold``;
    * else, with ``fact_backstop`` on, ``contradicted`` when the evidence opens with a sentence whose

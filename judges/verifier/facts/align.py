@@ -123,6 +123,23 @@ def refers_back(sentence: str) -> bool:
     return sentence.strip().lower().replace("’", "'").startswith(_PRONOUN_STARTS)
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _in_identifier(cf: Fact, an: Analysis) -> Fact | None:
+    """The identifier of ``an`` whose number a bare count of the claim is: "you get a 429" and
+    "returns HTTP 429", "order 4471" and "Order #4471"."""
+    if cf.kind != "quantity" or cf.dim != "count" or cf.per or cf.noun or cf.raw is None:
+        return None
+    if not float(cf.raw).is_integer():
+        return None
+    number = str(int(cf.raw))
+    return next(
+        (f for f in an.facts if f.kind == "entity" and f.dim == "identifier" and number in _DIGITS.findall(f.text)),
+        None,
+    )
+
+
 def align(
     claim: Analysis,
     span: Analysis,
@@ -163,12 +180,15 @@ def align(
             and _entity_present(cf, span.words, span_text_low)
         ):
             hit = cf
+        if hit is None:
+            hit = _in_identifier(cf, span)
         if hit is not None:
             matched.append((cf, hit))
             continue
         in_doc = any(_fact_relation(cf, df) == "match" and _exact(cf, df) for df in doc.facts) or (
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
         )
+        in_doc = in_doc or _in_identifier(cf, doc) is not None
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
             in_doc = _entity_present(cf, doc.words, doc_text_low)
         # 2. conflicts against the span

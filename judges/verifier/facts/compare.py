@@ -72,6 +72,8 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         return "match"  # the claim is as weak as or weaker than the source
     if c.bound in ("eq", "approx") and s.bound in ("le", "ge", "approx") and _close(cv, sv, max(tol, 0.001)):
         return "match"
+    if c.bound == s.bound == "approx" and _close(cv, sv, _APPROX_TOL):
+        return "match"  # "about two thirds" and "about 67%"
     if c.dim == "duration" and {c.bound, s.bound} == {"eq", "gt"} and _close(cv, sv, tol):
         return "match"  # "over three years" is as often "during" as "more than"
     return "compatible"
@@ -100,8 +102,8 @@ def _dates_relation(c: DateValue, s: DateValue) -> str:
 
 def _exact(c: Fact, s: Fact) -> bool:
     """Same value (whatever the bound words), not just a value inside the claim's bounds."""
-    if c.kind != "quantity":
-        return True
+    if c.kind != "quantity" or s.kind != "quantity":
+        return True  # a bare number found inside an identifier ("429" in "HTTP 429") is that number
     return _close(float(c.num_value), float(s.num_value), 0.02)
 
 

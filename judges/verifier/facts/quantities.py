@@ -148,6 +148,33 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
     return None
 
 
+#: a fraction's share in percent ("a third of", "two fifths of": the count multiplies the plural)
+_FRACTIONS = {
+    "half": 50.0,
+    "quarter": 25.0,
+    "quarters": 25.0,
+    "third": 100 / 3,
+    "thirds": 100 / 3,
+    "fifth": 20.0,
+    "fifths": 20.0,
+    "tenth": 10.0,
+    "tenths": 10.0,
+}
+_FRACTION_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "seven": 7, "nine": 9}
+#: words after "a year" / "a month" that make it a point in time ("a year earlier"), not a rate
+_TIME_REFERENCE = frozenset({"earlier", "ago", "later", "before", "after", "prior", "previously", "on"})
+
+
+def _fraction_ahead(tokens: list[Token], i: int) -> bool:
+    """ "two" in "two thirds of": a fraction's count, not a number of its own."""
+    return (
+        tokens[i].low in _FRACTION_COUNTS
+        and i + 2 < len(tokens)
+        and tokens[i + 1].low in _FRACTIONS
+        and tokens[i + 2].low == "of"
+    )
+
+
 def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
     i = 0
@@ -167,10 +194,17 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         elif t.kind == "word":
             low = t.low
             head = low.split("-")
-            if low in ("half", "quarter", "third", "thirds", "quarters") and i + 1 < n and tokens[i + 1].low == "of":
-                frac = {"half": 50.0, "quarter": 25.0, "third": 100 / 3, "thirds": 200 / 3, "quarters": 75.0}[low]
+            fifths = low in ("fifth", "fifths", "tenth", "tenths") and i > 0 and tokens[i - 1].low in _FRACTION_COUNTS
+            if (
+                (low in ("half", "quarter", "third", "thirds", "quarters") or fifths)
+                and i + 1 < n
+                and tokens[i + 1].low == "of"
+            ):
+                frac = _FRACTIONS[low]
                 start_i = i
-                if low in ("thirds", "quarters") and i > 0 and tokens[i - 1].low in ("two", "three"):
+                plural = low in ("thirds", "quarters", "fifths", "tenths")
+                if plural and i > 0 and tokens[i - 1].low in _FRACTION_COUNTS:
+                    frac *= _FRACTION_COUNTS[tokens[i - 1].low]
                     start_i = i - 1
                 elif i > 0 and tokens[i - 1].low in ("a", "one"):
                     start_i = i - 1
@@ -203,6 +237,8 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 and _UNITS[tokens[i + 2].low][0] == "duration"
             ):
                 value = 1.0 if low == "once" else 2.0
+            elif _fraction_ahead(tokens, i):
+                pass  # "two thirds of": the fraction, read at "thirds"
             elif _is_number_word(low) or (len(head) == 2 and _is_number_word(head[0])):
                 if _is_number_word(low):
                     # join "twenty one", "two hundred", "one thousand"
@@ -343,7 +379,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         if k + 1 < n and (tokens[k].low in ("per", "a", "an", "each", "every") or tokens[k].text == "/"):
             nxt = tokens[k + 1]
             u = _UNITS.get(nxt.low)
-            if u is not None and u[0] == "duration":
+            # "€950m a year earlier" is a time reference, not a rate
+            later = tokens[k + 2].low if k + 2 < n else ""
+            if u is not None and u[0] == "duration" and later not in _TIME_REFERENCE:
                 if tokens[k].low in ("a", "an", "per", "each", "every") or tokens[k].text == "/":
                     value = value / u[1]
                     per = "duration"
