@@ -310,6 +310,11 @@ def test_a_claim_using_a_short_name_is_not_a_contradiction():
     assert who.claims[0].verdict == "supported"
 
 
+def test_a_range_of_durations_is_not_one_compound_duration():
+    facts = [f for f in analyse("The tour takes between 2 hours and 30 minutes.").facts if f.kind == "quantity"]
+    assert len(facts) == 2
+
+
 def test_a_year_earlier_is_a_point_in_time_not_a_rate():
     al = align(analyse("Net income was 950 million euros the previous year."), analyse("Up from €950m a year earlier."))
     assert al.missing == [] and len(al.matched) == 1

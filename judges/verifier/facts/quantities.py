@@ -489,22 +489,28 @@ def merge_compound_durations(facts: list[Fact], text: str) -> list[Fact]:
     out: list[Fact] = []
     for f in facts:
         prev = out[-1] if out else None
+        big = _UNITS.get(prev.unit) if prev is not None else None
+        small = _UNITS.get(f.unit)
         if (
             prev is not None
+            and big is not None
+            and small is not None
             and prev.kind == f.kind == "quantity"
             and prev.dim == f.dim == "duration"
             and not prev.per
             and not f.per
             and f.bound == "eq"
             and text[prev.end : f.start].strip(" ,").lower() in ("", "and")
-            and _UNITS[prev.unit][1] > _UNITS[f.unit][1]
+            and big[1] > small[1]
+            # "between 2 hours and 30 minutes" is a range, not 2.5 hours
+            and not text[: prev.start].rstrip().lower().endswith(("between", "from"))
         ):
             out[-1] = replace(
                 prev,
                 value=prev.num_value + f.num_value,
                 text=text[prev.start : f.end],
                 end=f.end,
-                raw=(prev.num_value + f.num_value) / _UNITS[prev.unit][1],
+                raw=(prev.num_value + f.num_value) / big[1],
                 tokens=prev.tokens + f.tokens,
             )
             continue
