@@ -2,7 +2,7 @@
 
     python -m judges.verifier.training.build_nli_data --mirror /work/.mirror --out .train/nli.jsonl
 
-Reads local git snapshots (``<owner>+<name>/repo``) of three public repositories; nothing is
+Reads local git snapshots (``<owner>+<name>/repo``) of five public repositories; nothing is
 downloaded. **No pair comes from a group of the development set**: WiCE and CLIMATE-FEVER rows
 are grouped exactly as ``build_devset`` groups them (``wice-<id>``, ``cf-<claim id>``), and a
 group that the development set holds, or whose hash puts it in the test half, is skipped whole.
@@ -23,7 +23,7 @@ with the cross-encoder's outputs as features, sees them on pairs the cross-encod
 * Derived contradictions: every entailed pair above with one fact changed by
   :func:`build_devset.perturb` (a number, a year, a month, a name, a negated auxiliary).
 
-Labels: ``contradiction`` 0, ``entailment`` 1, ``neutral`` 2 (the NLI cross-encoders' order).
+Labels are written as words; ``train_cross_encoder.LABEL2ID`` gives their ids.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from pathlib import Path
 
 from judges.verifier.training.build_devset import _git_show, half_of, perturb
 from judges.verifier.training.evaluate import load
+from judges.verifier.training.train_cross_encoder import LABEL2ID
 
-LABEL_IDS = {"contradiction": 0, "entailment": 1, "neutral": 2}
 MAX_PREMISE_CHARS = 1200
 
 
@@ -120,7 +120,7 @@ def breaking_nli(mirror: Path, rng: random.Random, limit: int = 5000) -> list[di
     return [
         _pair(r["sentence1"], r["sentence2"], r["gold_label"], f"Breaking NLI {r['pairID']}")
         for r in rows[:limit]
-        if r["gold_label"] in LABEL_IDS
+        if r["gold_label"] in LABEL2ID
     ]
 
 
@@ -135,7 +135,7 @@ def taxinli(mirror: Path) -> list[dict]:
     return [
         _pair(r["prem"], r["hyp"], r["label"], f"TaxiNLI {r['pairID']}")
         for r in _tsv(mirror, "microsoft+TaxiNLI", "taxinli10k_MNLIDev.tsv")
-        if r.get("label") in LABEL_IDS and r.get("prem") and r.get("hyp")
+        if r.get("label") in LABEL2ID and r.get("prem") and r.get("hyp")
     ]
 
 
@@ -143,7 +143,7 @@ def med(mirror: Path) -> list[dict]:
     return [
         _pair(r["sentence1"], r["sentence2"], r["gold_label"], f"MED {r['index']}")
         for r in _tsv(mirror, "verypluming+MED", "MED.tsv")
-        if r.get("gold_label") in LABEL_IDS and r.get("sentence1") and r.get("sentence2")
+        if r.get("gold_label") in LABEL2ID and r.get("sentence1") and r.get("sentence2")
     ]
 
 
