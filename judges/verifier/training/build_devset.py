@@ -52,10 +52,15 @@ def half_of(group: str) -> str:
     return "fit" if int(hashlib.sha256(group.encode()).hexdigest(), 16) % 2 == 0 else "test"
 
 
-def _git_show(mirror: Path, repo: str, path: str) -> str:
+def _git_bytes(mirror: Path, repo: str, path: str) -> bytes:
+    """A file of a snapshot's newest commit, as stored."""
     return subprocess.run(
-        ["git", "-C", str(mirror / repo / "repo"), "show", f"HEAD:{path}"], check=True, capture_output=True, text=True
+        ["git", "-C", str(mirror / repo / "repo"), "show", f"HEAD:{path}"], check=True, capture_output=True
     ).stdout
+
+
+def _git_show(mirror: Path, repo: str, path: str) -> str:
+    return _git_bytes(mirror, repo, path).decode("utf-8")
 
 
 def _clip(sentences: list[str]) -> str:

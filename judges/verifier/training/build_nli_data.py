@@ -29,6 +29,7 @@ Labels are written as words; ``train_cross_encoder.LABEL2ID`` gives their ids.
 from __future__ import annotations
 
 import argparse
+import csv
 import io
 import json
 import random
@@ -36,7 +37,7 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from judges.verifier.training.build_devset import _git_show, half_of, perturb
+from judges.verifier.training.build_devset import _git_bytes, _git_show, half_of, perturb
 from judges.verifier.training.evaluate import load
 from judges.verifier.training.train_cross_encoder import LABEL2ID
 
@@ -106,13 +107,7 @@ def climate_fever(mirror: Path, devset_groups: set[str]) -> list[dict]:
 
 
 def breaking_nli(mirror: Path, rng: random.Random, limit: int = 5000) -> list[dict]:
-    import subprocess
-
-    blob = subprocess.run(
-        ["git", "-C", str(mirror / "BIU-NLP+Breaking_NLI" / "repo"), "show", "HEAD:breaking_nli_dataset.zip"],
-        check=True,
-        capture_output=True,
-    ).stdout
+    blob = _git_bytes(mirror, "BIU-NLP+Breaking_NLI", "breaking_nli_dataset.zip")
     with zipfile.ZipFile(io.BytesIO(blob)) as z:
         lines = z.read("data/dataset.jsonl").decode("utf-8").splitlines()
     rows = [json.loads(x) for x in lines if x.strip()]
@@ -125,8 +120,6 @@ def breaking_nli(mirror: Path, rng: random.Random, limit: int = 5000) -> list[di
 
 
 def _tsv(mirror: Path, repo: str, path: str) -> list[dict]:
-    import csv
-
     text = _git_show(mirror, repo, path)
     return list(csv.DictReader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
 
