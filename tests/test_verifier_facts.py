@@ -342,3 +342,95 @@ def test_a_bare_number_is_found_inside_an_identifier():
     assert al.missing == [] and len(al.matched) == 1
     other = align(analyse("Over the limit you get a 430."), analyse("Exceeding the limit returns HTTP 429."))
     assert [f.describe() for f in other.missing] == ["430"]
+
+
+# --------------------------------------------------------------------------- implied by arithmetic
+
+
+@pytest.mark.parametrize(
+    "claim,source,implied",
+    [
+        (
+            "Victoria was on the throne for more than 60 years.",
+            "Queen Victoria reigned from 1837 until her death in 1901.",
+            "64 year (1837 to 1901)",
+        ),
+        ("The firm is 26 years old.", "Founded in 1998; this profile was updated in 2024.", "26 year (1998 to 2024)"),
+        (
+            "Subscription revenue was about $217 million.",
+            "Revenue was $310 million, and subscriptions were 70 percent of it.",
+            "about 217000000 USD (70 percent of $310 million)",
+        ),
+        ("217 staff work remotely.", "Of its 310 staff, 70% work remotely.", "about 217 staff (70% of 310 staff)"),
+    ],
+)
+def test_a_value_worked_out_from_the_source_matches(claim, source, implied):
+    result = align(analyse(claim), analyse(source))
+    assert not result.missing and not result.conflicts, result
+    (cf, sf) = next(pair for pair in result.matched if pair[1].implied)
+    assert f"{sf.describe()} ({sf.text})" == implied
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("Victoria reigned for 70 years.", "Queen Victoria reigned from 1837 until her death in 1901."),
+        ("Subscription revenue was about $150 million.", "Revenue was $310 million, 70 percent from subscriptions."),
+    ],
+)
+def test_a_value_the_arithmetic_does_not_give_is_still_missing_and_never_a_conflict_of_its_own(claim, source):
+    result = align(analyse(claim), analyse(source))
+    assert not any(sf.implied for _, sf in result.matched)
+    # the years and the share imply nothing that could contradict: only written values conflict
+    assert all("year" not in c.source for c in result.conflicts)
+
+
+@pytest.mark.parametrize(
+    "text,value", [("the 19th century", 19), ("a 19th-century house", 19), ("she came 3rd", 3), ("the 21st", 21)]
+)
+def test_digit_ordinals_are_ordinals_not_counts(text, value):
+    assert one(text, "ordinal").value == value
+    assert facts(text, "quantity") == []
+
+
+def test_a_century_does_not_conflict_with_an_age():
+    claim = analyse("Mozart did not live to see the 19th century.")
+    result = align(claim, analyse("He died in 1791 at the age of 35."))
+    assert not [c for c in result.conflicts if c.kind == "number"], result.conflicts
+
+
+# --------------------------------------------------------------------------- comparisons settled by values
+
+_LAPTOPS = "The Pro model weighs 1.8 kg and has a 16-inch screen, while the Air model weighs 1.2 kg."
+_PLANS = "Plans: Standard includes 100 GB of storage. Premium includes 1 TB of storage and phone support."
+_RESULTS = "Revenue grew 12% year over year to $830 million, while operating costs rose 18%."
+
+
+@pytest.mark.parametrize(
+    "claim,source,reason",
+    [
+        ("The Air model is heavier than the Pro.", _LAPTOPS, "says 'heavier', source gives 1.2 kg against 1.8 kg"),
+        ("The Pro is lighter than the Air model.", _LAPTOPS, "says 'lighter', source gives 1.8 kg against 1.2 kg"),
+        ("The Standard plan includes more storage than Premium.", _PLANS, "claim says 'more', source gives 100 GB"),
+        ("Revenue grew faster than operating costs.", _RESULTS, "claim says 'faster', source gives 12% against 18%"),
+    ],
+)
+def test_a_comparison_the_values_reverse_conflicts(claim, source, reason):
+    conflicts = [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "comparison"]
+    assert len(conflicts) == 1 and reason in conflicts[0].reason, conflicts
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The Pro model is heavier than the Air.", _LAPTOPS),
+        ("Premium includes more storage than the Standard plan.", _PLANS),
+        ("Operating costs grew faster than revenue.", _RESULTS),
+        # a shared or repeated word names neither side: no value is owned, nothing is settled
+        ("The model is heavier than the screen.", _LAPTOPS),
+        # "faster" never orders durations: the faster trip takes less time
+        ("The train is faster than the bus.", "The train takes 2 hours and the bus takes 3 hours."),
+    ],
+)
+def test_a_comparison_the_values_agree_with_or_cannot_settle_is_no_conflict(claim, source):
+    assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "comparison"]

@@ -35,6 +35,7 @@ _CONFLICT_GROUPS = {
     "date": "numeric",
     "time": "numeric",
     "ordinal": "numeric",
+    "comparison": "numeric",
     "entity": "entity",
     "negation": "negation",
     "antonym": "direction",

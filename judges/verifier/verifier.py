@@ -468,6 +468,8 @@ def _span_match(span_index: int, score: float, spans: list[_Span], sources: list
 
 
 def _fact_text(f) -> str:
+    if f.implied:
+        return f"{f.describe()} ({f.text})"  # "64 year (1837 to 1901)"
     return f.text if f.kind == "entity" else f.describe()
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .analysis import Analysis
 from .compare import _exact, _fact_relation
+from .comparisons import reversed_comparison
 from .entities import _alias_in_text, is_alias
 from .fact import Fact
 from .lexicon import _FILLER, STOPWORDS, stem, words_match
@@ -20,7 +21,8 @@ from .lexicon import _FILLER, STOPWORDS, stem, words_match
 
 @dataclass
 class Conflict:
-    kind: str  # number | unit | date | time | entity | negation | antonym | quantifier | ordinal
+    # number | unit | date | time | entity | negation | antonym | comparative | comparison | quantifier | ordinal
+    kind: str
     claim: str
     source: str
     confidence: float
@@ -182,6 +184,8 @@ def align(
             hit = cf
         if hit is None:
             hit = _in_identifier(cf, span)
+        if hit is None and cf.kind == "quantity":
+            hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match"), None)
         if hit is not None:
             matched.append((cf, hit))
             continue
@@ -189,6 +193,8 @@ def align(
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
         )
         in_doc = in_doc or _in_identifier(cf, doc) is not None
+        if not in_doc and cf.kind == "quantity":
+            in_doc = any(_fact_relation(cf, df) == "match" for df in doc.implied)
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
             in_doc = _entity_present(cf, doc.words, doc_text_low)
         # 2. conflicts against the span
@@ -227,6 +233,8 @@ def align(
                     conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
+                    if in_doc:
+                        conf = min(conf, 0.65)  # "Python 3.12" stated elsewhere: doubtful, as for names below
                 elif cf.kind in ("ordinal", "weekday"):
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
@@ -299,6 +307,18 @@ def align(
                     f"comparison reversed: claim and source say {_quote(word)} of opposite things",
                 )
             )
+    settled = reversed_comparison(claim, span)
+    if settled is not None:
+        word, first, second = settled
+        conflicts.append(
+            Conflict(
+                "comparison",  # settled by values, as a number mismatch is (evidence._CONFLICT_GROUPS)
+                word,
+                f"{first} vs {second}",
+                _conf(0.4, 0.55, ctx_cov),
+                f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
+            )
+        )
     if claim.universal and span.partial and not span.universal:
         conflicts.append(
             Conflict(

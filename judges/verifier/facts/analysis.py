@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .dates import _extract_dates, _extract_times
 from .entities import _extract_entities
 from .fact import Fact
+from .implied import implied_facts
 from .lexicon import (
     _DIRECTION_WORDS,
     _FILLER,
@@ -54,6 +56,11 @@ class Analysis:
     def strong_facts(self) -> list[Fact]:
         return [f for f in self.facts if not f.weak]
 
+    @cached_property
+    def implied(self) -> list[Fact]:
+        """What the facts imply by arithmetic (facts/implied.py): matches only, never conflicts."""
+        return implied_facts(self.facts)
+
 
 def proper_vocabulary(texts: Iterable[str]) -> frozenset[str]:
     """Lower-case words that are written capitalised in the middle of a sentence somewhere
@@ -79,6 +86,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     facts: list[Fact] = []
     _extract_dates(tokens, used, facts, text)
     _extract_times(tokens, used, facts, text)
+    _extract_ordinals(tokens, used, facts, words=False)
     _extract_quantities(tokens, used, facts, text)
     _extract_entities(tokens, used, facts, text, proper)
     _extract_ordinals(tokens, used, facts)

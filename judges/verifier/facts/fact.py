@@ -40,6 +40,7 @@ class Fact:
     raw: float | None = None  # the number as written, before unit conversion
     weak: bool = False  # absence is not a reason for "unverifiable"
     tokens: tuple[int, ...] = ()  # token indices this fact covers
+    implied: bool = False  # worked out from other facts (facts/implied.py), not written
 
     @property
     def num_value(self) -> float:

@@ -460,13 +460,16 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             )
 
 
-def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact]) -> None:
+def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact], words: bool = True) -> None:
+    """Ordinals ("third", "19th"). Digit ordinals are read before quantities (``words=False``), so
+    that "19th century" is not a count of 19 "th"; word ordinals after them, so that "a third of"
+    stays a share."""
     n = len(tokens)
     for i, t in enumerate(tokens):
         if i in used:
             continue
         value = None
-        if t.kind == "word" and t.low in _ORDINALS:
+        if words and t.kind == "word" and t.low in _ORDINALS:
             value = _ORDINALS[t.low]
             if t.low == "second" and i > 0 and tokens[i - 1].kind == "num":
                 continue
@@ -474,7 +477,7 @@ def _extract_ordinals(tokens: list[Token], used: set[int], facts: list[Fact]) ->
             t.kind == "num"
             and re.fullmatch(r"\d+", t.text)
             and i + 1 < n
-            and tokens[i + 1].low in ("st", "nd", "rd", "th")
+            and tokens[i + 1].low.split("-")[0] in ("st", "nd", "rd", "th")  # "19th", "19th-century"
             and tokens[i + 1].start == t.end
         ):
             value = int(t.text)

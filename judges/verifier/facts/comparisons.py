@@ -1,0 +1,94 @@
+"""A comparison the source's own values settle (docs/verifier.md, "Facts"): "The Air model is
+heavier than the Pro" against "the Pro model weighs 1.8 kg … the Air model weighs 1.2 kg".
+
+The two sides of the claim's "than" are the words before and after it; each value of the source
+belongs to the nearest word before it that names one side only and occurs once in the source
+(a word both sides share, or one the source repeats, names neither). When both sides get a value
+of the same kind and the values order the other way, the claim's comparison is reversed."""
+
+from __future__ import annotations
+
+from .analysis import Analysis
+from .fact import Fact
+from .lexicon import _DIRECTION_WORDS, STOPWORDS, stem, words_match
+
+#: Direction groups whose comparative orders a value ("more storage", "heavier", "grew faster").
+#: "speed" only orders changes ("grew faster": a larger rise), never durations (a faster trip
+#: takes less time), and "cost" only money.
+_ORDERING = {"magnitude", "speed", "cost", "weight", "length"}
+#: How far back from a value its owner may be named.
+_WINDOW = 10
+
+
+def _comparative(claim: Analysis) -> tuple[int, str, int] | None:
+    """(token index of "than", comparative word, side) of the claim's first "than"."""
+    for i, t in enumerate(claim.tokens):
+        if t.low != "than":
+            continue
+        for j in range(i - 1, max(-1, i - 4), -1):
+            found = _DIRECTION_WORDS.get(claim.tokens[j].low)
+            if found is not None and found[0] in _ORDERING:
+                return i, claim.tokens[j].low, found[1]
+        return None
+    return None
+
+
+def _side_words(claim: Analysis, than: int) -> tuple[set[str], set[str]]:
+    def words(tokens) -> set[str]:
+        return {
+            stem(t.low)
+            for t in tokens
+            if t.kind == "word" and t.low not in STOPWORDS and t.low not in _DIRECTION_WORDS and t.low != "than"
+        }
+
+    before = words(claim.tokens[max(0, than - 8) : than])
+    after = words(claim.tokens[than + 1 : than + 7])
+    return before - after, after - before
+
+
+def _owner(span: Analysis, fact: Fact, sides: tuple[set[str], set[str]], unique: set[str]) -> int | None:
+    first = min(fact.tokens) if fact.tokens else None
+    if first is None:
+        return None
+    for t in reversed(span.tokens[max(0, first - _WINDOW) : first]):
+        if t.kind != "word" or stem(t.low) not in unique:
+            continue
+        for side, names in enumerate(sides):
+            if any(words_match(t.low, n) for n in names):
+                return side
+    return None
+
+
+def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str] | None:
+    """(the claim's comparative, the first side's value, the second side's value) when the span's
+    values order the claim's two sides the other way; None when they agree or cannot be told."""
+    found = _comparative(claim)
+    if found is None:
+        return None
+    than, word, direction = found
+    sides = _side_words(claim, than)
+    if not sides[0] or not sides[1]:
+        return None
+    counts: dict[str, int] = {}
+    for t in span.tokens:
+        if t.kind == "word":
+            counts[stem(t.low)] = counts.get(stem(t.low), 0) + 1
+    unique = {w for w, n in counts.items() if n == 1}
+    values: dict[tuple[int, str], list[Fact]] = {}
+    for f in span.facts:
+        if f.kind != "quantity" or f.implied or f.bound not in ("eq", "approx"):
+            continue
+        if word in ("faster", "slower", "quicker") and f.dim == "duration":
+            continue
+        side = _owner(span, f, sides, unique)
+        if side is not None:
+            values.setdefault((side, f.dim), []).append(f)
+    for (side, dim), first in values.items():
+        second = values.get((1 - side, dim))
+        if side != 0 or not second or len(first) != 1 or len(second) != 1:
+            continue
+        a, b = first[0].num_value, second[0].num_value
+        if a == b or (a > b) == (direction > 0):
+            return None
+        return word, first[0].describe(), second[0].describe()
+    return None

@@ -1,0 +1,64 @@
+"""Facts a sentence implies by arithmetic (docs/verifier.md, "Facts"): the years between two
+years it states ("reigned from 1837 until 1901" → 64 years) and a share of an amount it states
+("revenue of $310 million … 70 percent of revenue" → about $217 million). An implied fact only
+ever *matches* a claim's fact -- it never conflicts with one, since which two values the
+arithmetic should join is a guess."""
+
+from __future__ import annotations
+
+from .fact import Fact
+from .lexicon import _YEAR
+
+#: Spans longer than this are not a span of anything a claim would count in years.
+MAX_YEARS = 200
+#: A sentence listing many values implies more pairs than is worth comparing.
+MAX_IMPLIED = 40
+
+
+def implied_facts(facts: list[Fact]) -> list[Fact]:
+    out: list[Fact] = []
+    years = sorted({f.date_value[0] for f in facts if f.kind == "date" and f.date_value[0]})
+    for i, first in enumerate(years):
+        for last in years[i + 1 :]:
+            n = last - first
+            if 0 < n <= MAX_YEARS:
+                out.append(
+                    Fact(
+                        "quantity",
+                        n * _YEAR,
+                        f"{first} to {last}",
+                        0,
+                        0,
+                        dim="duration",
+                        unit="year",
+                        raw=float(n),
+                        implied=True,
+                    )
+                )
+    amounts = [
+        f
+        for f in facts
+        if f.kind == "quantity" and (f.dim.startswith("currency:") or f.dim == "count") and f.bound in ("eq", "approx")
+    ]
+    shares = [
+        f
+        for f in facts
+        if f.kind == "quantity" and f.dim == "percent" and f.bound in ("eq", "approx") and 0 < f.num_value < 100
+    ]
+    for share in shares:
+        for amount in amounts:
+            out.append(
+                Fact(
+                    "quantity",
+                    amount.num_value * share.num_value / 100,
+                    f"{share.text} of {amount.text}",
+                    0,
+                    0,
+                    dim=amount.dim,
+                    unit=amount.unit,
+                    noun=amount.noun,
+                    bound="approx",  # a share of a rounded amount is only about that much
+                    implied=True,
+                )
+            )
+    return out[:MAX_IMPLIED]
