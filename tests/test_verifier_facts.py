@@ -434,3 +434,39 @@ def test_a_comparison_the_values_reverse_conflicts(claim, source, reason):
 )
 def test_a_comparison_the_values_agree_with_or_cannot_settle_is_no_conflict(claim, source):
     assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "comparison"]
+
+
+# --------------------------------------------------------------------------- who does the claim's verb
+
+_FINAL = "The 2018 World Cup was hosted by Russia. France won the tournament, beating Croatia 4–2 in Moscow."
+_REPORT = "The report was written by Priya Nair and reviewed by James Holt."
+
+
+@pytest.mark.parametrize(
+    "claim,source,reason",
+    [
+        ("Croatia won the 2018 World Cup.", _FINAL, "role mismatch: claim says Croatia won, source says France won"),
+        ("James Holt wrote the report.", _REPORT, "claim says James Holt wrote, source says written by Priya Nair"),
+        ("The report was written by James Holt.", _REPORT, "claim says written by James Holt, source says written by"),
+    ],
+)
+def test_another_doer_of_the_claims_verb_is_a_role_mismatch(claim, source, reason):
+    reasons = [c.reason for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "entity"]
+    assert any(reason in r and r.startswith("role mismatch") for r in reasons), reasons
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("France won the 2018 World Cup.", _FINAL),
+        ("Priya Nair wrote the report.", _REPORT),
+        # the source does not name the claim's doer: a plain substitution, weighed elsewhere
+        ("Germany won the 2018 World Cup.", _FINAL),
+        # the name owns the subject; no verb to compare without a tagger
+        ("Holt's report was written in 2019.", _REPORT),
+        # a relative clause sits between the source's name and its verb
+        ("The Golden Gate Bridge opened in 1937.", "The bridge, which spans the Golden Gate, opened in 1937."),
+    ],
+)
+def test_the_same_doer_or_an_unreadable_one_is_no_role_mismatch(claim, source):
+    assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.reason.startswith("role mismatch")]

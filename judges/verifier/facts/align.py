@@ -17,6 +17,7 @@ from .comparisons import reversed_comparison
 from .entities import _alias_in_text, is_alias
 from .fact import Fact
 from .lexicon import _FILLER, STOPWORDS, stem, words_match
+from .roles import role_conflict
 
 
 @dataclass
@@ -307,6 +308,18 @@ def align(
                     f"comparison reversed: claim and source say {_quote(word)} of opposite things",
                 )
             )
+    roles = role_conflict(claim, span)
+    if roles is not None:
+        said, stated = roles
+        conflicts.append(
+            Conflict(
+                "entity",
+                said,
+                stated,
+                _conf(0.45, 0.45, ctx_cov),
+                f"role mismatch: claim says {said}, source says {stated}",
+            )
+        )
     settled = reversed_comparison(claim, span)
     if settled is not None:
         word, first, second = settled

@@ -375,6 +375,7 @@ _YEAR_PREPOSITIONS = frozenset(
 
 _IRREGULAR = {
     "won": "win",
+    "beaten": "beat",
     "grew": "grow",
     "grown": "grow",
     "fell": "fall",

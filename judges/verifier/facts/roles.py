@@ -1,0 +1,109 @@
+"""Who did it (docs/verifier.md, "Facts"): "Croatia won the 2018 World Cup" against "France won
+the tournament, beating Croatia". Both name Croatia, so no name is missing and none is
+substituted; what differs is who does the claim's verb.
+
+The claim's doer is the name right before its first verb ("James Holt wrote the report"), or the
+name after "by" in the passive ("The report was written by James Holt"). The source's doer of the
+same verb (the same word or an inflection of it) is read the same way. When the source names
+another doer, and also names the claim's doer elsewhere (otherwise it is a plain substitution,
+which align already weighs), the roles differ."""
+
+from __future__ import annotations
+
+from .analysis import Analysis
+from .lexicon import _IRREGULAR, STOPWORDS, words_match
+from .tokens import Token
+
+_TITLES = frozenset("dr prof mr mrs ms sir dame lord lady st mt".split())
+_BE = frozenset("is are was were be been being".split())
+#: How far after a passive verb its "by" may come ("was authored jointly by").
+_BY_WINDOW = 3
+
+
+def _names(tokens: list[Token]) -> list[tuple[int, int, frozenset[str]]]:
+    """(first, last, words) of each run of capitalised words that are not stop-words or titles."""
+    out: list[tuple[int, int, frozenset[str]]] = []
+    start = None
+    for i, t in enumerate([*tokens, Token("", "sym", 0, 0)]):
+        named = t.kind == "word" and t.text[:1].isupper() and t.low not in STOPWORDS and t.low not in _TITLES
+        if named and start is None:
+            start = i
+        elif not named and start is not None:
+            out.append((start, i - 1, frozenset(x.low for x in tokens[start:i])))
+            start = None
+    return out
+
+
+def _same(a: frozenset[str], b: frozenset[str]) -> bool:
+    return a <= b or b <= a  # "Holt" is "James Holt"
+
+
+def _doer(tokens: list[Token], names, verb: int) -> tuple[frozenset[str], bool] | None:
+    """(the doer's words, whether the verb is passive) of the verb at ``verb``."""
+    if any(tokens[j].low in _BE for j in range(max(0, verb - 2), verb)):
+        for j in range(verb + 1, min(len(tokens), verb + 1 + _BY_WINDOW)):
+            if tokens[j].low == "by":
+                found = next((w for first, _, w in names if first > j), None)
+                return (found, True) if found is not None else None
+        return None
+    found = next((w for _, last, w in names if last == verb - 1), None)  # "France won", not "…Ocean, opened"
+    return (found, False) if found is not None else None
+
+
+def _claim_verb(claim: Analysis, names) -> int | None:
+    """The verb of a claim shaped "Name verb …" ("Croatia won …") or "… was verb-ed by Name"; without
+    a tagger, a claim shaped otherwise is left alone."""
+    tokens = claim.tokens
+    for i in range(2, len(tokens) - 1):  # the passive: "The report was written by James Holt"
+        if tokens[i + 1].low == "by" and tokens[i - 1].low in _BE and tokens[i].kind == "word":
+            if any(first == i + 2 for first, _, _ in names):
+                return i
+    if not names:
+        return None
+    first, last, _ = names[0]
+    if first > 1 or (first == 1 and tokens[0].low != "the"):
+        return None
+    if tokens[last].text.endswith(("'s", "’s")):
+        return None  # "Baldacci's novels …": the name owns the subject, it is not the subject
+    i = last + 1
+    if i >= len(tokens) or tokens[i].kind != "word" or tokens[i].low in STOPWORDS or tokens[i].low in _BE:
+        return None
+    if not tokens[i].low.endswith(("ed", "s")) and tokens[i].low not in _IRREGULAR:
+        return None  # a verb in the past or the third person, or an irregular form ("won", "wrote")
+    return i
+
+
+def role_conflict(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+    """(what the claim says, what the span says) -- "Croatia won", "France won" -- when the span
+    gives the claim's verb another doer and names the claim's doer too; None otherwise."""
+    claim_names = _names(claim.tokens)
+    verb = _claim_verb(claim, claim_names)
+    if verb is None:
+        return None
+    found = _doer(claim.tokens, claim_names, verb)
+    if found is None:
+        return None
+    doer, passive = found
+    span_names = _names(span.tokens)
+    if not any(_same(doer, w) for _, _, w in span_names):
+        return None
+    word = claim.tokens[verb]
+    for i, t in enumerate(span.tokens):
+        if t.kind != "word" or not words_match(word.low, t.low):
+            continue
+        other = _doer(span.tokens, span_names, i)
+        if other is not None and not _same(doer, other[0]):
+            return (
+                _phrase(word.text, _written(claim.tokens, claim_names, doer), passive),
+                _phrase(t.text, _written(span.tokens, span_names, other[0]), other[1]),
+            )
+    return None
+
+
+def _phrase(verb: str, doer: str, passive: bool) -> str:
+    return f"{verb} by {doer}" if passive else f"{doer} {verb}"
+
+
+def _written(tokens: list[Token], names, words: frozenset[str]) -> str:
+    first, last = next((f, la) for f, la, w in names if w == words)
+    return " ".join(t.text for t in tokens[first : last + 1])
