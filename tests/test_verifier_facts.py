@@ -470,3 +470,22 @@ def test_another_doer_of_the_claims_verb_is_a_role_mismatch(claim, source, reaso
 )
 def test_the_same_doer_or_an_unreadable_one_is_no_role_mismatch(claim, source):
     assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.reason.startswith("role mismatch")]
+
+
+# --------------------------------------------------------------------------- rounded conversions
+
+
+@pytest.mark.parametrize(
+    "claim,source,same",
+    [
+        ("The rounds weigh 10 kg.", "It fires a 23-pound projectile.", True),  # 10.43 kg, written "10"
+        ("The shell is 460 mm long.", "The shell is 18 inches long.", True),  # 457.2 mm, written "460"
+        ("The race is 42 km.", "The marathon is 26.2 miles.", True),  # 42.16 km
+        ("The rounds weigh 10 kg.", "It fires a 25-pound projectile.", False),  # 11.3 kg
+        ("The bag weighs 1 kg.", "The bag weighs 3 lb.", False),  # 1.36 kg: rounding is capped at 5 %
+        ("The rate rose by 26 basis points.", "The rate rose by 25 basis points.", False),  # same unit: exact
+    ],
+)
+def test_a_value_converted_from_another_unit_may_be_rounded_as_written(claim, source, same):
+    result = align(analyse(claim), analyse(source))
+    assert (not result.conflicts and bool(result.matched)) is same, (result.conflicts, result.matched)

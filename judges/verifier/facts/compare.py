@@ -11,6 +11,24 @@ from .lexicon import words_match
 _REL_TOL_SAME_UNIT = 1e-6
 _REL_TOL_CONVERTED = 0.02
 _APPROX_TOL = 0.10
+#: A value converted from another unit is usually rounded as written ("10 kg (23 lb)": 23 lb is
+#: 10.43 kg): half a unit of the last written digit counts, up to this share of the value.
+_MAX_ROUNDING = 0.05
+
+
+def _rounding(f: Fact) -> float:
+    """Half a unit of ``f``'s last written digit, relative to its value ("10" 5 %, "460" 1.1 %,
+    "2.5" 2 %). Trailing zeros of a number of 100 or more count as rounding ("1,200")."""
+    if f.raw is None or f.raw == 0:
+        return 0.0
+    r = abs(f.raw)
+    if r == int(r):
+        n, step = int(r), 1
+        while n >= 100 and n % 10 == 0:
+            n, step = n // 10, step * 10
+        return step / 2 / r
+    decimals = len(repr(r).split(".")[1]) if "." in repr(r) else 0
+    return 0.5 * 10.0**-decimals / r
 
 
 def _interval(f: Fact) -> tuple[float, float, bool, bool]:
@@ -53,7 +71,10 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         and not _close(float(c.num_value), float(s.num_value), 0.02)
     ):
         return "unit"
-    tol = _REL_TOL_SAME_UNIT if c.unit == s.unit else _REL_TOL_CONVERTED
+    if c.unit == s.unit:
+        tol = _REL_TOL_SAME_UNIT
+    else:
+        tol = min(_MAX_ROUNDING, max(_REL_TOL_CONVERTED, _rounding(c), _rounding(s)))
     cv, sv = float(c.num_value), float(s.num_value)
     if c.bound == s.bound and c.bound in ("ge", "gt", "le", "lt"):
         return "match" if _close(cv, sv, tol) else "conflict"
