@@ -489,3 +489,35 @@ def test_the_same_doer_or_an_unreadable_one_is_no_role_mismatch(claim, source):
 def test_a_value_converted_from_another_unit_may_be_rounded_as_written(claim, source, same):
     result = align(analyse(claim), analyse(source))
     assert (not result.conflicts and bool(result.matched)) is same, (result.conflicts, result.matched)
+
+
+# --------------------------------------------------------------------------- thread safety
+
+
+def test_the_snowball_stem_is_right_when_a_web_workers_threads_stem_at_once():
+    """One stemmer shared by threads mixed their words up (a 500 and wrong stems under load)."""
+    import threading
+
+    from judges.verifier.facts.lexicon import porter
+
+    roots = ("relation", "connect", "generous", "hopeful", "national", "formal", "electric", "argument")
+    words = [r + s for r in roots for s in ("", "s", "ing", "ed", "ational", "ization", "fulness", "iveness")]
+    expected = {w: porter.__wrapped__(w) for w in words}  # uncached: every call stems
+    failures: list[tuple[str, str]] = []
+
+    def stem_all() -> None:
+        for _ in range(100):
+            for w in words:
+                try:
+                    got = porter.__wrapped__(w)
+                except Exception as exc:  # what the shared stemmer raised (IndexError)
+                    got = repr(exc)
+                if got != expected[w]:
+                    failures.append((w, got))
+
+    threads = [threading.Thread(target=stem_all) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

@@ -3,11 +3,15 @@ currencies, bound phrases) and a light stemmer."""
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import snowballstemmer
 
-_SNOWBALL = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps the word it is stemming in its own attributes, so one instance shared by
+# a web worker's threads mixes their words up: under load a stem came back as another request's
+# word, or raised IndexError (a 500 in bench/load.py). Each thread gets its own.
+_SNOWBALL = threading.local()
 
 STOPWORDS = frozenset(
     """
@@ -486,7 +490,10 @@ def stem(word: str) -> str:
 def porter(word: str) -> str:
     """The Snowball (Porter2) stem: folds derivations the light :func:`stem` keeps apart
     ("approval"/"approved", "connection"/"connected")."""
-    return _SNOWBALL.stemWord(word.lower().replace("’", "'").removesuffix("'s"))
+    stemmer = getattr(_SNOWBALL, "english", None)
+    if stemmer is None:
+        stemmer = _SNOWBALL.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word.lower().replace("’", "'").removesuffix("'s"))
 
 
 def words_match(a: str, b: str) -> bool:
