@@ -1,4 +1,4 @@
-"""A comparison the source's own values settle (docs/verifier.md, "Facts"): "The Air model is
+"""A comparison the source's own values settle (docs/verifier.md, "How a verdict is made", step 2): "The Air model is
 heavier than the Pro" against "the Pro model weighs 1.8 kg … the Air model weighs 1.2 kg".
 
 The two sides of the claim's "than" are the words before and after it; each value of the source

@@ -1,4 +1,4 @@
-"""Facts a sentence implies by arithmetic (docs/verifier.md, "Facts"): the years between two
+"""Facts a sentence implies by arithmetic (docs/verifier.md, "How a verdict is made", step 2): the years between two
 years it states ("reigned from 1837 until 1901" → 64 years) and a share of an amount it states
 ("revenue of $310 million … 70 percent of revenue" → about $217 million). An implied fact only
 ever *matches* a claim's fact -- it never conflicts with one, since which two values the

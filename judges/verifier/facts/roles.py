@@ -1,4 +1,4 @@
-"""Who did it (docs/verifier.md, "Facts"): "Croatia won the 2018 World Cup" against "France won
+"""Who did it (docs/verifier.md, "How a verdict is made", step 2): "Croatia won the 2018 World Cup" against "France won
 the tournament, beating Croatia". Both name Croatia, so no name is missing and none is
 substituted; what differs is who does the claim's verb.
 
