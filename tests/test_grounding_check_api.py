@@ -51,6 +51,21 @@ def test_check_endpoint_finds_a_number_contradiction(api):
     assert body["claims"][0]["best_source"]["id"] == "pricing"
 
 
+@pytest.mark.parametrize(
+    "text,source",
+    [
+        # a number too long for a float reads as infinity: it is near nothing but itself
+        ("The bag weighs " + "9" * 400 + " kg.", "The bag weighs 3 lb."),
+        ("The bag weighs 3 lb.", "The bag weighs " + "9" * 400 + " kg."),
+        ("The bag weighs 1" + "0" * 400 + ".5 kg.", "The bag weighs 3 lb."),
+    ],
+)
+def test_check_endpoint_reads_a_number_past_a_float_as_a_conflict_not_a_500(api, text, source):
+    response = api.post("/api/v1/grounding/check/", {"text": text, "sources": [source]}, format="json")
+    assert response.status_code == 200, response.content[:300]
+    assert [c["verdict"] for c in response.json()["claims"]] == ["contradicted"]
+
+
 def test_check_endpoint_without_sources_is_a_no_op(api):
     body = api.post("/api/v1/grounding/check/", {"text": "Anything at all.", "sources": []}, format="json").json()
     assert body["reason_code"] == "GROUNDING_NO_SOURCES"

@@ -19,8 +19,8 @@ _MAX_ROUNDING = 0.05
 def _rounding(f: Fact) -> float:
     """Half a unit of ``f``'s last written digit, relative to its value ("10" 5 %, "460" 1.1 %,
     "2.5" 2 %). Trailing zeros of a number of 100 or more count as rounding ("1,200")."""
-    if f.raw is None or f.raw == 0:
-        return 0.0
+    if f.raw is None or f.raw == 0 or not math.isfinite(f.raw):
+        return 0.0  # a 400-digit number is read as infinity: no digits to round
     r = abs(f.raw)
     if r == int(r):
         n, step = int(r), 1
@@ -44,6 +44,8 @@ def _interval(f: Fact) -> tuple[float, float, bool, bool]:
 
 
 def _close(a: float, b: float, tol: float) -> bool:
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return a == b  # a 400-digit number reads as infinity, which is near nothing but itself
     return abs(a - b) <= tol * max(abs(a), abs(b), 1e-12)
 
 
