@@ -509,3 +509,34 @@ def test_the_snowball_stem_is_right_when_a_web_workers_threads_stem_at_once():
     for t in threads:
         t.join()
     assert failures == []
+
+
+# --------------------------------------------------------------------------- how often, on one scale
+
+
+@pytest.mark.parametrize(
+    "claim,source,words",
+    [
+        ("Most users see a rash.", "In rare cases users see a rash.", ("most", "rare")),
+        ("Outages happen rarely.", "Outages usually happen on Mondays.", ("rarely", "usually")),
+        ("Few users have access.", "All users have access.", ("few", "all")),
+        ("The side effect is common.", "The side effect is uncommon.", ("common", "uncommon")),
+    ],
+)
+def test_opposite_ends_of_the_how_often_scale_are_a_quantifier_mismatch(claim, source, words):
+    reasons = [c.reason for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "quantifier"]
+    assert reasons == [f"quantifier mismatch: claim says '{words[0]}', source says '{words[1]}'"]
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("Most users have access.", "All users have access."),  # every user is most users
+        ("Most users see a rash.", "Many users see a rash."),
+        ("Fever rarely follows the shot.", "In rare cases the shot causes a fever."),
+        # the source says both, of different things: not read as either
+        ("Fever is common.", "Soreness is common; in rare cases there is a fever."),
+    ],
+)
+def test_the_same_end_of_the_scale_or_a_weaker_claim_is_no_quantifier_mismatch(claim, source):
+    assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "quantifier"]

@@ -16,7 +16,7 @@ from .compare import _exact, _fact_relation
 from .comparisons import reversed_comparison
 from .entities import _alias_in_text, is_alias
 from .fact import Fact
-from .lexicon import _FILLER, STOPWORDS, stem, words_match
+from .lexicon import _FILLER, _FREQUENT, _INFREQUENT, _UNIVERSAL, STOPWORDS, stem, words_match
 from .roles import role_conflict
 
 
@@ -342,6 +342,17 @@ def align(
                 f"quantifier mismatch: claim says {_quote(claim.universal[0])}, source says {_quote(span.partial[0])}",
             )
         )
+    scale = _opposite_frequency(claim, span)
+    if scale is not None:
+        conflicts.append(
+            Conflict(
+                "quantifier",
+                scale[0],
+                scale[1],
+                _conf(0.2, 0.6, ctx_cov),
+                f"quantifier mismatch: claim says {_quote(scale[0])}, source says {_quote(scale[1])}",
+            )
+        )
     n_words = len([1 for i, _ in claim.content if i not in fact_tokens])
     # values (numbers, dates, times, identifiers) -- names are already content words
     strong = [f for f in claim.facts if not f.weak and (f.kind != "entity" or f.dim == "identifier")]
@@ -349,6 +360,31 @@ def align(
     total = n_words + FACT_WEIGHT * len(strong)
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
     return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov)
+
+
+def _frequency(an: Analysis) -> tuple[int, str] | None:
+    """(+1 frequent / many, -1 rare / few, 0 every) and the word, of the first such word."""
+    for t in an.tokens:
+        if t.kind != "word":
+            continue
+        if t.low in _FREQUENT:
+            return 1, t.low
+        if t.low in _INFREQUENT:
+            return -1, t.low
+        if t.low in _UNIVERSAL:
+            return 0, t.low
+    return None
+
+
+def _opposite_frequency(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+    """(claim's word, span's word) when they sit at opposite ends of the how-often scale: frequent
+    against rare, or rare against every (every against rare is the universal/partial check's)."""
+    c, s = _frequency(claim), _frequency(span)
+    if c is None or s is None or c[0] == s[0] or c[0] == 0:
+        return None
+    if {c[0], s[0]} == {1, -1} or (c[0] == -1 and s[0] == 0):
+        return c[1], s[1]
+    return None
 
 
 def _swapped(claim: Analysis, span: Analysis) -> bool:

@@ -133,6 +133,10 @@ _PARTIAL = frozenset(
     """some most many several few sometimes often usually occasionally rarely seldom
 partly partially certain majority minority""".split()
 )
+# How often or how many, on one scale: a claim at one end against a source at the other
+# ("a common reaction, affecting most recipients" / "in rare cases") is a quantifier mismatch.
+_FREQUENT = frozenset("most mostly many often usually majority common commonly frequent frequently".split())
+_INFREQUENT = frozenset("few rare rarely seldom occasionally minority uncommon infrequent infrequently".split())
 
 _MONTHS = {
     "january": 1,
