@@ -540,3 +540,10 @@ def test_opposite_ends_of_the_how_often_scale_are_a_quantifier_mismatch(claim, s
 )
 def test_the_same_end_of_the_scale_or_a_weaker_claim_is_no_quantifier_mismatch(claim, source):
     assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "quantifier"]
+
+
+def test_a_source_listing_many_years_implies_a_bounded_number_of_spans():
+    from judges.verifier.facts.implied import MAX_IMPLIED
+
+    source = analyse(" ".join(f"In {year} it rained." for year in range(1800, 1900)))
+    assert len(source.implied) == MAX_IMPLIED

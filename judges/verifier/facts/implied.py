@@ -1,8 +1,8 @@
-"""Facts a sentence implies by arithmetic (docs/verifier.md, "How a verdict is made", step 2): the years between two
-years it states ("reigned from 1837 until 1901" → 64 years) and a share of an amount it states
-("revenue of $310 million … 70 percent of revenue" → about $217 million). An implied fact only
-ever *matches* a claim's fact -- it never conflicts with one, since which two values the
-arithmetic should join is a guess."""
+"""Facts a sentence implies by arithmetic (docs/verifier.md, "How a verdict is made", step 2): the
+years between two years it states ("reigned from 1837 until 1901" → 64 years) and a share of an
+amount it states ("revenue of $310 million … 70 percent of revenue" → about $217 million). An
+implied fact only ever *matches* a claim's fact -- it never conflicts with one, since which two
+values the arithmetic should join is a guess."""
 
 from __future__ import annotations
 
@@ -16,11 +16,15 @@ MAX_IMPLIED = 40
 
 
 def implied_facts(facts: list[Fact]) -> list[Fact]:
+    """At most ``MAX_IMPLIED``, built no further than that: a long source listing a hundred years
+    would otherwise cost thousands of pairs on every check that reads it (issue 14's budget)."""
     out: list[Fact] = []
     years = sorted({f.date_value[0] for f in facts if f.kind == "date" and f.date_value[0]})
     for i, first in enumerate(years):
         for last in years[i + 1 :]:
             n = last - first
+            if len(out) >= MAX_IMPLIED:
+                return out
             if 0 < n <= MAX_YEARS:
                 out.append(
                     Fact(
@@ -47,6 +51,8 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
     ]
     for share in shares:
         for amount in amounts:
+            if len(out) >= MAX_IMPLIED:
+                return out
             out.append(
                 Fact(
                     "quantity",
@@ -61,4 +67,4 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                     implied=True,
                 )
             )
-    return out[:MAX_IMPLIED]
+    return out
