@@ -87,11 +87,11 @@ reducing reduction lower lowers lowered lowest less fewer fewest smaller smalles
 plunge plunged dip dipped cut cuts""",
 )
 _dir("speed", +1, "fast faster fastest quick quicker quickest rapid rapidly quickly")
+_dir("speed", -1, "slow slower slowest slowly")
 _dir("weight", +1, "heavier heaviest")
 _dir("weight", -1, "lighter lightest")
 _dir("length", +1, "longer longest")
 _dir("length", -1, "shorter shortest")
-_dir("speed", -1, "slow slower slowest slowly")
 _dir("order", +1, "after later latest afterwards subsequently")
 _dir("order", -1, "before earlier earliest prior previously beforehand")
 _dir("age", +1, "older oldest elderly")

@@ -9,10 +9,10 @@ Needs scikit-learn (``pip install -e .[train]``); nothing here runs in productio
 Training rows are claims: a pair whose text splits into several claims gives one row per claim
 when it is supported (every part must be), and none otherwise (which part is contradicted or
 unverifiable is not labelled). The model is a multinomial logistic regression on standardised
-features with balanced class weights; its L2 strength is chosen by 5-fold cross-validation
-(out-of-fold log loss after a temperature) on the fitting half, and a temperature fitted on the out-of-fold predictions
-(log-loss) keeps the probabilities calibrated, so that ``entailment_threshold`` / ``contradiction_threshold``
-read as probabilities.
+features with balanced class weights; its L2 strength is chosen by 5-fold cross-validation on the
+fitting half (the out-of-fold log loss after a temperature), and a temperature fitted on the
+out-of-fold predictions (log-loss) keeps the probabilities calibrated, so that
+``entailment_threshold`` / ``contradiction_threshold`` read as probabilities.
 """
 
 from __future__ import annotations
