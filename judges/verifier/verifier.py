@@ -607,7 +607,6 @@ def _decide(
 
 
 def _verify_with_nli(claims: list[str], sources: list[_Source], config: VerifierConfig) -> list[ClaimVerdict]:
-
     model = get_nli_model(config.nli_model_dir, config.threads)  # type: ignore[arg-type]
     pairs = [(src.text, claim) for claim in claims for src in sources]
     scores = model.predict(pairs)

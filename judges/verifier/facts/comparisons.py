@@ -1,16 +1,18 @@
-"""A comparison the source's own values settle (docs/verifier.md, "How a verdict is made", step 2): "The Air model is
-heavier than the Pro" against "the Pro model weighs 1.8 kg … the Air model weighs 1.2 kg".
+"""A comparison the source's own values settle (docs/verifier.md, "How a verdict is made", step
+2): "The Air model is heavier than the Pro" against "the Pro model weighs 1.8 kg … the Air model
+weighs 1.2 kg".
 
-The two sides of the claim's "than" are the words before and after it; each value of the source
-belongs to the nearest word before it that names one side only and occurs once in the source
-(a word both sides share, or one the source repeats, names neither). When both sides get a value
-of the same kind and the values order the other way, the claim's comparison is reversed."""
+The two sides of the claim's "than" are the words before and after it (the analysis's
+``than_before`` / ``than_after``); each value of the source belongs to the nearest word before it
+that names one side only and occurs once in the source (a word both sides share, or one the source
+repeats, names neither). When both sides get a value of the same kind and the values order the
+other way, the claim's comparison is reversed."""
 
 from __future__ import annotations
 
 from .analysis import Analysis
 from .fact import Fact
-from .lexicon import _DIRECTION_WORDS, STOPWORDS, stem, words_match
+from .lexicon import _DIRECTION_WORDS, stem, words_match
 
 #: Direction groups whose comparative orders a value ("more storage", "heavier", "grew faster").
 #: "speed" only orders changes ("grew faster": a larger rise), never durations (a faster trip
@@ -20,30 +22,17 @@ _ORDERING = {"magnitude", "speed", "cost", "weight", "length"}
 _WINDOW = 10
 
 
-def _comparative(claim: Analysis) -> tuple[int, str, int] | None:
-    """(token index of "than", comparative word, side) of the claim's first "than"."""
+def _comparative(claim: Analysis) -> tuple[str, int] | None:
+    """(comparative word, side) of the claim's first "than"."""
     for i, t in enumerate(claim.tokens):
         if t.low != "than":
             continue
         for j in range(i - 1, max(-1, i - 4), -1):
             found = _DIRECTION_WORDS.get(claim.tokens[j].low)
             if found is not None and found[0] in _ORDERING:
-                return i, claim.tokens[j].low, found[1]
+                return claim.tokens[j].low, found[1]
         return None
     return None
-
-
-def _side_words(claim: Analysis, than: int) -> tuple[set[str], set[str]]:
-    def words(tokens) -> set[str]:
-        return {
-            stem(t.low)
-            for t in tokens
-            if t.kind == "word" and t.low not in STOPWORDS and t.low not in _DIRECTION_WORDS and t.low != "than"
-        }
-
-    before = words(claim.tokens[max(0, than - 8) : than])
-    after = words(claim.tokens[than + 1 : than + 7])
-    return before - after, after - before
 
 
 def _owner(span: Analysis, fact: Fact, sides: tuple[set[str], set[str]], unique: set[str]) -> int | None:
@@ -65,8 +54,9 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
     found = _comparative(claim)
     if found is None:
         return None
-    than, word, direction = found
-    sides = _side_words(claim, than)
+    word, direction = found
+    # the analysis's words either side of "than", less those both sides share
+    sides = (claim.than_before - claim.than_after, claim.than_after - claim.than_before)
     if not sides[0] or not sides[1]:
         return None
     counts: dict[str, int] = {}

@@ -1,6 +1,6 @@
-"""Who did it (docs/verifier.md, "How a verdict is made", step 2): "Croatia won the 2018 World Cup" against "France won
-the tournament, beating Croatia". Both name Croatia, so no name is missing and none is
-substituted; what differs is who does the claim's verb.
+"""Who did it (docs/verifier.md, "How a verdict is made", step 2): "Croatia won the 2018 World
+Cup" against "France won the tournament, beating Croatia". Both name Croatia, so no name is
+missing and none is substituted; what differs is who does the claim's verb.
 
 The claim's doer is the name right before its first verb ("James Holt wrote the report"), or the
 name after "by" in the passive ("The report was written by James Holt"). The source's doer of the
