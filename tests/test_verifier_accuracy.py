@@ -366,3 +366,17 @@ def test_cross_encoder_training_data_leaves_out_every_devset_group():
     fresh = [f"wice-unsampled-{i}" for i in range(40)]
     assert {_skip(g, groups) for g in fresh} == {True, False}
     assert all(_skip(g, groups) == (half_of(g) == "test") for g in fresh)
+
+
+@pytest.mark.parametrize(
+    "stored, written",
+    [
+        ("Two women are embracing while holding to go packages . ", "Two women are embracing while holding to go packages."),
+        ("The man is n't happy , he 's sad .", "The man isn't happy, he's sad."),
+        ("A ( red ) ball ; a dog 's toy !", "A (red) ball; a dog's toy!"),
+    ],
+)
+def test_snli_as_stored_reads_back_as_written_text(stored, written):
+    from judges.verifier.training.build_nli_data import _detokenise
+
+    assert _detokenise(stored) == written

@@ -23,6 +23,15 @@ with the cross-encoder's outputs as features, sees them on pairs the cross-encod
 * Derived contradictions: every entailed pair above with one fact changed by
   :func:`build_devset.perturb` (a number, a year, a month, a name, a negated auxiliary).
 
+Only with ``--with-snli`` (tried; the shipped model was not trained on them, and its data card
+says why), before the derived contradictions are made:
+
+* SNLI development and test pairs (github.com/OanaMariaCamburu/e-SNLI, ``dataset/eSNLI``: its
+  tokenised copy of SNLI; e-SNLI MIT, SNLI CC BY-SA 4.0): short everyday sentences in three
+  balanced labels, what the model leaned to call contradictions when it had too few of them.
+* HANS's MNLI contradictions (github.com/tommccoy1/hans, ``mnli_contradicting_examples``; MIT):
+  MultiNLI pairs whose hypothesis drops or adds a negation.
+
 Labels are written as words; ``train_cross_encoder.LABEL2ID`` gives their ids.
 """
 
@@ -33,6 +42,7 @@ import csv
 import io
 import json
 import random
+import re
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -140,6 +150,36 @@ def med(mirror: Path) -> list[dict]:
     ]
 
 
+_DETOKENISE = re.compile(r" (?=[.,!?;:)]|'s\b|n't\b|'re\b|'ll\b|'ve\b|'m\b|'d\b)")
+
+
+def _detokenise(text: str) -> str:
+    """SNLI as e-SNLI stores it ("Two women are embracing ." ) back to written text."""
+    return _DETOKENISE.sub("", " ".join(text.split())).replace("( ", "(")
+
+
+def snli(mirror: Path) -> list[dict]:
+    out = []
+    for split in ("dev", "test"):
+        files = [
+            _git_show(mirror, "OanaMariaCamburu+e-SNLI", f"dataset/eSNLI/{n}.{split}").splitlines()
+            for n in ("s1", "s2", "labels")
+        ]
+        for i, (premise, hypothesis, label) in enumerate(zip(*files, strict=True)):
+            if label.strip() in LABEL2ID and premise.strip() and hypothesis.strip():
+                out.append(_pair(_detokenise(premise), _detokenise(hypothesis), label.strip(), f"SNLI {split} {i}"))
+    return out
+
+
+def hans_mnli(mirror: Path) -> list[dict]:
+    out = []
+    for i, line in enumerate(_git_show(mirror, "tommccoy1+hans", "mnli_contradicting_examples").splitlines()):
+        cells = [c.strip() for c in line.split("\t")]
+        if len(cells) == 3 and cells[2] in LABEL2ID and cells[0] and cells[1]:
+            out.append(_pair(cells[0], cells[1], cells[2], f"HANS-MNLI {i}"))
+    return out
+
+
 def derived(pairs: list[dict], rng: random.Random) -> list[dict]:
     out = []
     for i, p in enumerate(pairs):
@@ -152,11 +192,13 @@ def derived(pairs: list[dict], rng: random.Random) -> list[dict]:
     return out
 
 
-def build(mirror: Path, seed: int = 10) -> list[dict]:
+def build(mirror: Path, seed: int = 10, with_snli: bool = False) -> list[dict]:
     rng = random.Random(seed)
     devset_groups = {r["group"] for r in load()}
     pairs = wice(mirror, devset_groups) + climate_fever(mirror, devset_groups) + breaking_nli(mirror, rng)
     pairs += taxinli(mirror) + med(mirror)
+    if with_snli:
+        pairs += snli(mirror) + hans_mnli(mirror)
     pairs += derived(pairs, rng)
     rng.shuffle(pairs)
     return pairs
@@ -166,8 +208,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirror", default="/work/.mirror", type=Path)
     ap.add_argument("--out", default=Path(".train/nli.jsonl"), type=Path)
+    ap.add_argument(
+        "--with-snli",
+        action="store_true",
+        help="add SNLI dev/test and HANS's MNLI contradictions (tried, not shipped: crossencoder/README.md)",
+    )
     args = ap.parse_args()
-    pairs = build(args.mirror)
+    pairs = build(args.mirror, with_snli=args.with_snli)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as fh:
         for p in pairs:
