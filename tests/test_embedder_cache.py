@@ -27,6 +27,14 @@ def test_a_vector_does_not_depend_on_its_batch(uncached):
     np.testing.assert_array_equal(alone, together)
 
 
+def test_the_packaged_graph_scales_a_batch_together_so_texts_run_alone():
+    # Why Embedder.max_batch is 1: padded into one run, a text's vector moves with its neighbours.
+    batched = Embedder(max_batch=len(SENTENCES)).encode(SENTENCES)
+    alone = np.stack([Embedder().encode([text])[0] for text in SENTENCES])
+    assert not np.array_equal(batched, alone)
+    assert float(np.min(np.sum(batched * alone, axis=1))) > 0.9  # the same sentences, nearly
+
+
 def test_cached_vectors_equal_the_models_and_skip_it(uncached):
     cached = Embedder(cache_size=8)
     first = cached.encode(SENTENCES[:2])

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from judges.verifier import (
+    Embedder,
     VerifierConfig,
     check_grounding,
     find_contradictions,
@@ -35,11 +36,11 @@ LABELS = ("supported", "contradicted", "unverifiable")
 OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
 
-#: Recall floors on the untouched test half of the development set (measured 0.565 / 0.581 / 0.833).
+#: Recall floors on the untouched test half of the development set (measured 0.560 / 0.573 / 0.828).
 DEVSET_FLOORS = {"supported": 0.51, "contradicted": 0.54, "unverifiable": 0.79}
-#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.766 / 0.789 / 0.875) ...
+#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.766 / 0.789 / 0.864) ...
 DEVSET_OWN_FLOORS = {"supported": 0.70, "contradicted": 0.72, "unverifiable": 0.82}
-#: ... and on the independent author's rows alone (measured 0.617 / 0.708 / 0.837).
+#: ... and on the independent author's rows alone (measured 0.617 / 0.708 / 0.816).
 DEVSET_INDEPENDENT_FLOORS = {"supported": 0.55, "contradicted": 0.62, "unverifiable": 0.78}
 
 
@@ -224,14 +225,18 @@ def test_thresholds_move_the_verdicts():
     assert check_grounding(text, sources, strict).claims[0].verdict == "unverifiable"
 
 
-def test_one_call_is_batched_into_few_model_runs():
-    embedder = get_embedder()
+def test_each_text_is_embedded_once_and_then_read_from_the_cache():
+    embedder = Embedder(cache_size=64)
     text = " ".join(f"Server {i} has {i + 2} cores." for i in range(12))
     sources = [" ".join(f"Server {i} has {i + 3} cores." for i in range(12)), "Each server has 64 GB of RAM."]
-    before = embedder.runs
     result = check_grounding(text, sources, embedder=embedder)
     assert result.total_claims == 12
-    assert embedder.runs - before == 1  # 12 claims + 13 source sentences in one onnxruntime run
+    # 12 claims + 13 source sentences, one onnxruntime run each (the packaged graph's activation
+    # scales are per run, so texts are not batched: judges/verifier/embedder.py)
+    assert embedder.runs == 25
+    again = check_grounding(text, sources, embedder=embedder)
+    assert embedder.runs == 25  # every text from the cache
+    assert [c.verdict for c in again.claims] == [c.verdict for c in result.claims]
 
 
 def test_embedder_is_process_wide_and_normalised():
@@ -371,7 +376,10 @@ def test_cross_encoder_training_data_leaves_out_every_devset_group():
 @pytest.mark.parametrize(
     "stored, written",
     [
-        ("Two women are embracing while holding to go packages . ", "Two women are embracing while holding to go packages."),
+        (
+            "Two women are embracing while holding to go packages . ",
+            "Two women are embracing while holding to go packages.",
+        ),
         ("The man is n't happy , he 's sad .", "The man isn't happy, he's sad."),
         ("A ( red ) ball ; a dog 's toy !", "A (red) ball; a dog's toy!"),
     ],

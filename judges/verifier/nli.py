@@ -168,19 +168,19 @@ class NLIModel:
         return result
 
 
-_MODELS: dict[tuple[str, int], NLIModel] = {}
+_MODELS: dict[tuple[str, int, int], NLIModel] = {}
 _LOCK = threading.Lock()
 
 
-def get_nli_model(model_dir: str | Path, threads: int = 1) -> NLIModel:
-    """The process-wide NLI model for this folder and thread count (loaded on first use)."""
-    key = (str(Path(model_dir).resolve()), max(1, int(threads)))
+def get_nli_model(model_dir: str | Path, threads: int = 1, batch_size: int = 16) -> NLIModel:
+    """The process-wide NLI model for this folder, thread count and batch size (loaded on first use)."""
+    key = (str(Path(model_dir).resolve()), max(1, int(threads)), max(1, int(batch_size)))
     model = _MODELS.get(key)
     if model is not None:
         return model
     with _LOCK:
         model = _MODELS.get(key)
         if model is None:
-            model = NLIModel(model_dir, threads=key[1])
+            model = NLIModel(model_dir, threads=key[1], batch_size=key[2])
             _MODELS[key] = model
     return model

@@ -364,9 +364,11 @@ class _ClaimEvidence:
 
 
 def _gather(
-    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None
+    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None, cross_encoder=None
 ) -> tuple[list[_ClaimEvidence], list[_Span]]:
-    """Candidates and evidence (with the combiner's features) for every claim of one call."""
+    """Candidates and evidence (with the combiner's features) for every claim of one call.
+    ``cross_encoder`` replaces the packaged one (fitting the combiner on out-of-fold outputs:
+    judges/verifier/training/crossfit.py)."""
     from .embedder import get_embedder
 
     emb = embedder or get_embedder(config.threads)
@@ -432,19 +434,25 @@ def _gather(
             c_an, candidates, sentences, previous, sources_of, everything, cv[ci], sv, RELEVANCE_FLOOR, whole
         )
         out.append(_ClaimEvidence(claim, candidates, evidence))
-    _cross_encode(out, sentences, previous, config)
+    _cross_encode(out, sentences, previous, config, cross_encoder)
     return out, spans
 
 
 def _cross_encode(
-    gathered: list[_ClaimEvidence], sentences: list[str], previous: list[str | None], config: VerifierConfig
+    gathered: list[_ClaimEvidence],
+    sentences: list[str],
+    previous: list[str | None],
+    config: VerifierConfig,
+    model=None,
 ) -> None:
     """The packaged cross-encoder's probabilities on (evidence, claim), one batch for the call,
     added to each claim's combiner features (docs/verifier.md, "How a verdict is made")."""
     todo = [g for g in gathered if g.evidence is not None]
     if not todo:
         return
-    model = get_nli_model(CROSS_ENCODER_DIR, config.threads)
+    # one pair per run: the packaged graph scales a run's activations together (dynamic int8), so
+    # in a batch a claim's probabilities would move with the other claims of the answer
+    model = model or get_nli_model(CROSS_ENCODER_DIR, config.threads, batch_size=1)
     scores = model.predict([(premise(g.evidence, sentences, previous), g.claim) for g in todo])  # type: ignore[arg-type]
     for g, sc in zip(todo, scores):
         features = g.evidence.features  # type: ignore[union-attr]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,15 +33,20 @@ from judges.verifier.training.evaluate import load
 from judges.verifier.verifier import VerifierConfig, _gather, _normalise_sources
 
 
-def claim_rows(rows: list[dict]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    config = VerifierConfig()
-    xs, ys, ids = [], [], []
+def training_claims(rows: list[dict]) -> Iterator[tuple[dict, list[str]]]:
+    """Each row that gives training claims, with its claims (module docstring)."""
     for r in rows:
         claims = extract_claims(r["claim"])
-        if not claims or (len(claims) > 1 and r["label"] != "supported"):
-            continue
+        if claims and (len(claims) == 1 or r["label"] == "supported"):
+            yield r, claims
+
+
+def claim_rows(rows: list[dict], cross_encoder=None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    config = VerifierConfig()
+    xs, ys, ids = [], [], []
+    for r, claims in training_claims(rows):
         sources = _normalise_sources(r["sources"], config.max_sources_per_claim)
-        gathered, _ = _gather(claims, sources, config)
+        gathered, _ = _gather(claims, sources, config, cross_encoder=cross_encoder)
         for g in gathered:
             if g.evidence is None:
                 continue
@@ -118,7 +124,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="Fit judges/verifier/combiner.json on the fitting half.")
     ap.add_argument("--out", type=Path, default=WEIGHTS)
     args = ap.parse_args()
-    x, y, ids = claim_rows(load("fit"))
+    from judges.verifier.training.crossfit import OUT_OF_FOLD, OutOfFold
+
+    # a cross-encoder fine-tuned on this half is read through its out-of-fold outputs (crossfit.py)
+    cross_encoder = OutOfFold() if OUT_OF_FOLD.is_file() else None
+    x, y, ids = claim_rows(load("fit"), cross_encoder)
     print(f"{len(y)} training claims from the fit half:", dict(Counter(CLASSES[i] for i in y)))
     result = fit(x, y)
     model = result["model"]
@@ -134,6 +144,7 @@ def main() -> None:
         "meta": {
             "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
             "data": "tests/data/verifier/devset.jsonl, half=fit",
+            "cross_encoder": "out-of-fold outputs" if cross_encoder else "the packaged model",
             "training_claims": len(y),
             "C": result["C"],
             "cv_log_loss": round(result["cv_log_loss"], 4),
