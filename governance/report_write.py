@@ -28,10 +28,10 @@ from datetime import datetime
 from functools import lru_cache
 
 from django.db import connection
-from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.models import JSONField, Model
 from psycopg.types.numeric import Int8
 
+from core.prepared import prepared_cursor
 from core.vocabulary import SEVERITY
 
 from .models import Decision, Evaluation, GroundingReport, Run, RunSource
@@ -133,28 +133,6 @@ def _statement() -> str:
     )
 
 
-def _prepared_cursor():
-    """A cursor whose statements PostgreSQL parses and plans once per connection, not per call.
-
-    Django binds parameters client-side (psycopg's ClientCursor), so PostgreSQL would parse and
-    plan this long statement afresh for every report (half the database's CPU per report, when
-    measured). psycopg prepares only on server-binding cursors whose connection has a
-    `prepare_threshold` (Django leaves it None, and ClientCursor never prepares), so only what
-    runs on cursors made here is prepared; the ORM's queries are unaffected. With
-    OPTIONS["server_side_binding"] the project's own settings apply to every cursor already.
-    """
-    if connection.settings_dict["OPTIONS"].get("server_side_binding") is True:
-        return connection.cursor()
-    connection.ensure_connection()
-    pg = connection.connection
-    if pg.prepare_threshold is None:
-        pg.prepare_threshold = 0  # prepare on first use
-    with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(pg)
-    # Django's wrappers, as connection.cursor() gives: query logging, error translation.
-    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
-
-
 # What a report reads of its run. The tenant is checked on the row, written `tenant_id + 0` (as in
 # the write above) so that no (tenant_id, ...) index can serve the query: on a new database (no
 # statistics) the planner scanned all of a tenant's runs through such an index instead of probing
@@ -187,7 +165,7 @@ def read_run(*, tenant_id: int, run_id, owner_key_id: int | None = None) -> Run 
     params = [Int8(run_id), Int8(tenant_id)]
     if owner_key_id is not None:
         params.append(Int8(owner_key_id))
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_run_sql(owner_key_id is not None), params)
         row = cursor.fetchone()
     return None if row is None else Run.from_db(connection.alias, RUN_FIELDS, row)
@@ -289,7 +267,7 @@ def store_in_one_statement(
         "decision": _as_json([decision]),
         "evaluations": _as_json(evaluations),
     }
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_statement(), params)
         written = cursor.fetchone()
     if written is None:
@@ -336,7 +314,7 @@ def store_start_in_one_statement(*, run: Run, decision: Decision, evaluations: l
         "decision": _as_json([decision], _START_FROM_CTE[Decision]),
         "evaluations": _as_json(evaluations, _START_FROM_CTE[Evaluation]),
     }
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_start_statement(), params)
         run.pk, decision.pk = cursor.fetchone()
     decision.run_id = run.pk
