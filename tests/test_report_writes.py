@@ -305,6 +305,27 @@ def test_a_start_in_one_statement_stores_what_the_orm_stores(governed, monkeypat
 
 
 @postgresql_only
+@pytest.mark.parametrize("ending", [{"output": "final answer", "result": {"n": [1, None]}}, {"error": "crashed"}, {}])
+def test_a_completion_in_one_statement_stores_what_the_orm_stores(governed, monkeypatch, ending):
+    fast_run, orm_run = _start(governed), _start(governed)
+    with scope(tenant=governed):
+        for report in REPORTS[:2]:
+            _record(governed, fast_run, report)
+        fast = services.run_complete(tenant=governed, run_id=fast_run, **ending)
+        monkeypatch.setattr(report_write, "in_one_statement", lambda: False)
+        for report in REPORTS[:2]:
+            _record(governed, orm_run, report)
+        orm = services.run_complete(tenant=governed, run_id=orm_run, **ending)
+
+    assert fast[1].to_dict() == orm[1].to_dict() and fast[0].status == orm[0].status
+    fast_rows, orm_rows = _stored(fast_run), _stored(orm_run)
+    assert fast_rows["run"].pop("ended_at") and orm_rows["run"].pop("ended_at")
+    assert fast_rows == orm_rows
+    with scopes_disabled():
+        assert Run.objects.get(pk=fast_run).ended_at == fast[0].ended_at
+
+
+@postgresql_only
 def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(governed, monkeypatch):
     tenant = governed
     read, lock = report_write.read_run, services.run_for
