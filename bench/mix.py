@@ -40,7 +40,8 @@ from load import AGENT, MIX, OUTPUT, SOURCES, VERIFIER_POLICY, fresh_claim
 from report import PG, POLICIES, REPORT, ROOT, server_env
 
 DB_NAME = os.environ.get("MIX_DB", "groundrule_mix")
-OPS = ("ping", "start", "report_shared", "report_own", "complete", "run_read", "page", "check")
+# The shared run is read before reports go into it, so that it holds the --history reports it says.
+OPS = ("ping", "start", "run_read", "page", "report_shared", "report_own", "complete", "check")
 
 
 def _admin(sql: str) -> None:
