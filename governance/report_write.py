@@ -28,10 +28,10 @@ from datetime import datetime
 from functools import lru_cache
 
 from django.db import connection
-from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.models import JSONField, Model
 from psycopg.types.numeric import Int8
 
+from core.prepared import prepared_cursor
 from core.vocabulary import SEVERITY
 
 from .models import Decision, Evaluation, GroundingReport, Run, RunSource
@@ -72,21 +72,32 @@ _FROM_CTE = {
 }
 
 
-def _fields(model: type[Model]):
-    return [f for f in model._meta.concrete_fields if not f.primary_key and f.attname not in _FROM_CTE[model]]
+# A run's start: the run row itself comes whole from the caller; its decision has no report.
+_START_FROM_CTE = {
+    Run: {},
+    Decision: {"run_id": "run.id", "tenant_id": "run.tenant_id"},
+    Evaluation: _FROM_CTE[Evaluation],
+}
 
 
-def _insert(model: type[Model], param: str, sources: str, tail: str = "") -> str:
-    """INSERT INTO model (every column) SELECT ... FROM <sources>, the rows given as a jsonb array."""
+def _fields(model: type[Model], from_cte: dict | None = None):
+    from_cte = _FROM_CTE[model] if from_cte is None else from_cte
+    return [f for f in model._meta.concrete_fields if not f.primary_key and f.attname not in from_cte]
+
+
+def _insert(model: type[Model], param: str, sources: str, tail: str = "", from_cte: dict | None = None) -> str:
+    """INSERT INTO model (every column) SELECT ... FROM <sources>, the rows given as a jsonb array;
+    the columns ``from_cte`` names (default `_FROM_CTE`'s) come from the sources instead."""
     qn = connection.ops.quote_name
-    own = _fields(model)
-    columns = [*(qn(f.column) for f in own), *(qn(model._meta.get_field(a).column) for a in _FROM_CTE[model])]
-    values = [*(f"r.{qn(f.column)}" for f in own), *_FROM_CTE[model].values()]
+    from_cte = _FROM_CTE[model] if from_cte is None else from_cte
+    own = _fields(model, from_cte)
+    columns = [*(qn(f.column) for f in own), *(qn(model._meta.get_field(a).column) for a in from_cte)]
+    values = [*(f"r.{qn(f.column)}" for f in own), *from_cte.values()]
     record = ", ".join(f"{qn(f.column)} {f.db_type(connection)}" for f in own)
     # WITH ORDINALITY and ORDER BY keep the rows' ids in the order given (the engine's order).
     return (
         f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(columns)}) SELECT {', '.join(values)} "
-        f"FROM {sources}, ROWS FROM (jsonb_to_recordset(%({param})s::jsonb) AS ({record})) "
+        f"FROM {sources + ', ' if sources else ''}ROWS FROM (jsonb_to_recordset(%({param})s::jsonb) AS ({record})) "
         f"WITH ORDINALITY AS r({', '.join(qn(f.column) for f in own)}, n) ORDER BY r.n {tail}"
     )
 
@@ -122,28 +133,6 @@ def _statement() -> str:
     )
 
 
-def _prepared_cursor():
-    """A cursor whose statements PostgreSQL parses and plans once per connection, not per call.
-
-    Django binds parameters client-side (psycopg's ClientCursor), so PostgreSQL would parse and
-    plan this long statement afresh for every report (half the database's CPU per report, when
-    measured). psycopg prepares only on server-binding cursors whose connection has a
-    `prepare_threshold` (Django leaves it None, and ClientCursor never prepares), so only what
-    runs on cursors made here is prepared; the ORM's queries are unaffected. With
-    OPTIONS["server_side_binding"] the project's own settings apply to every cursor already.
-    """
-    if connection.settings_dict["OPTIONS"].get("server_side_binding") is True:
-        return connection.cursor()
-    connection.ensure_connection()
-    pg = connection.connection
-    if pg.prepare_threshold is None:
-        pg.prepare_threshold = 0  # prepare on first use
-    with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(pg)
-    # Django's wrappers, as connection.cursor() gives: query logging, error translation.
-    return connection.make_debug_cursor(cursor) if connection.queries_logged else connection.make_cursor(cursor)
-
-
 # What a report reads of its run. The tenant is checked on the row, written `tenant_id + 0` (as in
 # the write above) so that no (tenant_id, ...) index can serve the query: on a new database (no
 # statistics) the planner scanned all of a tenant's runs through such an index instead of probing
@@ -176,7 +165,7 @@ def read_run(*, tenant_id: int, run_id, owner_key_id: int | None = None) -> Run 
     params = [Int8(run_id), Int8(tenant_id)]
     if owner_key_id is not None:
         params.append(Int8(owner_key_id))
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_run_sql(owner_key_id is not None), params)
         row = cursor.fetchone()
     return None if row is None else Run.from_db(connection.alias, RUN_FIELDS, row)
@@ -232,11 +221,11 @@ def forget_known_runs() -> None:
         _KNOWN_RUNS.clear()
 
 
-def _as_json(objs: list[Model]) -> str:
+def _as_json(objs: list[Model], from_cte: dict | None = None) -> str:
     """Unsaved rows as a jsonb array of their own columns (keys the CTEs fill in left out)."""
     if not objs:
         return "[]"
-    fields = _fields(type(objs[0]))
+    fields = _fields(type(objs[0]), from_cte)
 
     def value(field, obj):
         v = getattr(obj, field.attname)
@@ -278,7 +267,7 @@ def store_in_one_statement(
         "decision": _as_json([decision]),
         "evaluations": _as_json(evaluations),
     }
-    with _prepared_cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_statement(), params)
         written = cursor.fetchone()
     if written is None:
@@ -288,3 +277,78 @@ def store_in_one_statement(
     report._state.adding = decision._state.adding = False
     decision.report_id = report.pk
     return True
+
+
+# --- A run's start in one statement (PostgreSQL) --------------------------------------------------
+
+# Starting a run writes three rows that depend on each other's ids: through the ORM that is five
+# round trips (BEGIN, three INSERTs, COMMIT), each statement compiled in Python, which was most of a
+# start's CPU in process (README "Reliability", bench/load.py). One statement writes the same rows,
+# prepared once per connection like the report's. LIMIT 1 on the run and the decision (there is one
+# of each) is for the planner: it counts 100 rows for every jsonb_to_recordset, and the product of
+# three such guesses (10^8 evaluation rows) made PostgreSQL JIT-compile the statement, about 200 ms on
+# every start (EXPLAIN ANALYZE).
+
+
+@lru_cache(maxsize=1)
+def _start_statement() -> str:
+    return " ".join(
+        f"""
+        WITH run AS (
+            {_insert(Run, "run", "", "LIMIT 1 RETURNING id, tenant_id", _START_FROM_CTE[Run])}
+        ), decision AS (
+            {_insert(Decision, "decision", "run", "LIMIT 1 RETURNING id", _START_FROM_CTE[Decision])}
+        ), evaluation AS (
+            {_insert(Evaluation, "evaluations", "run, decision", "", _START_FROM_CTE[Evaluation])}
+        )
+        SELECT run.id, decision.id FROM run, decision
+    """.split()
+    )
+
+
+def store_start_in_one_statement(*, run: Run, decision: Decision, evaluations: list[Evaluation]) -> None:
+    """Insert a new run, its first decision and that decision's evaluations in one statement; the run
+    and the decision then carry their ids, as ``save()`` would leave them."""
+    params = {
+        "run": _as_json([run], _START_FROM_CTE[Run]),
+        "decision": _as_json([decision], _START_FROM_CTE[Decision]),
+        "evaluations": _as_json(evaluations, _START_FROM_CTE[Evaluation]),
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(_start_statement(), params)
+        run.pk, decision.pk = cursor.fetchone()
+    decision.run_id = run.pk
+    run._state.adding = decision._state.adding = False
+
+
+# A decision and its evaluations alone (a run's completion), under the caller's transaction: two
+# INSERTs through the ORM, the evaluations' metadata quoted parameter by parameter, cost more Python
+# than this statement does.
+_DECISION_FROM_CTE = {Decision: {}, Evaluation: {"decision_id": "decision.id"}}
+
+
+@lru_cache(maxsize=1)
+def _decision_statement() -> str:
+    return " ".join(
+        f"""
+        WITH decision AS (
+            {_insert(Decision, "decision", "", "LIMIT 1 RETURNING id", _DECISION_FROM_CTE[Decision])}
+        ), evaluation AS (
+            {_insert(Evaluation, "evaluations", "decision", "", _DECISION_FROM_CTE[Evaluation])}
+        )
+        SELECT decision.id FROM decision
+    """.split()
+    )
+
+
+def store_decision_in_one_statement(*, decision: Decision, evaluations: list[Evaluation]) -> None:
+    """Insert a decision of a stored run and its evaluations in one statement; the decision then
+    carries its id, as ``save()`` would leave it."""
+    params = {
+        "decision": _as_json([decision], _DECISION_FROM_CTE[Decision]),
+        "evaluations": _as_json(evaluations, _DECISION_FROM_CTE[Evaluation]),
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(_decision_statement(), params)
+        (decision.pk,) = cursor.fetchone()
+    decision._state.adding = False

@@ -33,6 +33,13 @@ def _specs(tenant: Tenant, agent_name: str):
 def decision_record(*, run: Run, decision: EngineDecision, report: GroundingReport | None = None) -> Decision:
     """Store a phase decision and its evaluations (the mappings are governance/rows.py's)."""
     row = rows.decision_row(run=run, decision=decision, report=report)
+    if report_write.in_one_statement():
+        # The same rows in one statement (governance/report_write.py).
+        evaluations = rows.evaluation_rows(
+            run=run, decision=row, evaluations=decision.all_evaluations, created_at=row.created_at
+        )
+        report_write.store_decision_in_one_statement(decision=row, evaluations=evaluations)
+        return row
     row.save(force_insert=True)
     if decision.all_evaluations:  # shadow policies' included: stored and shown, never enforced
         Evaluation.objects.bulk_create(
@@ -52,18 +59,29 @@ def run_start(
 ) -> tuple[Run, EngineDecision]:
     specs = _specs(tenant, agent_name)
     decision = evaluate_phase("before_workflow", specs, RunState())
-    with transaction.atomic():
-        run = Run(
-            tenant=tenant,
-            api_key=api_key,
-            agent_name=agent_name,
-            workflow_name=workflow_name or "",
-            input=input,
-            metadata=metadata or {},
+    run = Run(
+        tenant=tenant,
+        api_key=api_key,
+        agent_name=agent_name,
+        workflow_name=workflow_name or "",
+        input=input,
+        metadata=metadata or {},
+    )
+    run.raise_final_action(decision.action)
+    if report_write.in_one_statement():
+        # The same rows as below, in one statement (governance/report_write.py).
+        row = rows.decision_row(run=run, decision=decision)
+        report_write.store_start_in_one_statement(
+            run=run,
+            decision=row,
+            evaluations=rows.evaluation_rows(
+                run=run, decision=row, evaluations=decision.all_evaluations, created_at=row.created_at
+            ),
         )
-        run.raise_final_action(decision.action)
-        run.save()
-        decision_record(run=run, decision=decision)
+    else:
+        with transaction.atomic():
+            run.save()
+            decision_record(run=run, decision=decision)
     report_write.remember(run)  # its first report need not read it
     return run, decision
 
@@ -334,7 +352,9 @@ def run_complete(
             run.status = Run.Status.BLOCKED
         else:
             run.status = Run.Status.COMPLETED
-        run.save()
+        # Only what completing sets: the rest of the row (its input and metadata JSON among it) was
+        # written back unchanged, serialised again, on every completion.
+        run.save(update_fields=["output", "result", "error", "ended_at", "final_action", "status"])
         row = decision_record(run=run, decision=decision)
         if state is not None:
             judging.queue_background(specs=specs, phase="after_workflow", decision_id=row.pk)

@@ -6,13 +6,16 @@ permission class (settings.REST_FRAMEWORK), is the only place that compares it w
 """
 
 from datetime import timedelta
+from functools import lru_cache
 
+from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions, permissions
 
 from core.patterns import name_matches
+from core.prepared import prepared_cursor
 
-from .models import ApiKey, KeyScope, hash_api_key
+from .models import ApiKey, KeyScope, Tenant, hash_api_key
 
 # last_used_at is informational; writing it on every request would double the writes of hot paths.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -36,6 +39,60 @@ class ApiKeyPrincipal:
         return self.get_username()
 
 
+@lru_cache(maxsize=1)
+def _key_sql() -> str:
+    qn = connection.ops.quote_name
+    columns = [f"k.{qn(f.column)}" for f in ApiKey._meta.concrete_fields]
+    columns += [f"t.{qn(f.column)}" for f in Tenant._meta.concrete_fields]
+    return (
+        f"SELECT {', '.join(columns)} FROM {qn(ApiKey._meta.db_table)} k "
+        f"JOIN {qn(Tenant._meta.db_table)} t ON t.{qn('id')} = k.{qn(ApiKey._meta.get_field('tenant').column)} "
+        f"WHERE k.{qn(ApiKey._meta.get_field('key_hash').column)} = %s"
+    )
+
+
+def _key_with_tenant(key_hash: str) -> ApiKey | None:
+    """The key with this hash, its tenant loaded (the policy caches compare the tenant's generation).
+
+    Every API request reads it. On PostgreSQL it is one prepared statement giving the same model
+    instances as the ORM's ``select_related`` query, whose compilation in Python was about two thirds
+    of ``GET /api/v1/ping/``'s CPU (1.1 ms of 1.5 ms, measured in process). Always on the primary,
+    as the router sends this table (core.routing.PRIMARY_ONLY): a revoked key stops at once.
+    """
+    if connection.vendor != "postgresql":
+        return ApiKey.objects.with_scopes_disabled().select_related("tenant").filter(key_hash=key_hash).first()
+    with prepared_cursor() as cursor:
+        cursor.execute(_key_sql(), [key_hash])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    split = len(ApiKey._meta.concrete_fields)
+    key = _from_row(ApiKey, row[:split])
+    key.tenant = _from_row(Tenant, row[split:])
+    return key
+
+
+@lru_cache(maxsize=2)
+def _converters(model) -> tuple[tuple, ...]:
+    """Per column of ``model``, what the ORM's compiler applies to its value (the backend's converters
+    and the field's ``from_db_value``, such as a JSON column's decoding)."""
+    return tuple(
+        (*connection.ops.get_db_converters(field.get_col(model._meta.db_table)), *field.get_db_converters(connection))
+        for field in model._meta.concrete_fields
+    )
+
+
+def _from_row(model, values):
+    """``model`` from its columns' values, converted as the ORM converts them."""
+    fields = model._meta.concrete_fields
+    converted = []
+    for field, value, converters in zip(fields, values, _converters(model), strict=True):
+        for convert in converters:
+            value = convert(value, field, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, [f.attname for f in fields], converted)
+
+
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
@@ -51,7 +108,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode("ascii")
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("Invalid API key.") from None
-        key = ApiKey.objects.with_scopes_disabled().select_related("tenant").filter(key_hash=hash_api_key(raw)).first()
+        key = _key_with_tenant(hash_api_key(raw))
         if key is None or key.revoked_at is not None:
             raise exceptions.AuthenticationFailed("Invalid or revoked API key.")
         now = timezone.now()

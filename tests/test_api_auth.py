@@ -222,3 +222,26 @@ def test_every_response_carries_a_request_id(api, acme):
     assert len(api.get("/api/v1/policies/")["X-Request-ID"]) == 32
     assert APIClient().get("/api/v1/policies/")["X-Request-ID"]
     assert APIClient().get("/healthz")["X-Request-ID"]
+
+
+def test_the_key_read_on_every_request_is_what_the_orm_reads(acme):
+    """tenants/auth.py reads the key and its tenant in one prepared statement on PostgreSQL: the
+    same values, JSON columns decoded and datetimes aware, as the ORM's select_related query."""
+    from tenants.auth import _key_with_tenant
+    from tenants.models import hash_api_key
+
+    actor = Actor.system("tests")
+    key, raw = tenant_services.api_key_create(
+        tenant=acme, name="support", actor=actor, scope="agent", agents=["support-*", "qa"], expires_in_days=3
+    )
+    read = _key_with_tenant(hash_api_key(raw))
+    with scopes_disabled():
+        orm = ApiKey.objects.select_related("tenant").get(pk=key.pk)
+
+    def columns(obj):
+        return {f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}
+
+    assert columns(read) == columns(orm) and columns(read.tenant) == columns(orm.tenant)
+    assert read.agents == ["support-*", "qa"] and read.expires_at.tzinfo is not None
+    assert not read._state.adding and read.tenant is not None
+    assert _key_with_tenant(hash_api_key(raw + "x")) is None

@@ -91,3 +91,11 @@ def test_export_bench_runs_on_postgresql():
     out = bench("export.py", "--rows", "2000", database_url=None, extra=_pg_env("BENCH_EXPORT_DB"))
     assert re.search(r"export csv +2,000 rows .* ratio [0-9.]+x COPY", out), out
     assert re.search(r"export jsonl +2,000 rows .* ratio [0-9.]+x COPY", out), out
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="bench/mix.py needs PostgreSQL (CI has it)")
+def test_mix_bench_runs_on_postgresql():
+    out = bench("mix.py", "--reps", "5", "--history", "3", database_url=None, extra=_pg_env("MIX_DB"))
+    for op in ("ping", "start", "report_shared", "complete", "run_read", "page", "check"):
+        assert re.search(rf"^{op} +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+$", out, flags=re.MULTILINE), out
+    assert ratio(out) > 0

@@ -332,3 +332,26 @@ def test_running_run_without_reports_renders(alice, acme):
     client = signed_in(alice)
     assert "No evaluations yet." in client.get(f"/runs/{run.pk}/").content.decode()
     assert "Nothing recorded yet." in client.get(f"/runs/{run.pk}/?tab=trace").content.decode()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/St_Johns"])
+def test_the_list_time_filters_write_what_the_date_filter_writes(zone):
+    """The runs list writes its times with governance.templatetags.evidence's two filters, which
+    must give exactly what `date:'c'` and `date:"Y-m-d H:i:s"` give."""
+    from datetime import UTC, datetime
+
+    from django.template import engines
+    from django.utils import timezone
+
+    django_way = engines["django"].from_string("""{{ d|date:'c' }}|{{ d|date:"Y-m-d H:i:s" }}""")
+    ours = engines["django"].from_string("{% load evidence %}{{ d|iso_datetime }}|{{ d|to_the_second }}")
+    values = [
+        datetime(2026, 11, 26, 10, 31, 7, 913075, tzinfo=UTC),
+        datetime(2026, 3, 29, 1, 0, 0, tzinfo=UTC),  # no microseconds; a DST change in Europe
+        datetime(812, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+        None,
+        "",
+    ]
+    with timezone.override(zone):
+        for value in values:
+            assert ours.render({"d": value}) == django_way.render({"d": value}), value

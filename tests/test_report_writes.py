@@ -271,6 +271,61 @@ def test_the_one_statement_write_stores_what_the_orm_stores(governed, monkeypatc
 
 
 @postgresql_only
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"workflow_name": "quarterly", "input": {"q": "Ünïcode", "n": [1, 2.5, None, 12345678901234567890123]}},
+        {"input": "plain text", "metadata": {"team": "research", "nested": {"ok": True}}},
+        {"agent_name": "qa-agent"},  # only the unscoped policy applies
+    ],
+)
+def test_a_start_in_one_statement_stores_what_the_orm_stores(governed, monkeypatch, body):
+    from tenants import services as tenant_services
+    from tenants.audit import Actor
+
+    key, _ = tenant_services.api_key_create(tenant=governed, name="agent", actor=Actor.system("tests"))
+    body = {"agent_name": "research-agent", **body}
+    with scope(tenant=governed), CaptureQueriesContext(connection) as one:
+        fast, fast_decision = services.run_start(tenant=governed, api_key=key, **body)
+    monkeypatch.setattr(report_write, "in_one_statement", lambda: False)
+    with scope(tenant=governed):
+        orm, orm_decision = services.run_start(tenant=governed, api_key=key, **body)
+
+    writes = [q["sql"] for q in one.captured_queries if "INSERT" in q["sql"] or "SAVEPOINT" in q["sql"]]
+    assert len(writes) == 1 and "SAVEPOINT" not in writes[0]  # one statement, no transaction around it
+    assert fast.pk and not fast._state.adding and fast.report_count == 0
+    assert fast_decision.to_dict() == orm_decision.to_dict()
+    assert _stored(fast.pk) == _stored(orm.pk)
+    with scopes_disabled():
+        stored = Run.objects.get(pk=fast.pk)
+        assert stored.started_at == fast.started_at and stored.api_key_id == key.pk
+        decided_at = Decision.objects.get(run_id=fast.pk).created_at
+        assert {e.created_at for e in Evaluation.objects.filter(run_id=fast.pk)} == {decided_at}
+
+
+@postgresql_only
+@pytest.mark.parametrize("ending", [{"output": "final answer", "result": {"n": [1, None]}}, {"error": "crashed"}, {}])
+def test_a_completion_in_one_statement_stores_what_the_orm_stores(governed, monkeypatch, ending):
+    fast_run, orm_run = _start(governed), _start(governed)
+    with scope(tenant=governed):
+        for report in REPORTS[:2]:
+            _record(governed, fast_run, report)
+        fast = services.run_complete(tenant=governed, run_id=fast_run, **ending)
+        monkeypatch.setattr(report_write, "in_one_statement", lambda: False)
+        for report in REPORTS[:2]:
+            _record(governed, orm_run, report)
+        orm = services.run_complete(tenant=governed, run_id=orm_run, **ending)
+
+    assert fast[1].to_dict() == orm[1].to_dict() and fast[0].status == orm[0].status
+    fast_rows, orm_rows = _stored(fast_run), _stored(orm_run)
+    assert fast_rows["run"].pop("ended_at") and orm_rows["run"].pop("ended_at")
+    assert fast_rows == orm_rows
+    with scopes_disabled():
+        assert Run.objects.get(pk=fast_run).ended_at == fast[0].ended_at
+
+
+@postgresql_only
 def test_a_report_that_lands_between_the_read_and_the_write_sends_the_call_down_the_locked_path(governed, monkeypatch):
     tenant = governed
     read, lock = report_write.read_run, services.run_for

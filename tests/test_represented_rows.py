@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from api_support import STRICT, create_policy, ground, start_run
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import JSONField, Value
 from django.utils import timezone
 from django_scopes import scopes_disabled
 
@@ -99,3 +100,29 @@ def test_the_run_detail_adds_up_the_reports_it_lists(api):
     assert body["citations"] == ["a", "b"]
     assert body["unsupported_claims"] == ["one", "two"]
     assert body["output_confidence"] == 0.4
+
+
+def test_metadata_read_as_one_document_keeps_every_value_as_the_serializer_does(evaluations):
+    """The JSON column is decoded in one call (core/api/contract.py `_json_column`); a text that one
+    call would misread (an integer beyond 64 bits) sends the column back to one decode per text."""
+    with scopes_disabled():
+        first, second, third = list(evaluations.all()[:3])
+        first.metadata = {"hash": "1234567890123456789012", "note": "[1, 12345678901234567890]", "n": None}
+        first.save()
+        Evaluation.objects.filter(pk=second.pk).update(metadata=Value(None, JSONField()))  # JSON null
+        assert represented_rows(EvaluationOut, evaluations.all()) == _as_instances(evaluations.all())
+
+        third.metadata = {"huge": 12345678901234567890123, "list": [-98765432109876543210]}
+        third.save()
+        rows = represented_rows(EvaluationOut, evaluations.all())
+        assert rows == _as_instances(evaluations.all())
+        assert rows[2]["metadata"]["huge"] == 12345678901234567890123  # exact, not a float
+        assert rows[1]["metadata"] is None
+
+
+def test_evaluations_of_one_decision_share_a_timestamp_and_each_row_gets_it(evaluations):
+    with scopes_disabled():
+        rows = represented_rows(EvaluationOut, evaluations.all())
+        expected = _as_instances(evaluations.all())
+    assert [r["created_at"] for r in rows] == [e["created_at"] for e in expected]
+    assert len({r["created_at"] for r in rows}) < len(rows)

@@ -52,6 +52,20 @@ def represented_list(serializer_class: type[BaseSerializer], instances) -> list[
 _AS_STORED = (fields.CharField, fields.ChoiceField, fields.IntegerField, fields.BooleanField)
 # orjson reads an integer beyond 64 bits as a float; such text goes through `json`, which keeps it exact.
 _LONG_INTEGER = re.compile(r"\d{19}")
+# The same in a document of many values, where digits inside strings (a source's sha256) are common:
+# in JSON a number begins after "[", "," or ":" (and spaces), which a string's digits seldom follow.
+# A match inside a string only costs the slower path.
+_LONG_NUMBER_TOKEN = re.compile(r"[\[,:]\s*-?\d{19}")
+# Every ASCII digit read as "0" and every other byte as a space: with it, "19 digits in a row?" is a translation and a
+# substring search, about twenty times faster than either pattern over a long document (measured).
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+
+
+def _may_hold_long_integer(document: str) -> bool:
+    """Whether a JSON document may hold an integer that orjson would read as a float."""
+    if b"0" * 19 not in document.encode(errors="surrogatepass").translate(_DIGITS_ONLY):
+        return False
+    return _LONG_NUMBER_TOKEN.search(document) is not None
 
 
 def _json_loads(text):
@@ -114,7 +128,47 @@ def _converter(field):
         text = (value if value.tzinfo is zone else value.astimezone(zone)).isoformat()
         return text[:-6] + "Z" if text.endswith("+00:00") else text
 
+    iso.same_for_equal_values = True
     return iso
+
+
+def _converted_column(values: tuple, convert) -> list:
+    """One column's values converted (None stays None).
+
+    JSON columns are decoded as one document (`_json_column`). A datetime column is converted once
+    per distinct value: every evaluation of a decision shares its ``created_at``, so a run's
+    evaluations hold about a sixth as many timestamps as rows. Only where equal values give equal
+    text (two aware datetimes that are equal are the same instant, written in one zone): not for
+    numbers, where 0.0 == -0.0 and 1 == True.
+    """
+    if convert is _json_loads:
+        return _json_column(values)
+    if getattr(convert, "same_for_equal_values", False):
+        done: dict = {}
+        return [None if v is None else done[v] if v in done else done.setdefault(v, convert(v)) for v in values]
+    return [None if value is None else convert(value) for value in values]
+
+
+def _json_column(values: tuple) -> list:
+    """A JSON column's texts decoded as ``_json_loads`` decodes each, in one orjson call: 726
+    evaluations' metadata took 1.3 ms one by one (a call and a pattern search each), profiled.
+
+    SQL NULL and JSON ``null`` both read as None, so a NULL joins the document as ``null``. Where
+    one text alone would take another path (an integer beyond 64 bits, text orjson refuses) or the
+    texts do not make one value each, every text is decoded on its own as before.
+    """
+    if any(not (value is None or isinstance(value, str)) for value in values):
+        return [_json_loads(value) for value in values]
+    document = "[" + ",".join("null" if value is None else value for value in values) + "]"
+    if not _may_hold_long_integer(document):
+        try:
+            decoded = orjson.loads(document)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if len(decoded) == len(values):
+                return decoded
+    return [None if value is None else _json_loads(value) for value in values]
 
 
 def represented_rows(serializer_class: type[ModelSerializer], queryset) -> list[dict]:
@@ -134,10 +188,10 @@ def represented_rows(serializer_class: type[ModelSerializer], queryset) -> list[
     rows = list(queryset.annotate(**as_text).values_list(*selected))
     if not rows:
         return []
-    # Column by column: one comprehension per converted column, not a loop over every cell.
+    # Column by column: one call per converted column, not a loop over every cell.
     columns = list(zip(*rows, strict=True))
     for i, convert in converted:
-        columns[i] = [None if value is None else convert(value) for value in columns[i]]
+        columns[i] = _converted_column(columns[i], convert)
     return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 
 

@@ -5,10 +5,12 @@ value is shown as key/value pairs, a list, or text, and anything deep or huge is
 """
 
 import json
+from datetime import datetime
 from numbers import Real
 
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
+from django.template.defaultfilters import date as date_filter
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -22,6 +24,26 @@ MAX_TEXT = 2000
 FOLD_KEYS = 8
 
 JUDGE_KEYS = ("model", "provider", "latency_ms", "input_tokens", "output_tokens", "cost_usd", "score", "status")
+
+
+# The two ways a list row writes its time, for a datetime without Django's general format parser
+# (which reads the format string and the locale's settings on every call): on the runs page's fifty
+# rows the two `date` filters were about a tenth of the page's CPU (measured). Anything but a
+# datetime goes to `date` itself. Both expect local time, as `date` does.
+
+
+@register.filter(expects_localtime=True, is_safe=False)
+def iso_datetime(value) -> str:
+    """What ``|date:'c'`` writes."""
+    return value.isoformat() if isinstance(value, datetime) else date_filter(value, "c")
+
+
+@register.filter(expects_localtime=True, is_safe=False)
+def to_the_second(value) -> str:
+    """What ``|date:"Y-m-d H:i:s"`` writes."""
+    if not isinstance(value, datetime):
+        return date_filter(value, "Y-m-d H:i:s")
+    return f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:{value.second:02d}"
 
 
 def _text(value: str) -> str:
