@@ -122,6 +122,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The hot paths' statements (core/prepared.py) are prepared once per PostgreSQL connection. A pooler
+# in transaction mode hands a connection's prepared statements to nobody else: turn this off behind
+# PgBouncer older than 1.21 or without max_prepared_statements (docs/deploy.md).
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 
 # Read replica (docs/deploy.md). Heavy reads (dashboard lists and details, exports) go to it;
 # writes, reads in a writing request, and a user's reads for REPLICA_STICKY_SECONDS after their

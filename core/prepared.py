@@ -3,6 +3,7 @@ costs more Python than the rest of their work: a grounding report's read and wri
 (governance/report_write.py), a run's start, the API key behind every API request (tenants/auth.py).
 """
 
+from django.conf import settings
 from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 
@@ -19,6 +20,8 @@ def prepared_cursor():
     """
     if connection.settings_dict["OPTIONS"].get("server_side_binding") is True:
         return connection.cursor()
+    if not settings.DATABASE_PREPARED_STATEMENTS:
+        return connection.cursor()  # the same statements, bound client-side and parsed every time
     connection.ensure_connection()
     pg = connection.connection
     if pg.prepare_threshold is None:

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from api_support import create_policy, row_counts, start_run
+from django.db import connection
 from django_scopes import scopes_disabled
 from rest_framework.test import APIClient
 
@@ -245,3 +246,28 @@ def test_the_key_read_on_every_request_is_what_the_orm_reads(acme):
     assert read.agents == ["support-*", "qa"] and read.expires_at.tzinfo is not None
     assert not read._state.adding and read.tenant is not None
     assert _key_with_tenant(hash_api_key(raw + "x")) is None
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_prepared_statements_can_be_turned_off_for_a_pooler(settings):
+    """Behind a pooler that cannot keep a connection's prepared statements (docs/deploy.md),
+    DATABASE_PREPARED_STATEMENTS=0 runs the same statements without preparing any."""
+    tenant = tenant_services.tenant_create(slug="pooled", name="Pooled", actor=Actor.system("tests"))
+    _, raw = tenant_services.api_key_create(tenant=tenant, name="agent", actor=Actor.system("tests"))
+    client = APIClient(HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+    def prepared() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+            return cursor.fetchone()[0]
+
+    connection.close()  # a new session: nothing prepared yet
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    assert client.get("/api/v1/ping/").status_code == 200
+    assert start_run(client) > 0
+    assert prepared() == 0
+
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    assert client.get("/api/v1/ping/").status_code == 200
+    assert prepared() >= 1
