@@ -290,20 +290,24 @@ def store_in_one_statement(
 # every start (EXPLAIN ANALYZE).
 
 
+def _inserts(steps: list[tuple[str, type[Model], str, str, str]], from_cte: dict, select: str) -> str:
+    """One statement of INSERT CTEs (name, model, parameter, what it reads, tail), each reading the
+    ids the ones before it return, then ``select``."""
+    ctes = ", ".join(
+        f"{name} AS ({_insert(model, param, sources, tail, from_cte[model])})"
+        for name, model, param, sources, tail in steps
+    )
+    return " ".join(f"WITH {ctes} {select}".split())
+
+
 @lru_cache(maxsize=1)
 def _start_statement() -> str:
-    return " ".join(
-        f"""
-        WITH run AS (
-            {_insert(Run, "run", "", "LIMIT 1 RETURNING id, tenant_id", _START_FROM_CTE[Run])}
-        ), decision AS (
-            {_insert(Decision, "decision", "run", "LIMIT 1 RETURNING id", _START_FROM_CTE[Decision])}
-        ), evaluation AS (
-            {_insert(Evaluation, "evaluations", "run, decision", "", _START_FROM_CTE[Evaluation])}
-        )
-        SELECT run.id, decision.id FROM run, decision
-    """.split()
-    )
+    steps = [
+        ("run", Run, "run", "", "LIMIT 1 RETURNING id, tenant_id"),
+        ("decision", Decision, "decision", "run", "LIMIT 1 RETURNING id"),
+        ("evaluation", Evaluation, "evaluations", "run, decision", ""),
+    ]
+    return _inserts(steps, _START_FROM_CTE, "SELECT run.id, decision.id FROM run, decision")
 
 
 def store_start_in_one_statement(*, run: Run, decision: Decision, evaluations: list[Evaluation]) -> None:
@@ -329,16 +333,11 @@ _DECISION_FROM_CTE = {Decision: {}, Evaluation: {"decision_id": "decision.id"}}
 
 @lru_cache(maxsize=1)
 def _decision_statement() -> str:
-    return " ".join(
-        f"""
-        WITH decision AS (
-            {_insert(Decision, "decision", "", "LIMIT 1 RETURNING id", _DECISION_FROM_CTE[Decision])}
-        ), evaluation AS (
-            {_insert(Evaluation, "evaluations", "decision", "", _DECISION_FROM_CTE[Evaluation])}
-        )
-        SELECT decision.id FROM decision
-    """.split()
-    )
+    steps = [
+        ("decision", Decision, "decision", "", "LIMIT 1 RETURNING id"),
+        ("evaluation", Evaluation, "evaluations", "decision", ""),
+    ]
+    return _inserts(steps, _DECISION_FROM_CTE, "SELECT decision.id FROM decision")
 
 
 def store_decision_in_one_statement(*, decision: Decision, evaluations: list[Evaluation]) -> None:
