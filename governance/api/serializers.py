@@ -1,9 +1,11 @@
 """The runs API's bodies: strict inputs (``...In``) and the outputs every answer goes through (``...Out``)."""
 
+from functools import partial
+
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from core.api.contract import represented_rows
+from core.api.contract import represented_rows_with
 from core.api.fields import (
     JSONObjectField,
     SafeJSONField,
@@ -11,6 +13,7 @@ from core.api.fields import (
     StrictSerializer,
     UnitScoreField,
 )
+from core.api.row_cache import cached_rows
 from governance.accumulated import Accumulated, accumulate
 from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span, joined_sources
 from policies.categories.grounding_context import MODES, WHEN_AVAILABLE
@@ -157,16 +160,29 @@ class _ReportColumns(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def report_rows(run: Run) -> list[dict]:
-    """The run's reports as ReportOut gives them, read as rows (`represented_rows`), in seq order:
-    a long run's detail spent more on its reports as model instances than on reading them."""
-    rows = represented_rows(_ReportColumns, GroundingReport.objects.filter(run=run).order_by("seq"))
-    sources = joined_sources([(run.pk, row["source_refs"]) for row in rows])
+def _report_rows_with(run_id: int, queryset, extra: tuple[str, ...]) -> tuple[list[dict], list[tuple]]:
+    rows, extras = represented_rows_with(_ReportColumns, queryset, extra)
+    sources = joined_sources([(run_id, row["source_refs"]) for row in rows])
     names = ReportOut.Meta.fields
-    return [
+    reports = [
         {name: joined if name == "sources" else row[name] for name in names}
         for row, joined in zip(rows, sources, strict=True)
     ]
+    return reports, extras
+
+
+def report_rows(run: Run) -> list[dict]:
+    """The run's reports as ReportOut gives them, read as rows (`represented_rows`), in seq order:
+    a long run's detail spent more on its reports as model instances than on reading them. Each
+    report is built once per process (core/api/row_cache.py): reports never change."""
+    queryset = GroundingReport.objects.filter(run=run).order_by("seq")
+    return cached_rows("report", queryset, partial(_report_rows_with, run.pk))
+
+
+def evaluations_of(run: Run) -> list[dict]:
+    """The run's evaluations as EvaluationOut gives them, in id order, each built once per version
+    of its row (a review writes a new one: core/api/row_cache.py)."""
+    return cached_rows("evaluation", run.evaluations.order_by("id"), partial(represented_rows_with, EvaluationOut))
 
 
 class RunDetailOut(RunOut):
@@ -210,7 +226,7 @@ class RunDetailOut(RunOut):
     @extend_schema_field(EvaluationOut(many=True))
     def get_evaluations(self, run) -> list[dict]:
         # A long run holds hundreds of evaluations: read as rows, not model instances.
-        return represented_rows(EvaluationOut, run.evaluations.order_by("id"))
+        return evaluations_of(run)
 
     @extend_schema_field(serializers.ListField(child=serializers.JSONField()))
     def get_citations(self, run) -> list:

@@ -1,0 +1,165 @@
+"""A run's detail built from rows kept per process (core/api/row_cache.py): on PostgreSQL each report
+and evaluation is built once per version of its row, and whatever changes a row shows at once."""
+
+import re
+
+import pytest
+from api_support import STRICT, create_policy, ground, start_run
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django_scopes import scopes_disabled
+
+from core.api.row_cache import RowCache, row_cache
+from governance.models import Evaluation
+from governance.reviews import evaluation_review
+from tenants.audit import Actor
+
+pytestmark = pytest.mark.django_db
+postgresql_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="row versions are PostgreSQL's xmin")
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    row_cache().clear()
+    yield
+    row_cache().clear()
+
+
+@pytest.fixture
+def run_id(api):
+    create_policy(api, "Strict", STRICT)
+    run_id = start_run(api)
+    ground(api, run_id, grounding_scores=[0.2], citations=[], unsupported_claims=["A claim"])
+    ground(
+        api,
+        run_id,
+        grounding_scores=[0.95, 0.9],
+        citations=["a", "b"],
+        sources=[{"id": "a", "text": "Alpha."}, {"id": "b", "text": "Beta."}],
+    )
+    return run_id
+
+
+def _read(api, run_id) -> tuple[dict, list[str]]:
+    with CaptureQueriesContext(connection) as ctx:
+        response = api.get(f"/api/v1/runs/{run_id}/")
+    assert response.status_code == 200, response.content
+    return response.json(), [q["sql"] for q in ctx.captured_queries]
+
+
+def _uncached(api, run_id, settings) -> dict:
+    limit = settings.ROW_CACHE_BYTES
+    settings.ROW_CACHE_BYTES = 0
+    try:
+        return _read(api, run_id)[0]
+    finally:
+        settings.ROW_CACHE_BYTES = limit
+
+
+def _full_row_reads(sql: list[str]) -> list[str]:
+    """The queries that read an evaluation's or a report's content (not only its id and version)."""
+    return [
+        q
+        for q in sql
+        if ('FROM "governance_evaluation"' in q and '"metadata"' in q)
+        or ('FROM "governance_groundingreport"' in q and '"unsupported_claims"' in q)
+    ]
+
+
+@postgresql_only
+def test_a_second_read_builds_no_row_again_and_answers_the_same(api, run_id, settings):
+    first, sql = _read(api, run_id)
+    assert len(_full_row_reads(sql)) == 2
+    again, sql = _read(api, run_id)
+    assert again == first == _uncached(api, run_id, settings)
+    assert _full_row_reads(sql) == []
+    assert len(first["evaluations"]) >= 3 and [r["seq"] for r in first["reports"]] == [1, 2]
+    assert {k: first["reports"][1]["sources"][0][k] for k in ("id", "text")} == {"id": "a", "text": "Alpha."}
+
+
+@postgresql_only
+def test_new_rows_are_read_alone_and_appended_in_order(api, run_id, settings):
+    before, _ = _read(api, run_id)
+    ground(api, run_id, grounding_scores=[0.1], citations=[])
+    after, sql = _read(api, run_id)
+    assert after == _uncached(api, run_id, settings)
+    assert [r["seq"] for r in after["reports"]] == [1, 2, 3]
+    assert after["evaluations"][: len(before["evaluations"])] == before["evaluations"]
+    # Only the new rows were read in full: their ids are in the query, the others' are not.
+    new_ids = {e["id"] for e in after["evaluations"]} - {e["id"] for e in before["evaluations"]}
+    evaluation_read = next(q for q in _full_row_reads(sql) if 'FROM "governance_evaluation"' in q)
+    listed = re.search(r'"governance_evaluation"\."id" IN \(([^)]*)\)', evaluation_read)
+    assert new_ids and {int(pk) for pk in listed.group(1).split(",")} == new_ids
+
+
+@postgresql_only
+def test_a_review_shows_at_once(api, run_id, bob):
+    read, _ = _read(api, run_id)
+    violation = next(e for e in read["evaluations"] if e["action"] in ("warn", "block"))
+    with scopes_disabled():
+        row = Evaluation.objects.get(pk=violation["id"])
+        evaluation_review(evaluation=row, state="confirmed", comment="Seen", actor=Actor(user=bob))
+    after, _ = _read(api, run_id)
+    reviewed = next(e for e in after["evaluations"] if e["id"] == violation["id"])
+    assert (reviewed["review_state"], reviewed["review_comment"]) == ("confirmed", "Seen")
+    assert reviewed["reviewed_at"] is not None
+
+
+@postgresql_only
+def test_any_change_to_a_row_shows_even_one_made_in_sql(api, run_id):
+    """A data migration or a fix by hand writes a new row version: nothing stale is answered, even
+    when the change is made by the transaction that wrote the row (as here: one test, one transaction)."""
+    read, _ = _read(api, run_id)
+    target = read["evaluations"][0]["id"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE governance_evaluation SET metadata = %s, reason = %s WHERE id = %s",
+            ['{"fixed": true}', "Fixed by hand", target],
+        )
+    after, _ = _read(api, run_id)
+    changed = next(e for e in after["evaluations"] if e["id"] == target)
+    assert changed["metadata"] == {"fixed": True} and changed["reason"] == "Fixed by hand"
+
+
+@postgresql_only
+def test_a_deleted_row_is_gone_from_the_next_read(api, run_id):
+    read, _ = _read(api, run_id)
+    target = read["evaluations"][-1]["id"]
+    with scopes_disabled():
+        Evaluation.objects.filter(pk=target).delete()
+    after, _ = _read(api, run_id)
+    assert [e["id"] for e in after["evaluations"]] == [e["id"] for e in read["evaluations"][:-1]]
+
+
+def test_without_row_versions_every_read_builds_its_rows(api, run_id, settings):
+    """Other databases (and ROW_CACHE_BYTES=0) read every row in full each time, as before."""
+    settings.ROW_CACHE_BYTES = 0 if connection.vendor == "postgresql" else settings.ROW_CACHE_BYTES
+    first, _ = _read(api, run_id)
+    again, sql = _read(api, run_id)
+    assert again == first
+    assert len(_full_row_reads(sql)) == 2
+    assert not any("xmin" in q for q in sql)
+    assert len(row_cache()) == 0
+
+
+@postgresql_only
+def test_another_tenants_run_is_a_404_even_with_its_rows_kept(api, other_api, run_id):
+    _read(api, run_id)  # its rows are now in the process's cache
+    assert other_api.get(f"/api/v1/runs/{run_id}/").status_code == 404
+
+
+def test_the_cache_keeps_its_byte_bound_least_recently_used_out_first():
+    cache = RowCache(max_bytes=1000)
+    rows = {key: {"id": key, "text": "x" * 200} for key in range(4)}
+    cache.put_many([(k, rows[k]) for k in (0, 1, 2)])
+    assert len(cache) == 3 and cache.bytes <= 1000
+    assert cache.get_many([0]) == {0: rows[0]}  # 0 is now the most recently used
+    cache.put_many([(3, rows[3])])
+    assert set(cache.get_many([0, 1, 2, 3])) == {0, 2, 3}  # 1 was the least recently used
+    assert cache.bytes <= 1000
+    cache.put_many([("big", {"text": "y" * 5000})])  # larger than the whole cache: not kept
+    assert cache.get_many(["big"]) == {} and len(cache) == 3
+    cache.put_many([(3, {"id": 3})])  # a key written again replaces its entry and its weight
+    assert cache.get_many([3]) == {3: {"id": 3}} and len(cache) == 3
+    cache.clear()
+    assert len(cache) == 0 and cache.bytes == 0
