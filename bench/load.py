@@ -1,11 +1,13 @@
 """Load held, nothing lost: a production-like topology under a mixed load of concurrent clients.
 
-    .venv/bin/python bench/load.py [--clients 32] [--seconds 20] [--workers 2] [--server-threads 4]
+    .venv/bin/python bench/load.py [--clients 32] [--seconds 20] [--workers 4] [--server-threads 4]
 
 Creates a fresh PostgreSQL database (``groundrule_load``, dropped at the end), migrates it, makes a
-tenant with five grounding policies and one local-verifier policy whose after_workflow check is queued
-to Celery, and starts gunicorn (DEBUG off) and a Celery worker on Redis (``LOAD_BROKER``, default
-redis://127.0.0.1:6379/7), all on loopback. Then:
+tenant with five grounding policies and one local-verifier policy (its after_workflow check runs
+inline, in the complete), and starts gunicorn (DEBUG off; by default the image's 4 workers x 4
+threads, Dockerfile) and a Celery worker on Redis (``LOAD_BROKER``, default
+redis://127.0.0.1:6379/7) for what is queued (the score audits sampled from one report in ten), all
+on loopback. Then:
 
 1. **Peak**: ``--clients`` closed-loop clients send a mix for ``--seconds``: run starts, grounding reports
    into shared runs and into each client's own run, completes, on-demand grounding checks, run reads over
@@ -56,6 +58,7 @@ from report import (
 DB_NAME = os.environ.get("LOAD_DB", "groundrule_load")
 BROKER = os.environ.get("LOAD_BROKER", "redis://127.0.0.1:6379/7")
 AGENT = "research-agent"
+TARGET_P99_MS = 50.0  # at half the peak rate (issue 14)
 SHARED_RUNS = 8
 SOURCES = [
     {"id": "fed-2023", "text": "In March 2023 the Federal Reserve raised its benchmark rate by 25 basis points."},
@@ -363,7 +366,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=20.0, help="of each load phase")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    # The image's web topology (Dockerfile: WEB_CONCURRENCY=4, gthread with 4 threads).
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--server-threads", type=int, default=4, help="threads per gunicorn worker")
     args = parser.parse_args()
 
@@ -440,18 +444,26 @@ def main() -> None:
             f"topology: gunicorn {args.workers}x{args.server_threads} + 1 Celery worker + PostgreSQL + Redis, "
             f"{args.clients} clients, {args.seconds:.0f} s a phase"
         )
-        print(f"{'operation':<14}{'peak n':>8}{'p50 ms':>9}{'p99 ms':>9}{'half n':>8}{'p50 ms':>9}{'p99 ms':>9}")
+        # "> 50": the half phase's calls over the target, by operation: what the overall p99 is made of.
+        print(
+            f"{'operation':<14}{'peak n':>8}{'p50 ms':>9}{'p99 ms':>9}{'half n':>8}{'p50 ms':>9}{'p99 ms':>9}"
+            f"{'> 50':>6}"
+        )
         for op, _ in MIX:
             p50, p99 = summary(ledger.latencies[op])
             h50, h99 = summary(half.latencies[op])
+            slow = sum(1 for ms in half.latencies[op] if ms > TARGET_P99_MS)
             print(
                 f"{op:<14}{len(ledger.latencies[op]):>8}{p50:>9.1f}{p99:>9.1f}"
-                f"{len(half.latencies[op]):>8}{h50:>9.1f}{h99:>9.1f}"
+                f"{len(half.latencies[op]):>8}{h50:>9.1f}{h99:>9.1f}{slow:>6}"
             )
         p50, p99 = summary(peak_latencies)
         h50, h99 = summary([x for v in half.latencies.values() for x in v])
         print(f"peak: {peak_rps:.0f} req/s, p50 {p50:.1f} ms, p99 {p99:.1f} ms")
-        print(f"half the peak ({peak_rps / 2:.0f} req/s): p50 {h50:.1f} ms, p99 {h99:.1f} ms (target < 50 ms)")
+        print(
+            f"half the peak ({peak_rps / 2:.0f} req/s): p50 {h50:.1f} ms, p99 {h99:.1f} ms "
+            f"(target < {TARGET_P99_MS:.0f} ms)"
+        )
         print(f"statuses: {dict(sorted(statuses.items()))}")
         print(f"5xx or dropped: {five_xx} (target 0)")
         for method, path, status, body in FAILURES[:10]:
