@@ -10,7 +10,7 @@ the reports are the record, read when the run completes, and sources are stored 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .models import GroundingReport, Run, RunSource, attach_sources
+from .models import GroundingReport, Run, RunSource, joined_sources
 
 # Above this many distinct cited ids, reading all of the run's sources is cheaper than a long
 # IN list (and stays under SQLite's bound-parameter limit).
@@ -75,12 +75,14 @@ def run_sources(*, run: Run, ids: set[str] | None = None) -> list[dict]:
     return found if ids is None else [s for s in found if s["id"] in ids]
 
 
-def reported_sources(*, run: Run) -> list[dict]:
-    """Every report's sources in report order, as reported (a source given twice is here twice):
-    what the run's judges read at after_workflow. Two queries."""
-    reports = (
+def run_reported(*, run: Run) -> tuple[Accumulated, list[dict]]:
+    """What the run's reports add up to (``run_accumulated``), and every report's sources in
+    report order, as reported (a source given twice is here twice): what the run's judges read at
+    after_workflow. Two queries: the reports, once, and their sources' texts."""
+    rows = list(
         GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
         .order_by("seq")
-        .only("id", "tenant_id", "run_id", "seq", "source_refs")
+        .values_list("citations", "unsupported_claims", "output_confidence", "source_refs")
     )
-    return [source for report in attach_sources(reports) for source in report.sources]
+    joined = joined_sources([(run.pk, refs) for *_, refs in rows])
+    return accumulate(row[:3] for row in rows), [source for sources in joined for source in sources]

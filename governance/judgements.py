@@ -35,11 +35,8 @@ def decision_judge(*, decision_id: int, spec: dict, kind: str) -> str:
         else:
             # after_workflow: the whole run, read from its reports.
             run = decision.run
-            evidence = Evidence(
-                output=run.output,
-                citations=tuple(accumulated.run_accumulated(run=run).citations),
-                sources=tuple(accumulated.reported_sources(run=run)),
-            )
+            reported, sources = accumulated.run_reported(run=run)
+            evidence = Evidence(output=run.output, citations=tuple(reported.citations), sources=tuple(sources))
         evaluation = judge(tenant=decision.tenant, spec=policy, phase=decision.phase, kind=kind, evidence=evidence)
         if not decision_append_evaluations(
             decision_row=decision, evaluations=[evaluation], once_for=(policy.id, source)

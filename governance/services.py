@@ -264,24 +264,25 @@ def run_record_span(
 FAILED_RUN_REASON = "Run failed; after_workflow audit skipped"
 
 
-def _after_workflow_evidence(run: Run, reported: accumulated.Accumulated) -> Evidence:
+Reported = tuple[accumulated.Accumulated, list[dict]]  # accumulated.run_reported: the sums and the sources
+
+
+def _after_workflow_evidence(run: Run, reported: Reported) -> Evidence:
     """What the inline judges read at after_workflow: the final output, every citation, the sources as reported."""
-    return Evidence(
-        output=run.output,
-        citations=tuple(reported.citations),
-        sources=tuple(accumulated.reported_sources(run=run)),
-    )
+    sums, sources = reported
+    return Evidence(output=run.output, citations=tuple(sums.citations), sources=tuple(sources))
 
 
-def _judged_ahead(tenant: Tenant, run_id, output: str | None) -> tuple[tuple, list, accumulated.Accumulated | None]:
+def _judged_ahead(tenant: Tenant, run_id, output: str | None) -> tuple[tuple, list, Reported | None]:
     """The after_workflow judges the agent waits for (the local verifier, which may escalate to an
     LLM), run before the completing transaction so that no row lock is held meanwhile, as at
     mid_execution. Answers (what they judged: report count, output and policies; their evaluations;
-    what the reports added up to), or ((), [], None) when no policy asks for one or the run has
-    ended (the locked read answers 409)."""
+    what the reports added up to, with their sources), or ((), [], None) when no policy asks for
+    one or the run has ended (the locked read answers 409)."""
     if not judging.needs_inline(policy_specs_for(tenant), "after_workflow"):
         return (), [], None
-    run = run_for(tenant, run_id)
+    # What the judges need of the run: not its input, result and metadata documents.
+    run = run_for(tenant, run_id, only=("id", "tenant_id", "agent_name", "ended_at", "report_count", "output"))
     if run.ended_at is not None:
         return (), [], None
     if output:
@@ -289,7 +290,7 @@ def _judged_ahead(tenant: Tenant, run_id, output: str | None) -> tuple[tuple, li
     specs = _specs(tenant, run.agent_name)
     if not judging.needs_inline(specs, "after_workflow"):
         return (), [], None
-    reported = accumulated.run_accumulated(run=run)
+    reported = accumulated.run_reported(run=run)
     evidence = _after_workflow_evidence(run, reported)
     judged = judging.inline_evaluations(tenant=tenant, specs=specs, phase="after_workflow", evidence=evidence)
     return (run.report_count, run.output, specs), judged, reported
@@ -323,16 +324,14 @@ def run_complete(
             # The whole run, read from its reports: every citation and unsupported claim, the
             # latest output_confidence; sources only for the ids a citation check needs. Reports are
             # only ever added, so the judges' read above still holds if none came in since.
-            if reported_ahead is not None and judged_on[0] == run.report_count:
-                reported = reported_ahead
-            else:
-                reported = accumulated.run_accumulated(run=run)
+            reported = reported_ahead if reported_ahead and judged_on[0] == run.report_count else None
+            sums = reported[0] if reported else accumulated.run_accumulated(run=run)
             state = RunState(
-                citations=tuple(reported.citations),
-                unsupported_claims=tuple(reported.unsupported_claims),
-                output_confidence=reported.output_confidence,
+                citations=tuple(sums.citations),
+                unsupported_claims=tuple(sums.unsupported_claims),
+                output_confidence=sums.output_confidence,
                 output=run.output or None,
-                sources=tuple(_citable_sources(run, specs, reported.citations)),
+                sources=tuple(_citable_sources(run, specs, sums.citations)),
             )
             decision = evaluate_phase("after_workflow", specs, state)
             if judging.needs_inline(specs, "after_workflow"):
@@ -342,7 +341,7 @@ def run_complete(
                         tenant=tenant,
                         specs=specs,
                         phase="after_workflow",
-                        evidence=_after_workflow_evidence(run, reported),
+                        evidence=_after_workflow_evidence(run, reported or accumulated.run_reported(run=run)),
                     )
                 decision = combine("after_workflow", (*decision.all_evaluations, *judged))
         run.raise_final_action(decision.action)

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ..accumulated import Accumulated, reported_sources, run_accumulated
+from ..accumulated import Accumulated, run_reported
 from ..models import Decision, Evaluation, GroundingReport, Phase
 
 OTHER_EVALUATIONS_LIMIT = 200
@@ -42,11 +42,11 @@ def violation_evidence(*, evaluation: Evaluation) -> Evidence:
         )
         if before and isinstance(before.metadata, dict) and isinstance(before.metadata.get("rules"), dict):
             rules = before.metadata["rules"]
-    after = evaluation.phase == Phase.AFTER
+    reported, sources = run_reported(run=evaluation.run) if evaluation.phase == Phase.AFTER else (None, [])
     return Evidence(
         report=decision.report if decision else None,
-        accumulated=run_accumulated(run=evaluation.run) if after else None,
-        sources=reported_sources(run=evaluation.run) if after else [],
+        accumulated=reported,
+        sources=sources,
         other_evaluations=others[:OTHER_EVALUATIONS_LIMIT],
         other_truncated=len(others) > OTHER_EVALUATIONS_LIMIT,
         rules=rules,
