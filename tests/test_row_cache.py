@@ -66,13 +66,20 @@ def _full_row_reads(sql: list[str]) -> list[str]:
     ]
 
 
+def _digest_checks(sql: list[str]) -> list[str]:
+    """The statements that ask whether a kept list still holds (core/api/row_cache.py, `_appended`)."""
+    return [q for q in sql if "md5(string_agg(" in q]
+
+
 @postgresql_only
 def test_a_second_read_builds_no_row_again_and_answers_the_same(api, run_id, settings):
     first, sql = _read(api, run_id)
-    assert len(_full_row_reads(sql)) == 2
+    assert len(_full_row_reads(sql)) == 2 and _digest_checks(sql) == []
     again, sql = _read(api, run_id)
     assert again == first == _uncached(api, run_id, settings)
     assert _full_row_reads(sql) == []
+    # The reports and the evaluations: one statement each says that nothing changed or came.
+    assert len(_digest_checks(sql)) == 2 and not any("xmin" in q for q in sql if q not in _digest_checks(sql))
     assert len(first["evaluations"]) >= 3 and [r["seq"] for r in first["reports"]] == [1, 2]
     assert {k: first["reports"][1]["sources"][0][k] for k in ("id", "text")} == {"id": "a", "text": "Alpha."}
 
@@ -82,6 +89,7 @@ def test_new_rows_are_read_alone_and_appended_in_order(api, run_id, settings):
     before, _ = _read(api, run_id)
     ground(api, run_id, grounding_scores=[0.1], citations=[])
     after, sql = _read(api, run_id)
+    assert len(_digest_checks(sql)) == 2  # the kept lists held: only what came after them was asked for
     assert after == _uncached(api, run_id, settings)
     assert [r["seq"] for r in after["reports"]] == [1, 2, 3]
     assert after["evaluations"][: len(before["evaluations"])] == before["evaluations"]
@@ -95,6 +103,7 @@ def test_new_rows_are_read_alone_and_appended_in_order(api, run_id, settings):
 @postgresql_only
 def test_a_review_shows_at_once(api, run_id, bob):
     read, _ = _read(api, run_id)
+    _read(api, run_id)  # the list is kept now
     violation = next(e for e in read["evaluations"] if e["action"] in ("warn", "block"))
     with scopes_disabled():
         row = Evaluation.objects.get(pk=violation["id"])
@@ -110,6 +119,7 @@ def test_any_change_to_a_row_shows_even_one_made_in_sql(api, run_id):
     """A data migration or a fix by hand writes a new row version: nothing stale is answered, even
     when the change is made by the transaction that wrote the row (as here: one test, one transaction)."""
     read, _ = _read(api, run_id)
+    _read(api, run_id)  # the list is kept now
     target = read["evaluations"][0]["id"]
     with connection.cursor() as cursor:
         cursor.execute(
@@ -122,8 +132,25 @@ def test_any_change_to_a_row_shows_even_one_made_in_sql(api, run_id):
 
 
 @postgresql_only
+def test_a_row_that_lands_among_the_earlier_ones_is_read(api, run_id, settings):
+    """A transaction that took its id early and committed late: its row sorts before the last one
+    answered, so the kept list no longer holds and the next read has it."""
+    read, _ = _read(api, run_id)
+    _read(api, run_id)
+    with scopes_disabled():
+        late = Evaluation.objects.get(pk=read["evaluations"][1]["id"])
+        late.pk, late.reason = read["evaluations"][0]["id"] - 1_000_000, "Committed late"
+        late.save(force_insert=True)
+    after, _ = _read(api, run_id)
+    assert after == _uncached(api, run_id, settings)
+    assert after["evaluations"][0]["reason"] == "Committed late"
+    assert len(after["evaluations"]) == len(read["evaluations"]) + 1
+
+
+@postgresql_only
 def test_a_deleted_row_is_gone_from_the_next_read(api, run_id):
     read, _ = _read(api, run_id)
+    _read(api, run_id)  # the list is kept now
     target = read["evaluations"][-1]["id"]
     with scopes_disabled():
         Evaluation.objects.filter(pk=target).delete()
@@ -163,3 +190,15 @@ def test_the_cache_keeps_its_byte_bound_least_recently_used_out_first():
     assert cache.get_many([3]) == {3: {"id": 3}} and len(cache) == 3
     cache.clear()
     assert len(cache) == 0 and cache.bytes == 0
+
+
+@postgresql_only
+def test_a_cache_too_small_for_the_run_still_answers_it_whole(api, run_id, settings):
+    """Rows and kept lists evicted before they are used again: every read falls back to reading."""
+    expected = _uncached(api, run_id, settings)
+    settings.ROW_CACHE_BYTES = 1500
+    for _ in range(3):
+        assert _read(api, run_id)[0] == expected
+    ground(api, run_id, grounding_scores=[0.3], citations=[])
+    assert _read(api, run_id)[0] == _uncached(api, run_id, settings)
+    assert row_cache().bytes <= 1500
