@@ -127,9 +127,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # PgBouncer older than 1.21 or without max_prepared_statements (docs/deploy.md).
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 # What each process keeps of long answers' rows (a run's reports and evaluations), keyed by their
-# version on PostgreSQL (core/api/row_cache.py); 0 turns it off. Counted as the rows' JSON size: the
-# dicts take about three times that in memory (16 MiB: ~50 MB a process, ~25,000 evaluations).
-ROW_CACHE_BYTES = int(os.environ.get("ROW_CACHE_BYTES", str(16 * 1024 * 1024)))
+# version on PostgreSQL (core/api/row_cache.py); 0 turns it off. Counted as the rows' JSON size, a
+# kept list as much again: the dicts take about three times that in memory (32 MiB: at most ~100 MB
+# a process; ~50,000 evaluations, or half that in lists read again and again).
+ROW_CACHE_BYTES = int(os.environ.get("ROW_CACHE_BYTES", str(32 * 1024 * 1024)))
 
 # Read replica (docs/deploy.md). Heavy reads (dashboard lists and details, exports) go to it;
 # writes, reads in a writing request, and a user's reads for REPLICA_STICKY_SECONDS after their
