@@ -2,16 +2,19 @@
 and evaluation is built once per version of its row, and whatever changes a row shows at once."""
 
 import re
+import threading
 
 import pytest
 from api_support import STRICT, create_policy, ground, start_run
-from django.db import connection
+from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django_scopes import scopes_disabled
+from rest_framework.test import APIClient
 
 from core.api.row_cache import RowCache, row_cache
 from governance.models import Evaluation
 from governance.reviews import evaluation_review
+from tenants import services as tenant_services
 from tenants.audit import Actor
 
 pytestmark = pytest.mark.django_db
@@ -202,3 +205,67 @@ def test_a_cache_too_small_for_the_run_still_answers_it_whole(api, run_id, setti
     ground(api, run_id, grounding_scores=[0.3], citations=[])
     assert _read(api, run_id)[0] == _uncached(api, run_id, settings)
     assert row_cache().bytes <= 1500
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_reads_while_reports_land_are_whole_and_the_last_equals_an_uncached_read(acme, settings):
+    """Two agents report into one run while two readers read it over the API, each in its own
+    thread and connection, one process and one cache: every answer is a whole run (reports numbered
+    1..n, evaluations in id order, none twice), and once the writers stop the cached answer is
+    exactly the uncached one."""
+    _, raw = tenant_services.api_key_create(tenant=acme, name="load", actor=Actor.system("tests"), scope="admin")
+
+    def client() -> APIClient:
+        return APIClient(HTTP_AUTHORIZATION=f"Bearer {raw}")
+
+    create_policy(client(), "Strict", STRICT)
+    run_id = start_run(client())
+    errors: list[str] = []
+    answers: list[int] = []
+    writing = threading.Event()
+    writing.set()
+
+    def writer(worker: int) -> None:
+        try:
+            api = client()
+            for n in range(12):
+                response = ground(api, run_id, grounding_scores=[0.5 + n / 40], citations=[f"w{worker}"])
+                if response.status_code != 200:
+                    errors.append(f"report {response.status_code}")
+        except Exception as exc:  # an assertion in a thread would be lost: reported below
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    def reader() -> None:
+        try:
+            api = client()
+            while writing.is_set():
+                body = api.get(f"/api/v1/runs/{run_id}/").json()
+                seqs = [r["seq"] for r in body["reports"]]
+                ids = [e["id"] for e in body["evaluations"]]
+                if seqs != list(range(1, len(seqs) + 1)) or ids != sorted(set(ids)):
+                    errors.append(f"torn answer: seqs {seqs}, ids {ids}")
+                answers.append(len(seqs))
+        except Exception as exc:
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    writers = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    writing.clear()
+    for t in readers:
+        t.join()
+
+    assert errors == []
+    assert len(answers) >= 4 and max(answers) <= 24
+    final = client().get(f"/api/v1/runs/{run_id}/").json()
+    assert [r["seq"] for r in final["reports"]] == list(range(1, 25))
+    settings.ROW_CACHE_BYTES = 0
+    assert client().get(f"/api/v1/runs/{run_id}/").json() == final
