@@ -6,7 +6,7 @@ Building them again was most of that answer's cost (bench/mix.py, ``run_read``),
 the run. Here each row's finished dict is kept under (what built it, its id, its version), so a read
 costs one narrow query for the ids and versions, and the full columns only of rows not seen before;
 and a list that only grew since it was last answered costs one statement that says so (a digest of
-the rows answered) and names the rows that came after them (``cached_rows``, ``grows``).
+the rows answered) and names the rows that came after them (``cached_rows``).
 
 The version is PostgreSQL's ``xmin`` (the transaction that wrote this version of the row) with its
 ``ctid`` (where the version lies). Any change to a row (a review, a data migration, a fix by hand in
@@ -196,26 +196,23 @@ def _rows_of(kind: str, queryset: QuerySet, read: Reader, listing: list[tuple], 
     return rows, weights
 
 
-def cached_rows(kind: str, queryset: QuerySet, read: Reader, *, grows: bool = False) -> list[dict]:
+def cached_rows(kind: str, queryset: QuerySet, read: Reader) -> list[dict]:
     """The rows ``read`` builds from ``queryset``, in its order, each built once per version.
 
     ``kind`` names what ``read`` builds (rows of one table built two ways are two kinds). ``read``
     is given a queryset and the extra columns to read with each row (``("id", VERSION)``), and
-    answers the dicts and those columns' values, from one query.
+    answers the dicts and those columns' values, from one query. ``queryset`` is a list that rows
+    are added to, ordered by one column that grows with them (an id, a sequence number).
 
-    With ``grows`` (a list that rows are added to, ordered by one column that grows with them: an
-    id, a sequence number), the list as answered is kept too, under its query. A later read of the
-    same query asks PostgreSQL, in one statement, whether the rows up to the last position answered
-    are still those versions (a digest) and which rows came after it: a list that only grew costs
-    its new rows, not its length. A row that changed, went, or landed among the earlier ones (a
-    transaction that committed late) changes the digest, and the list is read again row by row.
+    The list as answered is kept too, under its query. A later read of the same query asks
+    PostgreSQL, in one statement, whether the rows up to the last position answered are still those
+    versions (a digest) and which rows came after it: a list that only grew costs its new rows, not
+    its length. A row that changed, went, or landed among the earlier ones (a transaction that
+    committed late) changes the digest, and the list is read again row by row.
     """
     if not _usable(queryset):
         return read(queryset, ())[0]
     cache = row_cache()
-    if not grows:
-        listing = [(None, pk, version) for pk, version in versioned(queryset).values_list("id", VERSION)]
-        return _rows_of(kind, queryset, read, listing, cache, whole=True)[0]
     listing_query = _listing(queryset)
     listing_sql = listing_query.query.get_compiler(using=queryset.db).as_sql()
     memo_key = ("listed", kind, queryset.db, listing_sql[0], tuple(listing_sql[1]))

@@ -176,14 +176,14 @@ def report_rows(run: Run) -> list[dict]:
     a long run's detail spent more on its reports as model instances than on reading them. Each
     report is built once per process (core/api/row_cache.py): reports never change."""
     queryset = GroundingReport.objects.filter(run=run).order_by("seq")
-    return cached_rows("report", queryset, partial(_report_rows_with, run.pk), grows=True)
+    return cached_rows("report", queryset, partial(_report_rows_with, run.pk))
 
 
 def evaluations_of(run: Run) -> list[dict]:
     """The run's evaluations as EvaluationOut gives them, in id order, each built once per version
     of its row (a review writes a new one: core/api/row_cache.py)."""
     evaluations = run.evaluations.order_by("id")
-    return cached_rows("evaluation", evaluations, partial(represented_rows_with, EvaluationOut), grows=True)
+    return cached_rows("evaluation", evaluations, partial(represented_rows_with, EvaluationOut))
 
 
 class RunDetailOut(RunOut):
