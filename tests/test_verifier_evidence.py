@@ -53,6 +53,38 @@ def test_a_missing_fact_is_named():
     assert "12%" in claim.matched
 
 
+def test_a_value_the_sentences_give_together_is_no_contradiction_of_one_of_them():
+    # "$217 million" is 70 percent of the first sentence's $310 million: that sentence alone does
+    # not contradict it (its conflict is doubtful and does not block the second sentence)
+    claim = check_grounding(
+        "Subscription revenue in Q2 was about $217 million.",
+        [
+            "The Q2 report shows total revenue of $310 million, up 11% year over year. Subscriptions "
+            "accounted for 70 percent of total revenue, with the remainder coming from services."
+        ],
+    ).claims[0]
+    assert claim.verdict != "contradicted" and claim.failed is None
+    assert "about 217000000 USD = about 217000000 USD (70 percent of $310 million)" in claim.matched
+    assert len(claim.evidence) == 2
+
+
+@pytest.mark.parametrize(
+    "text,verdict",
+    [
+        ("The Standard plan includes more storage than Premium.", "contradicted"),
+        ("Premium includes more storage than the Standard plan.", "supported"),
+    ],
+)
+def test_a_comparison_is_settled_by_values_stated_in_two_sentences(text, verdict):
+    plans = "Plans: Standard includes 100 GB of storage and email support. Premium includes 1 TB of storage."
+    claim = check_grounding(text, [plans]).claims[0]
+    assert claim.verdict == verdict
+    if verdict == "contradicted":
+        assert claim.failed == "comparison reversed: claim says 'more', source gives 100 GB against 1 TB"
+    else:
+        assert claim.failed is None
+
+
 def test_verdict_dict_carries_the_explanation_and_no_internal_features():
     d = check_grounding("The Hubble telescope, launched in 1990, orbits at about 540 km.", HUBBLE).to_dict()
     claim = d["claims"][0]

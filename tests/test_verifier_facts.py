@@ -174,6 +174,30 @@ def test_lone_acronyms_are_weak_facts():
     assert api.value == "api" and api.weak
 
 
+def test_a_lone_code_with_digits_is_a_strong_fact_whose_absence_is_missing():
+    rs = one("Tokens are signed using the RS256 algorithm.", "entity")
+    assert rs.value == "rs256" and not rs.weak
+    claim = analyse("Tokens are signed using the RS256 algorithm.")
+    al = align(claim, analyse("Tokens are signed with a private key."))
+    assert [f.text for f in al.missing] == ["RS256"]
+
+
+def test_a_number_after_a_hash_is_an_identifier_not_a_count():
+    order = one("Order #4471 shipped on 2 May.", "entity")
+    assert (order.dim, order.value, order.text) == ("identifier", "order 4471", "Order #4471")
+    assert not facts("Order #4471 shipped.", "quantity")
+    assert one("Fixed in #1289.", "entity").value == "1289"
+    # the same order written with or without the hash
+    same = align(analyse("Order 4471 was shipped."), analyse("Order #4471 (domestic): shipped on 2 May."))
+    assert same.missing == [] and [(c.text, s.text) for c, s in same.matched] == [("Order 4471", "Order #4471")]
+    # never compared with the counts of a sentence about something else
+    other = align(analyse("Order #4471 arrives within 3 business days."), analyse("Deliveries take 5–10 days."))
+    assert not [c for c in other.conflicts if "4471" in c.reason], other.conflicts
+    assert [c.reason for c in align(analyse("Order #4471 shipped."), analyse("Order #4472 shipped.")).conflicts] == [
+        "entity mismatch: claim says Order #4471, source says Order #4472"
+    ]
+
+
 # --------------------------------------------------------------------------- signals
 
 
@@ -194,6 +218,52 @@ def test_lone_acronyms_are_weak_facts():
 )
 def test_negation_polarity(text, odd):
     assert (analyse(text).polarity % 2 == 1) is odd
+
+
+@pytest.mark.parametrize(
+    "claim,source,reason",
+    [
+        # a negating affix: "gluten-free" is "without gluten", and it covers the claim's "gluten"
+        (
+            "These crackers contain gluten.",
+            "Our rice crackers are certified gluten-free.",
+            "claim has 'no negation', source has 'gluten-free'",
+        ),
+        (
+            "The application fee is refundable.",
+            "A non-refundable application fee of $75 is payable.",
+            "claim has 'no negation', source has 'non-refundable'",
+        ),
+        # "without <noun>" negates where the other text speaks of the noun ...
+        ("You need a key to use it.", "It works without a key.", "claim has 'no negation', source has 'without'"),
+        # ... and qualifies just that noun where it does not
+        (
+            "Taking photographs is prohibited in the galleries.",
+            "Photography without flash is permitted in all galleries.",
+            "claim has 'prohibited', source has 'no negation'",
+        ),
+    ],
+)
+def test_negation_by_affix_or_by_without(claim, source, reason):
+    found = [c.reason for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "negation"]
+    assert found == [f"negation mismatch: {reason}"]
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The crackers are gluten-free.", "The crackers contain no gluten."),
+        # "cannot … without" is one requirement, as "need" is
+        ("You can enter with a ticket.", "You cannot enter without a ticket."),
+        # "without authorisation" qualifies the changes; both sentences deny the repair once
+        (
+            "If changes were made without authorisation, the warranty won't pay for the repair.",
+            "This warranty does not cover damage caused by unauthorized modifications.",
+        ),
+    ],
+)
+def test_agreeing_negations_by_affix_or_by_without_are_no_conflict(claim, source):
+    assert [c.reason for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "negation"] == []
 
 
 def test_quantifiers_and_directions():
@@ -261,6 +331,17 @@ def test_a_large_count_is_the_same_count_under_another_noun_a_small_one_is_not()
     same = align(analyse("The company had 12450 employees."), analyse("The company employed 12,450 people."))
     assert same.missing == [] and len(same.matched) == 1
     other = align(analyse("The plan includes 3 projects."), analyse("The trial lasts 3 days."))
+    assert [f.describe() for f in other.missing] == ["3 project"]
+
+
+def test_a_count_of_times_counts_occurrences_of_whatever_the_sentence_says():
+    # "five times in a row" = "five consecutive failed attempts"; a count of other things is not
+    al = align(
+        analyse("Enter the wrong password five times in a row and the account is locked."),
+        analyse("Accounts are locked after five consecutive failed login attempts."),
+    )
+    assert al.missing == [] and [c.describe() for c, _ in al.matched] == ["5 time"]
+    other = align(analyse("The plan includes 3 projects."), analyse("You may try 3 times."))
     assert [f.describe() for f in other.missing] == ["3 project"]
 
 
@@ -406,6 +487,8 @@ _PLANS = "Plans: Standard includes 100 GB of storage. Premium includes 1 TB of s
 _RESULTS = "Revenue grew 12% year over year to $830 million, while operating costs rose 18%."
 _FINAL = "The 2018 World Cup was hosted by Russia. France won the tournament, beating Croatia 4–2 in Moscow."
 _REPORT = "The report was written by Priya Nair and reviewed by James Holt."
+_AUTHORED = "The report was authored by Dr. Priya Nair and peer-reviewed by Prof. James Holt."
+_FINAL_2003 = "Serena Williams defeated her sister Venus 4–6, 6–4, 6–2 in the final."
 
 
 def conflict_reasons(claim: str, source: str, kind: str) -> list[str]:
@@ -424,6 +507,9 @@ def conflict_reasons(claim: str, source: str, kind: str) -> list[str]:
         ("Croatia won the 2018 World Cup.", _FINAL, "entity", "claim says Croatia won, source says France won"),
         ("James Holt wrote the report.", _REPORT, "entity", "says James Holt wrote, source says written by Priya"),
         ("The report was written by James Holt.", _REPORT, "entity", "claim says written by James Holt"),
+        # another verb of the same act ("authored" for "wrote", "defeated" for "beat")
+        ("James Holt wrote the report.", _AUTHORED, "entity", "says James Holt wrote, source says authored by Priya"),
+        ("Venus Williams beat Serena in the final.", _FINAL_2003, "entity", "source says Serena Williams defeated"),
     ],
 )
 def test_a_comparison_or_a_role_the_source_reverses_conflicts(claim, source, kind, reason):
@@ -443,6 +529,10 @@ def test_a_comparison_or_a_role_the_source_reverses_conflicts(claim, source, kin
         ("The train is faster than the bus.", "The train takes 2 hours and the bus takes 3 hours.", "comparison"),
         ("France won the 2018 World Cup.", _FINAL, "entity"),
         ("Priya Nair wrote the report.", _REPORT, "entity"),
+        ("Priya Nair wrote the report.", _AUTHORED, "entity"),
+        ("Serena beat Venus in the final.", _FINAL_2003, "entity"),
+        # a verb of another act is not compared
+        ("James Holt reviewed the report.", _AUTHORED, "entity"),
         # the source does not name the claim's doer: a plain substitution, weighed elsewhere
         ("Germany won the 2018 World Cup.", _FINAL, "entity"),
         # the name owns the subject; no verb to compare without a tagger

@@ -52,13 +52,18 @@ _STRONG_DIMS = frozenset(
     "length mass volume temperature speed data charge energy power frequency calories dose".split()
 )
 
+#: The most a number conflict weighs when the sources imply the claim's value elsewhere: below
+#: the confidence at which a conflict blocks a sentence (evidence.BLOCKING_CONFLICT), so that the
+#: evidence can take in the sentences whose arithmetic gives the value.
+DOUBTFUL_IMPLIED = 0.45
+
 #: In the support score, a matched number / date / name weighs as much as two content words.
 FACT_WEIGHT = 2
 
 
 def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
-    if f.dim == "identifier":
-        return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low)
+    if f.dim == "identifier":  # "order 4471" is in "Order #4471"
+        return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low.replace("#", ""))
     v = str(f.value)
     return v in words or stem(v) in words or _alias_in_text(f.text, text_low)
 
@@ -96,6 +101,17 @@ def _coverage(
                 continue
         uncovered.append(w)
     return covered / len(words), uncovered
+
+
+def _negations(an: Analysis, other: Analysis) -> list[str]:
+    """The negation cues of ``an`` that bear on what ``other`` says: a "without <noun>" whose noun
+    the other text does not mention qualifies something the other text is not about ("photography
+    without flash is permitted" against "taking photographs is prohibited")."""
+    cues = list(an.negation_cues)
+    for w in an.scoped_negations:
+        if w not in other.words and stem(w) not in other.words and "without" in cues:
+            cues.remove("without")
+    return cues
 
 
 def _conf(base: float, slope: float, cov: float) -> float:
@@ -194,8 +210,12 @@ def align(
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
         )
         in_doc = in_doc or _in_identifier(cf, doc) is not None
-        if not in_doc and cf.kind == "quantity":
-            in_doc = any(_fact_relation(cf, df) == "match" for df in doc.implied)
+        # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
+        # million" for "$217 million"): a sentence stating one of its terms does not contradict it
+        implied_in_doc = (
+            not in_doc and cf.kind == "quantity" and any(_fact_relation(cf, df) == "match" for df in doc.implied)
+        )
+        in_doc = in_doc or implied_in_doc
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
             in_doc = _entity_present(cf, doc.words, doc_text_low)
         # 2. conflicts against the span
@@ -232,6 +252,8 @@ def align(
                 if cf.kind == "quantity":
                     strong_dim = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
                     conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
+                    if implied_in_doc:
+                        conf = min(conf, DOUBTFUL_IMPLIED)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                     if in_doc:
@@ -269,9 +291,10 @@ def align(
             missing.append(cf)
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
-    if (claim.polarity % 2) != (span.polarity % 2):
-        cue_c = ", ".join(claim.negation_cues) or "no negation"
-        cue_s = ", ".join(span.negation_cues) or "no negation"
+    neg_c, neg_s = _negations(claim, span), _negations(span, claim)
+    if len(neg_c) % 2 != len(neg_s) % 2:
+        cue_c = ", ".join(neg_c) or "no negation"
+        cue_s = ", ".join(neg_s) or "no negation"
         conflicts.append(
             Conflict(
                 "negation",
@@ -321,6 +344,9 @@ def align(
             )
         )
     settled = reversed_comparison(claim, span)
+    if settled is None and doc is not span and sum(f.kind == "quantity" for f in span.facts) < 2:
+        # the two sides' values in two sentences: "Standard includes 100 GB. Premium includes 1 TB."
+        settled = reversed_comparison(claim, doc)
     if settled is not None:
         word, first, second = settled
         conflicts.append(

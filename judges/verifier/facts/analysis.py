@@ -1,8 +1,9 @@
 """``analyse(text)`` turns a sentence into an :class:`Analysis`: its *facts* and the
 signals the verifier aligns between a claim and a source sentence.
 
-Signals besides facts: negation polarity (``not``, ``never``, ``no``, ``without`` and
-negative-state words such as ``closed``, ``missing``, ``banned``), antonymic
+Signals besides facts: negation polarity (``not``, ``never``, ``no``, ``without``,
+negative-state words such as ``closed``, ``missing``, ``banned``, and negating affixes:
+``gluten-free``, ``non-refundable``), antonymic
 direction words (increase/decrease, more/less, before/after, faster/slower, north/south,
 older/younger ...), quantifiers (all/every/always vs some/most/sometimes) and the
 claim's remaining content words, used to judge whether a source sentence talks about
@@ -29,9 +30,10 @@ from .lexicon import (
     _POSITIVE_STATES,
     _UNIVERSAL,
     STOPWORDS,
+    negated_stem,
     stem,
 )
-from .quantities import _extract_ordinals, _extract_quantities, merge_compound_durations
+from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
 from .tokens import Token, tokenize
 
 
@@ -51,6 +53,8 @@ class Analysis:
     than_after: set[str] = field(default_factory=set)
     than_before: set[str] = field(default_factory=set)
     polar: set[int] = field(default_factory=set)  # polarity / direction words among the content
+    #: the noun of each "without <noun>" among the negation cues ("flash" of "without flash")
+    scoped_negations: list[str] = field(default_factory=list)
 
     @property
     def strong_facts(self) -> list[Fact]:
@@ -84,6 +88,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     tokens = tokenize(text)
     used: set[int] = set()
     facts: list[Fact] = []
+    extract_hash_identifiers(tokens, used, facts, text)
     _extract_dates(tokens, used, facts, text)
     _extract_times(tokens, used, facts, text)
     _extract_ordinals(tokens, used, facts, words=False)
@@ -112,6 +117,13 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if low in _NEGATIONS and not (low == "none" and t.text[0].isupper()):
             neg_cues.append(low)
             continue
+        base = negated_stem(low)
+        if base is not None:  # "gluten-free": a negation, and "gluten" is what it is about
+            neg_cues.append(low)
+            polar.add(i)
+            words.update((base, stem(base)))
+            content.append((i, base))
+            continue
         if low in _NEGATIVE_STATES:
             neg_cues.append(low)
             polar.add(i)
@@ -139,12 +151,21 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         content.append((i, low))
     # "not only", "at no cost", "no doubt" do not negate
     lows = [t.low for t in tokens]
+    scoped: list[str] = []
     for i in range(len(lows) - 1):
         pair = (lows[i], lows[i + 1])
         if pair in _NON_NEGATING and pair[0] in neg_cues:
             neg_cues.remove(pair[0])
         elif i > 0 and lows[i - 1] == "at" and lows[i] == "no" and "no" in neg_cues:
             neg_cues.remove("no")  # "at no charge", "at no extra cost"
+        elif lows[i] == "without" and not lows[i + 1].endswith("ing") and not any(w in _NEGATIONS for w in lows[:i]):
+            # "photography without flash is permitted": "without" before a noun may qualify just
+            # that noun (it negates the sentence only where the other text speaks of the noun:
+            # align); before a verb ("without paying") it negates, and after another negation it
+            # pairs with it ("you cannot enter without a ticket")
+            obj = next((w for w in lows[i + 1 : i + 4] if w.isalpha() and w not in STOPWORDS), None)
+            if obj is not None:
+                scoped.append(obj)
 
     than_after: set[str] = set()
     than_before: set[str] = set()
@@ -176,4 +197,5 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         than_after,
         than_before,
         polar,
+        scoped,
     )

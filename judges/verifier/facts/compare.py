@@ -130,6 +130,10 @@ def _exact(c: Fact, s: Fact) -> bool:
     return _close(float(c.num_value), float(s.num_value), 0.02)
 
 
+#: The noun of a count of occurrences ("five times").
+OCCURRENCES = ("time",)
+
+
 def _fact_relation(c: Fact, s: Fact) -> str:
     if c.kind != s.kind:
         return "none"
@@ -140,8 +144,12 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         if rel == "unit":
             return "unit"
         if rel == "match":
-            if c.dim == "count" and c.noun and s.noun and not _same_slot(c, s) and not _distinctive(c, s):
-                return "none"
+            # a claim's "five times" counts occurrences of whatever the source counts ("five
+            # consecutive failed attempts"); a source's "3 times" is still no "3 projects"
+            occurrences = c.noun == OCCURRENCES
+            if c.dim == "count" and c.noun and s.noun and not occurrences and not _same_slot(c, s):
+                if not _distinctive(c, s):
+                    return "none"
             return "match"
         return rel if _same_slot(c, s) else "none"
     if c.kind == "date":

@@ -78,8 +78,9 @@ def _extract_entities(
         used.update(range(i, j + 1))
         for k in idx:
             # a lone acronym ("API", "RAM", "UTC") is as often a common noun as a name:
-            # it can conflict, but its absence alone does not make a claim unverifiable
-            acronym_only = len(idx) == 1 and tokens[k].text.isupper()
+            # it can conflict, but its absence alone does not make a claim unverifiable; one with
+            # digits ("RS256", "ARM64") names one particular thing, whose absence does
+            acronym_only = len(idx) == 1 and tokens[k].text.isupper() and tokens[k].text.isalpha()
             facts.append(
                 Fact(
                     "entity",

@@ -377,6 +377,21 @@ _DIMENSION_ADJECTIVES = frozenset(
 across in-length""".split()
 )
 
+#: Negation carried by an affix of a hyphenated word: "gluten-free" is "without gluten",
+#: "non-refundable" is "not refundable" (the word's stem is the content the source must cover).
+NEGATING_SUFFIX = "-free"
+NEGATING_PREFIX = "non-"
+
+
+def negated_stem(word: str) -> str | None:
+    """The word an affix negates ("gluten" of "gluten-free", "refundable" of "non-refundable")."""
+    if word.endswith(NEGATING_SUFFIX) and len(word) > len(NEGATING_SUFFIX) + 1:
+        return word[: -len(NEGATING_SUFFIX)]
+    if word.startswith(NEGATING_PREFIX) and len(word) > len(NEGATING_PREFIX) + 1:
+        return word[len(NEGATING_PREFIX) :]
+    return None
+
+
 _YEAR_PREPOSITIONS = frozenset(
     "in since by until till from of during before after circa to the early late mid end start beginning around".split()
 )
@@ -515,3 +530,29 @@ def words_match(a: str, b: str) -> bool:
             break
         n += 1
     return n >= 5 or (n >= 4 and n == min(len(sa), len(sb)))
+
+
+#: Verbs that name the same act, for who did it (roles.py): "Venus beat Serena" is about the same
+#: match as "Serena defeated Venus", "James Holt wrote the report" as "authored by Priya Nair".
+_SAME_ACTS = (
+    ("write", "author", "pen"),
+    ("beat", "defeat"),
+    ("buy", "acquire", "purchase"),
+    ("build", "construct"),
+    ("found", "establish"),
+)
+_ACT_GROUP = {stem(w): g for g, words in enumerate(_SAME_ACTS) for w in words}
+_ACT_WORDS = frozenset(w for words in _SAME_ACTS for w in words)
+
+
+def is_act(word: str) -> bool:
+    """Whether the word is one of the verbs above ("beat" is its own past tense)."""
+    return word in _ACT_WORDS
+
+
+def same_act(a: str, b: str) -> bool:
+    """Whether two verbs name the same act: the same word (``words_match``) or two of a group above."""
+    if words_match(a, b):
+        return True
+    group = _ACT_GROUP.get(stem(a))
+    return group is not None and group == _ACT_GROUP.get(stem(b))

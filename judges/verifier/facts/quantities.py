@@ -175,6 +175,22 @@ def _fraction_ahead(tokens: list[Token], i: int) -> bool:
     )
 
 
+def extract_hash_identifiers(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
+    """Numbers after a hash: "Order #4471" numbers one order, an identifier ("order 4471", as
+    "Order 4471" reads), never a count to compare with other numbers, nor a year ("#1289"); read
+    before dates and quantities."""
+    for i, t in enumerate(tokens):
+        if t.kind != "num" or i == 0 or tokens[i - 1].text != "#" or tokens[i - 1].end != t.start:
+            continue
+        prev = tokens[i - 2] if i > 1 and (i - 2) not in used else None
+        named = prev is not None and prev.is_cap and prev.low not in STOPWORDS
+        idx = ((i - 2,) if named else ()) + (i - 1, i)
+        start = tokens[idx[0]].start
+        used.update(idx)
+        ident = f"{prev.low} {t.text}" if named and prev is not None else t.text
+        facts.append(Fact("entity", ident, text[start : t.end], start, t.end, dim="identifier", tokens=idx))
+
+
 def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
     i = 0

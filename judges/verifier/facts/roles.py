@@ -4,14 +4,15 @@ missing and none is substituted; what differs is who does the claim's verb.
 
 The claim's doer is the name right before its first verb ("James Holt wrote the report"), or the
 name after "by" in the passive ("The report was written by James Holt"). The source's doer of the
-same verb (the same word or an inflection of it) is read the same way. When the source names
+same verb (the same word, an inflection of it, or a verb of the same act: "authored", "defeated";
+lexicon.same_act) is read the same way. When the source names
 another doer, and also names the claim's doer elsewhere (otherwise it is a plain substitution,
 which align already weighs), the roles differ."""
 
 from __future__ import annotations
 
 from .analysis import Analysis
-from .lexicon import _IRREGULAR, STOPWORDS, words_match
+from .lexicon import _IRREGULAR, STOPWORDS, is_act, same_act
 from .tokens import Token
 
 _TITLES = frozenset("dr prof mr mrs ms sir dame lord lady st mt".split())
@@ -68,8 +69,8 @@ def _claim_verb(claim: Analysis, names) -> int | None:
     i = last + 1
     if i >= len(tokens) or tokens[i].kind != "word" or tokens[i].low in STOPWORDS or tokens[i].low in _BE:
         return None
-    if not tokens[i].low.endswith(("ed", "s")) and tokens[i].low not in _IRREGULAR:
-        return None  # a verb in the past or the third person, or an irregular form ("won", "wrote")
+    if not tokens[i].low.endswith(("ed", "s")) and tokens[i].low not in _IRREGULAR and not is_act(tokens[i].low):
+        return None  # a verb in the past or the third person, an irregular form ("won", "wrote"), or "beat"
     return i
 
 
@@ -89,7 +90,7 @@ def role_conflict(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
         return None
     word = claim.tokens[verb]
     for i, t in enumerate(span.tokens):
-        if t.kind != "word" or not words_match(word.low, t.low):
+        if t.kind != "word" or not same_act(word.low, t.low):
             continue
         other = _doer(span.tokens, span_names, i)
         if other is not None and not _same(doer, other[0]):
