@@ -34,7 +34,12 @@ from .lexicon import (
     stem,
 )
 from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
-from .tokens import Token, tokenize
+from .tokens import Token, name_letter, tokenize
+
+
+def _none_of(tokens: list[Token], i: int) -> bool:
+    """A capitalised "None" is Python's null, unless it opens "None of …"."""
+    return i + 1 < len(tokens) and tokens[i + 1].low == "of"
 
 
 @dataclass
@@ -114,7 +119,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         words.add(stem(low))
         if i in used and i not in entity_tokens:
             continue
-        if low in _NEGATIONS and not (low == "none" and t.text[0].isupper()):
+        if low in _NEGATIONS and not (low == "none" and t.text[0].isupper() and not _none_of(tokens, i)):
             neg_cues.append(low)
             continue
         base = negated_stem(low)
@@ -171,16 +176,16 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     than_before: set[str] = set()
     for i, t in enumerate(tokens):
         if t.low == "than" and i not in used:
-            than_after = {
-                stem(x.low)
-                for x in tokens[i + 1 : i + 6]
-                if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS
-            }
-            than_before = {
-                stem(x.low)
-                for x in tokens[max(0, i - 8) : i]
-                if x.kind == "word" and x.low not in STOPWORDS and x.low not in _DIRECTION_WORDS
-            }
+            # the words either side of "than" that name a side ("Model A" keeps its letter)
+            side = [
+                k
+                for k, x in enumerate(tokens)
+                if x.kind == "word"
+                and (x.low not in STOPWORDS or name_letter(tokens, k))
+                and x.low not in _DIRECTION_WORDS
+            ]
+            than_after = {stem(tokens[k].low) for k in side if i < k < i + 6}
+            than_before = {stem(tokens[k].low) for k in side if i - 8 <= k < i}
             break
     return Analysis(
         text,

@@ -154,6 +154,10 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         return rel if _same_slot(c, s) else "none"
     if c.kind == "date":
         return _dates_relation(c.date_value, s.date_value)
+    if c.kind == "time" and c.bound != "eq" and s.bound == "eq":
+        # "arrives after noon" and "arrives at 13:45"; minutes of one day
+        inside = {"gt": s.value > c.value, "lt": s.value < c.value, "le": s.value <= c.value}[c.bound]
+        return "match" if inside else "conflict"
     if c.kind in ("time", "ordinal", "weekday"):
         return "match" if c.value == s.value else "conflict"
     if c.kind == "entity":

@@ -205,6 +205,10 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
         facts.append(Fact("date", (year_, None, None), t.text, t.start, t.end, tokens=(i,)))
 
 
+#: A word before a clock time that makes it a bound: "after noon" is any time past 12:00.
+_TIME_BOUNDS = {"after": "gt", "past": "gt", "before": "lt", "until": "le", "till": "le", "by": "le"}
+
+
 def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
     for i, t in enumerate(tokens):
@@ -241,6 +245,15 @@ def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text:
         if minutes is not None:
             idx = tuple(range(i, end + 1))
             used.update(idx)
+            before = tokens[i - 1].low if i > 0 else ""
             facts.append(
-                Fact("time", minutes % 1440, text[t.start : tokens[end].end], t.start, tokens[end].end, tokens=idx)
+                Fact(
+                    "time",
+                    minutes % 1440,
+                    text[t.start : tokens[end].end],
+                    t.start,
+                    tokens[end].end,
+                    tokens=idx,
+                    bound=_TIME_BOUNDS.get(before, "eq"),
+                )
             )

@@ -16,7 +16,7 @@ from .lexicon import (
     _UNIVERSAL,
     STOPWORDS,
 )
-from .tokens import Token
+from .tokens import Token, name_letter
 
 _NOT_ENTITIES = frozenset("""i i'm i've i'd i'll ok okay yes no note warning tip example step""".split())
 _ENTITY_CONNECTORS = frozenset("of upon de del der van von da di la le".split())
@@ -34,6 +34,9 @@ def _extract_entities(
         if low in _NOT_ENTITIES or low in _UNITS and not t.text.isupper() or low in _MONTHS and t.text[0].isupper():
             continue
         if low in _CURRENCY_CODES:
+            continue
+        if name_letter(tokens, i):  # "Model A"
+            is_ent[i] = True
             continue
         has_inner_cap = any(c.isupper() for c in t.text[1:]) and not t.text.isupper()
         acronym = t.text.isupper() and len(t.text) >= 2 and t.text.isalpha()
@@ -59,8 +62,10 @@ def _extract_entities(
         # sentence-initial capital: a name only if the texts use it as one, or a capitalised
         # word or a number follows it ("Pierre Curie", "Apollo 11")
         nxt = tokens[i + 1] if i + 1 < n else None
-        if low in proper or (
-            nxt is not None and nxt.kind == "word" and nxt.text[0].isupper() and nxt.low not in STOPWORDS
+        if (
+            low in proper
+            or (nxt is not None and nxt.kind == "word" and nxt.text[0].isupper() and nxt.low not in STOPWORDS)
+            or (i + 1 < n and name_letter(tokens, i + 1))
         ):
             is_ent[i] = True
     i = 0

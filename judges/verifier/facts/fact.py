@@ -63,7 +63,8 @@ class Fact:
             return " ".join(p for p in parts if p)
         if self.kind == "time":
             v = int(self.num_value)
-            return f"{v // 60:02d}:{v % 60:02d}"
+            prefix = {"gt": "after ", "lt": "before ", "le": "by "}.get(self.bound, "")
+            return f"{prefix}{v // 60:02d}:{v % 60:02d}"
         if self.kind == "quantity":
             return _describe_quantity(self)
         return self.text

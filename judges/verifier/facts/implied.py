@@ -1,5 +1,6 @@
 """Facts a sentence implies by arithmetic (docs/verifier.md, "How a verdict is made", step 2): the
-years between two years it states ("reigned from 1837 until 1901" → 64 years) and a share of an
+years between two years it states ("reigned from 1837 until 1901" → 64 years), the time between
+two clock times ("from 10:00 to 12:00" → 2 hours) and a share of an
 amount it states ("revenue of $310 million … 70 percent of revenue" → about $217 million). An
 implied fact only ever *matches* a claim's fact -- it never conflicts with one, since which two
 values the arithmetic should join is a guess."""
@@ -39,6 +40,26 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                         implied=True,
                     )
                 )
+    # the time between two clock times ("began at 10:00 and ended at 12:00" -> 2 hours)
+    times = sorted({int(f.num_value) for f in facts if f.kind == "time" and f.bound == "eq"})
+    for i, first in enumerate(times):
+        for last in times[i + 1 :]:
+            if len(out) >= MAX_IMPLIED:
+                return out
+            minutes = last - first
+            out.append(
+                Fact(
+                    "quantity",
+                    minutes * 60.0,
+                    f"{first // 60:02d}:{first % 60:02d} to {last // 60:02d}:{last % 60:02d}",
+                    0,
+                    0,
+                    dim="duration",
+                    unit="h" if minutes % 60 == 0 else "min",
+                    raw=float(minutes // 60 if minutes % 60 == 0 else minutes),
+                    implied=True,
+                )
+            )
     amounts = [
         f
         for f in facts

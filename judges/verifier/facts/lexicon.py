@@ -334,8 +334,16 @@ _BOUNDS = [  # (phrase, bound) -- longest first
     ("a maximum of", "le"),
     ("at least", "ge"),
     ("at most", "le"),
+    ("more expensive than", "gt"),
+    ("less expensive than", "lt"),
     ("more than", "gt"),
     ("greater than", "gt"),
+    # a comparative before a number bounds it as "more than" does: "taller than 300 metres"
+    *(
+        (f"{word} than", "gt")
+        for word in "taller longer higher larger bigger heavier older wider deeper costlier".split()
+    ),
+    *((f"{word} than", "lt") for word in "shorter lower smaller lighter younger narrower shallower cheaper".split()),
     ("less than", "lt"),
     ("fewer than", "lt"),
     ("up to", "le"),

@@ -51,3 +51,12 @@ def tokenize(text: str) -> list[Token]:
             t.initial = True
         expect = False
     return tokens
+
+
+def name_letter(tokens: list[Token], i: int) -> bool:
+    """A capital letter that ends a name ("Model A", "Plan B", "Vitamin C"), not the article "A"."""
+    t = tokens[i]
+    if t.kind != "word" or len(t.text) != 1 or not t.text.isupper() or t.text == "I" or i == 0:
+        return False
+    prev = tokens[i - 1]
+    return prev.is_cap and len(prev.text) > 1 and prev.end + 1 == t.start
