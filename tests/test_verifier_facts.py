@@ -664,6 +664,117 @@ def test_the_same_end_of_the_scale_or_a_weaker_claim_is_no_quantifier_mismatch(c
     assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "quantifier"]
 
 
+@pytest.mark.parametrize(
+    "claim,source,reason",
+    [
+        # what limits a universal claim: a restrictive word, or a threshold the claim does not state
+        ("All employees must complete the training.", "Only managers must complete the training.", "'only'"),
+        ("Every order ships for free.", "Orders over $50 ship for free.", "'over $50'"),
+        ("The office is open every day.", "The office is open every day except Sunday.", "'except'"),
+        ("The office is open every day.", "The office is open every day of the year.", None),
+        # a stated share settles "most", "a minority", "all"
+        ("Most users chose the annual plan.", "Only 12% of users chose the annual plan.", "12%"),
+        ("A minority of users chose the annual plan.", "70% of users chose the annual plan.", "70%"),
+        ("All users chose the annual plan.", "85% of users chose the annual plan.", "85%"),
+    ],
+)
+def test_a_restriction_or_a_share_contradicts_a_quantifier(claim, source, reason):
+    found = [c.reason for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "quantifier"]
+    if reason is None:  # the source's own universal speaks for the claim
+        assert found == []
+    else:
+        assert len(found) == 1 and found[0].endswith(f"source says {reason}"), found
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("Every order over $50 ships for free.", "Orders over $50 ship for free."),
+        ("Most users chose the annual plan.", "62% of users chose the annual plan."),
+        ("All tests pass.", "Not only do all tests pass, the build is faster."),
+        ("The plan is popular.", "Only 12% of users chose the annual plan."),
+    ],
+)
+def test_a_share_or_a_threshold_that_agrees_is_no_quantifier_mismatch(claim, source):
+    assert not [c for c in align(analyse(claim), analyse(source)).conflicts if c.kind == "quantifier"]
+
+
+# --------------------------------------------------------------------------- who is what
+
+_CAPITALS = "Canberra is the capital city of Australia, while Sydney is its largest city."
+_OFFICERS = "Maria Lopez is the company's chief financial officer; the CEO is Daniel Park."
+
+
+@pytest.mark.parametrize(
+    "claim,source,reason",
+    [
+        (
+            "The capital of Australia is Sydney.",
+            _CAPITALS,
+            "claim says Sydney is the capital of Australia, source says Canberra is the capital city of Australia",
+        ),
+        (
+            "Sydney is the capital of Australia.",
+            _CAPITALS,
+            "claim says Sydney is the capital of Australia, source says Canberra is the capital city of Australia",
+        ),
+        (
+            "The company's CEO is Maria Lopez.",
+            _OFFICERS,
+            "claim says Maria Lopez is the company's CEO, source says Daniel Park is the CEO",
+        ),
+    ],
+)
+def test_another_name_for_the_claims_role_is_a_role_mismatch(claim, source, reason):
+    assert [c.reason for c in align(analyse(claim), analyse(source)).conflicts] == [f"role mismatch: {reason}"]
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The largest city of Australia is Sydney.", _CAPITALS),  # "largest" is not what Canberra is
+        ("The capital of France is Paris.", _CAPITALS),  # whose capital: the source does not say France
+        ("The CEO of the company is Daniel Park.", _OFFICERS),
+        ("Maria Lopez is the chief financial officer.", _OFFICERS),
+        ("The capital of Australia is Perth.", _CAPITALS),  # Perth is not named: a plain substitution
+    ],
+)
+def test_the_same_name_for_the_role_or_another_role_is_no_role_mismatch(claim, source):
+    found = [c.reason for c in align(analyse(claim), analyse(source)).conflicts]
+    assert not [r for r in found if r.startswith("role mismatch")], found
+
+
+def test_a_role_the_sources_also_give_the_claims_name_is_no_role_mismatch():
+    claim = analyse("Sydney is the capital of New South Wales.")
+    span = analyse("Canberra is the capital of Australia.")
+    agreeing = analyse("Sydney is the capital of New South Wales. Canberra is the capital of Australia.")
+    other = analyse("Sydney is the capital of Australia's largest state. Canberra is the capital of Australia.")
+    assert not [c for c in align(claim, span, agreeing).conflicts if c.reason.startswith("role mismatch")]
+    # the claim's whole (New South Wales) is not what the other sentence gives Sydney a capital of
+    assert not [c for c in align(claim, span, other).conflicts if c.reason.startswith("role mismatch")]
+    wrong = analyse("Sydney is the capital of Australia.")
+    found = [c.reason for c in align(wrong, span, agreeing).conflicts if c.reason.startswith("role mismatch")]
+    assert found == [
+        "role mismatch: claim says Sydney is the capital of Australia, source says Canberra is the capital of Australia"
+    ]
+
+
+def test_the_other_side_of_the_claims_comparison_is_no_other_doer():
+    claim = analyse("Premium includes more storage than the Standard plan.")
+    span = analyse("Standard includes 100 GB of storage.")
+    doc = analyse("Standard includes 100 GB of storage. Premium includes 1 TB of storage.")
+    assert not [c for c in align(claim, span, doc).conflicts if c.reason.startswith("role mismatch")]
+
+
+def test_the_doer_named_in_another_sentence_of_the_sources_makes_a_role_mismatch():
+    claim = analyse("Python was created by James Gosling.")
+    span = analyse("Python was created by Guido van Rossum in 1991.")
+    doc = analyse("Python was created by Guido van Rossum in 1991. Java was created by James Gosling.")
+    assert not [c for c in align(claim, span, span).conflicts if c.reason.startswith("role mismatch")]
+    found = [c.reason for c in align(claim, span, doc).conflicts if c.reason.startswith("role mismatch")]
+    assert found == ["role mismatch: claim says created by James Gosling, source says created by Guido"]
+
+
 def test_a_source_listing_many_years_implies_a_bounded_number_of_spans():
     from judges.verifier.facts.implied import MAX_IMPLIED
 

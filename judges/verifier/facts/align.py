@@ -15,8 +15,9 @@ from .analysis import Analysis
 from .compare import _exact, _fact_relation
 from .comparisons import reversed_comparison
 from .entities import _alias_in_text, is_alias
+from .equations import equation_conflict
 from .fact import Fact
-from .lexicon import _FILLER, _FREQUENT, _INFREQUENT, _UNIVERSAL, STOPWORDS, stem, words_match
+from .lexicon import _FILLER, _FREQUENT, _INFREQUENT, _OVER_HALF, _UNDER_HALF, _UNIVERSAL, STOPWORDS, stem, words_match
 from .roles import role_conflict
 
 
@@ -331,7 +332,7 @@ def align(
                     f"comparison reversed: claim and source say {_quote(word)} of opposite things",
                 )
             )
-    roles = role_conflict(claim, span)
+    roles = role_conflict(claim, span, doc) or equation_conflict(claim, span, doc)
     if roles is not None:
         said, stated = roles
         conflicts.append(
@@ -358,14 +359,26 @@ def align(
                 f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
             )
         )
-    if claim.universal and span.partial and not span.universal:
+    restriction = _restriction(claim, span)
+    if claim.universal and restriction is not None:
         conflicts.append(
             Conflict(
                 "quantifier",
                 claim.universal[0],
-                span.partial[0],
+                restriction,
                 _conf(0.2, 0.6, ctx_cov),
-                f"quantifier mismatch: claim says {_quote(claim.universal[0])}, source says {_quote(span.partial[0])}",
+                f"quantifier mismatch: claim says {_quote(claim.universal[0])}, source says {_quote(restriction)}",
+            )
+        )
+    share = _share_against_quantifier(claim, span)
+    if share is not None:
+        conflicts.append(
+            Conflict(
+                "quantifier",
+                share[0],
+                share[1],
+                _conf(0.2, 0.6, ctx_cov),
+                f"quantifier mismatch: claim says {_quote(share[0])}, source says {share[1]}",
             )
         )
     scale = _opposite_frequency(claim, span)
@@ -386,6 +399,50 @@ def align(
     total = n_words + FACT_WEIGHT * len(strong)
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
     return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov)
+
+
+#: Words that take something out of the span's own universal ("every day except Sunday").
+_EXCEPTIONS = frozenset("except unless excluding".split())
+
+
+def _restriction(claim: Analysis, span: Analysis) -> str | None:
+    """What in the span limits what a universal claim says of everything: a partial quantifier
+    ("only managers", "some", "except"), or a threshold the claim does not state ("orders over $50
+    ship free" against "every order ships free")."""
+    exception = next((w for w in span.partial if w in _EXCEPTIONS), None)
+    if exception is not None:  # "every day except Sunday"
+        return exception
+    if span.universal:
+        return None
+    if span.partial:
+        return span.partial[0]
+    stated = {f.dim for f in claim.facts if f.kind == "quantity"}
+    return next(
+        (f.text for f in span.facts if f.kind == "quantity" and f.bound in ("gt", "ge") and f.dim not in stated),
+        None,
+    )
+
+
+def _share_against_quantifier(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+    """(the claim's quantifier, the span's share) when a stated share contradicts it: "most users"
+    against "12% of users", "a minority" against 70 %, "all" against 85 %."""
+    words = [t.low for t in claim.tokens if t.kind == "word"]
+    over = next((w for w in words if w in _OVER_HALF), None)
+    under = next((w for w in words if w in _UNDER_HALF), None)
+    every = claim.universal[0] if claim.universal else None
+    if over is None and under is None and every is None:
+        return None
+    for f in span.facts:
+        if f.kind != "quantity" or f.dim != "percent" or f.implied or f.bound not in ("eq", "approx"):
+            continue
+        v = float(f.num_value)
+        if over is not None and v < 50:
+            return over, f.describe()
+        if under is not None and v > 50:
+            return under, f.describe()
+        if every is not None and 0 < v < 100:
+            return every, f.describe()
+    return None
 
 
 def _frequency(an: Analysis) -> tuple[int, str] | None:

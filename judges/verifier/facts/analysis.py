@@ -138,7 +138,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             universal.append(low)
             continue
         if low in _PARTIAL:
-            partial.append(low)
+            if not (low == "only" and i > 0 and tokens[i - 1].low == "not"):  # "not only … but"
+                partial.append(low)
             continue
         if low in _DIRECTION_WORDS and i not in entity_tokens:
             group, side = _DIRECTION_WORDS[low]

@@ -131,8 +131,11 @@ _NON_NEGATING = {
 _UNIVERSAL = frozenset("all every each always everyone everybody everything everywhere entire".split())
 _PARTIAL = frozenset(
     """some most many several few sometimes often usually occasionally rarely seldom
-partly partially certain majority minority""".split()
+partly partially certain majority minority only except unless excluding""".split()
 )
+# Where a share settles a quantifier: "most" is over half, "a minority" under half, "all" the whole.
+_OVER_HALF = frozenset("most mostly majority".split())
+_UNDER_HALF = frozenset("minority".split())
 # How often or how many, on one scale: a claim at one end against a source at the other
 # ("a common reaction, affecting most recipients" / "in rare cases") is a quantifier mismatch.
 _FREQUENT = frozenset("most mostly many often usually majority common commonly frequent frequently".split())

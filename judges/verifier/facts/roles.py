@@ -5,14 +5,14 @@ missing and none is substituted; what differs is who does the claim's verb.
 The claim's doer is the name right before its first verb ("James Holt wrote the report"), or the
 name after "by" in the passive ("The report was written by James Holt"). The source's doer of the
 same verb (the same word, an inflection of it, or a verb of the same act: "authored", "defeated";
-lexicon.same_act) is read the same way. When the source names
-another doer, and also names the claim's doer elsewhere (otherwise it is a plain substitution,
-which align already weighs), the roles differ."""
+lexicon.same_act) is read the same way. When the source names another doer, and the sources
+also name the claim's doer elsewhere (otherwise it is a plain substitution, which align already
+weighs), the roles differ."""
 
 from __future__ import annotations
 
 from .analysis import Analysis
-from .lexicon import _IRREGULAR, STOPWORDS, is_act, same_act
+from .lexicon import _IRREGULAR, STOPWORDS, is_act, same_act, stem
 from .tokens import Token
 
 _TITLES = frozenset("dr prof mr mrs ms sir dame lord lady st mt".split())
@@ -74,7 +74,7 @@ def _claim_verb(claim: Analysis, names) -> int | None:
     return i
 
 
-def role_conflict(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+def role_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) -> tuple[str, str] | None:
     """(what the claim says, what the span says) -- "Croatia won", "France won" -- when the span
     gives the claim's verb another doer and names the claim's doer too; None otherwise."""
     claim_names = _names(claim.tokens)
@@ -86,19 +86,33 @@ def role_conflict(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
         return None
     doer, passive = found
     span_names = _names(span.tokens)
-    if not any(_same(doer, w) for _, _, w in span_names):
+    # the claim's doer named in the span, or elsewhere in the sources (``doc``)
+    if not any(_same(doer, w) for _, _, w in span_names + _names((doc or span).tokens)):
         return None
     word = claim.tokens[verb]
-    for i, t in enumerate(span.tokens):
-        if t.kind != "word" or not same_act(word.low, t.low):
-            continue
-        other = _doer(span.tokens, span_names, i)
-        if other is not None and not _same(doer, other[0]):
-            return (
-                _phrase(word.text, _written(claim.tokens, claim_names, doer), passive),
-                _phrase(t.text, _written(span.tokens, span_names, other[0]), other[1]),
-            )
-    return None
+    # another doer, unless it is what the claim compares its doer with ("Premium includes more
+    # storage than the Standard plan" against "Standard includes 100 GB")
+    others = [(i, d) for i, d in _doers(span, word.low) if not _same(doer, d[0])]
+    other = next((o for o in others if not {stem(w) for w in o[1][0]} <= claim.than_after), None)
+    if other is None:
+        return None
+    i, (who, was_passive) = other
+    return (
+        _phrase(word.text, _written(claim.tokens, claim_names, doer), passive),
+        _phrase(span.tokens[i].text, _written(span.tokens, span_names, who), was_passive),
+    )
+
+
+def _doers(an: Analysis, verb: str) -> list[tuple[int, tuple[frozenset[str], bool]]]:
+    """(index, (doer, passive)) of each use of ``verb``'s act in ``an`` whose doer is named."""
+    names = _names(an.tokens)
+    out = []
+    for i, t in enumerate(an.tokens):
+        if t.kind == "word" and same_act(verb, t.low):
+            found = _doer(an.tokens, names, i)
+            if found is not None:
+                out.append((i, found))
+    return out
 
 
 def _phrase(verb: str, doer: str, passive: bool) -> str:
