@@ -775,6 +775,54 @@ def test_the_doer_named_in_another_sentence_of_the_sources_makes_a_role_mismatch
     assert found == ["role mismatch: claim says created by James Gosling, source says created by Guido"]
 
 
+@pytest.mark.parametrize(
+    "claim,source,related",
+    [
+        ("The shop is open on Tuesdays.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "match"),
+        ("The shop is open on weekdays.", "The shop is open Monday through Friday.", "match"),
+        # a day outside the range: the source says nothing of it (the claim may say it is closed)
+        ("The shop is closed on Sundays.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "none"),
+        ("The shop is open on Sundays.", "The shop is open on Mondays.", "conflict"),
+    ],
+)
+def test_a_range_of_weekdays_holds_the_days_it_spans(claim, source, related):
+    al = align(analyse(claim), analyse(source))
+    dates = [c for c in al.conflicts if c.kind == "date"]
+    assert {"match": bool(al.matched) and not dates, "none": not al.matched and not dates, "conflict": bool(dates)}[
+        related
+    ], al
+
+
+def test_the_years_between_two_years_are_an_age_given_as_a_bare_number():
+    al = align(analyse("He was 35 when he died."), analyse("He was born in 1756 and died in 1791."))
+    assert al.missing == [] and [(c.text, s.text) for c, s in al.matched] == [("35", "1756 to 1791")]
+    other = align(analyse("He was 36 when he died."), analyse("He was born in 1756 and died in 1791."))
+    assert [f.text for f in other.missing] == ["36"] and not other.conflicts
+    # a count of something is no age
+    goals = align(analyse("He scored 35 goals."), analyse("He played from 1756 to 1791."))
+    assert [f.text for f in goals.missing] == ["35 goals"]
+
+
+@pytest.mark.parametrize(
+    "claim,source,kind",
+    [
+        ("The feature is available on the free plan.", "The feature is only available on paid plans.", "antonym"),
+        (
+            "The service was launched before the app.",
+            "The app was launched in 2018, two years before the service.",
+            "comparative",
+        ),
+    ],
+)
+def test_free_against_paid_and_an_order_the_source_reverses_conflict(claim, source, kind):
+    assert [c.kind for c in align(analyse(claim), analyse(source)).conflicts] == [kind]
+
+
+def test_an_order_said_the_other_way_round_is_no_conflict():
+    al = align(analyse("The app was launched before the service."), analyse("The service launched after the app."))
+    assert al.conflicts == []
+
+
 def test_a_source_listing_many_years_implies_a_bounded_number_of_spans():
     from judges.verifier.facts.implied import MAX_IMPLIED
 

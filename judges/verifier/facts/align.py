@@ -104,14 +104,28 @@ def _coverage(
     return covered / len(words), uncovered
 
 
+def _age(cf: Fact, implied: Fact) -> bool:
+    """A bare number of the claim ("he was 35 when he died") that is the years between two years
+    of the source ("born in 1756 … died in 1791")."""
+    return (
+        cf.dim == "count"
+        and not cf.noun
+        and not cf.per
+        and implied.dim == "duration"
+        and implied.unit == "year"
+        and cf.raw is not None
+        and cf.raw == implied.raw
+    )
+
+
 def _negations(an: Analysis, other: Analysis) -> list[str]:
     """The negation cues of ``an`` that bear on what ``other`` says: a "without <noun>" whose noun
-    the other text does not mention qualifies something the other text is not about ("photography
+    the other text does not mention is about something the other text is not about ("photography
     without flash is permitted" against "taking photographs is prohibited")."""
     cues = list(an.negation_cues)
-    for w in an.scoped_negations:
-        if w not in other.words and stem(w) not in other.words and "without" in cues:
-            cues.remove("without")
+    for cue, w in an.scoped_negations:
+        if w not in other.words and stem(w) not in other.words and cue in cues:
+            cues.remove(cue)
     return cues
 
 
@@ -203,7 +217,7 @@ def align(
         if hit is None:
             hit = _in_identifier(cf, span)
         if hit is None and cf.kind == "quantity":
-            hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match"), None)
+            hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match" or _age(cf, sf)), None)
         if hit is not None:
             matched.append((cf, hit))
             continue

@@ -36,6 +36,9 @@ from .lexicon import (
 from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
 from .tokens import Token, name_letter, tokenize
 
+#: Words that order two things as "than" compares them.
+_ORDER_HINGES = frozenset(("before", "after"))
+
 
 def _none_of(tokens: list[Token], i: int) -> bool:
     """A capitalised "None" is Python's null, unless it opens "None of …"."""
@@ -58,8 +61,11 @@ class Analysis:
     than_after: set[str] = field(default_factory=set)
     than_before: set[str] = field(default_factory=set)
     polar: set[int] = field(default_factory=set)  # polarity / direction words among the content
-    #: the noun of each "without <noun>" among the negation cues ("flash" of "without flash")
-    scoped_negations: list[str] = field(default_factory=list)
+    #: (cue, noun) of each "without <noun>" among the negation cues ("without flash"): it negates
+    #: the sentence only where the other text speaks of the noun. ("no <noun>" was tried the same
+    #: way and dropped: "no increase", "no effect" deny the claim's own predicate, whose noun the
+    #: source words otherwise -- "rising", "strengthened".)
+    scoped_negations: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def strong_facts(self) -> list[Fact]:
@@ -157,7 +163,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         content.append((i, low))
     # "not only", "at no cost", "no doubt" do not negate
     lows = [t.low for t in tokens]
-    scoped: list[str] = []
+    scoped: list[tuple[str, str]] = []
     for i in range(len(lows) - 1):
         pair = (lows[i], lows[i + 1])
         if pair in _NON_NEGATING and pair[0] in neg_cues:
@@ -171,23 +177,27 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             # pairs with it ("you cannot enter without a ticket")
             obj = next((w for w in lows[i + 1 : i + 4] if w.isalpha() and w not in STOPWORDS), None)
             if obj is not None:
-                scoped.append(obj)
+                scoped.append(("without", obj))
 
     than_after: set[str] = set()
     than_before: set[str] = set()
-    for i, t in enumerate(tokens):
-        if t.low == "than" and i not in used:
-            # the words either side of "than" that name a side ("Model A" keeps its letter)
-            side = [
-                k
-                for k, x in enumerate(tokens)
-                if x.kind == "word"
-                and (x.low not in STOPWORDS or name_letter(tokens, k))
-                and x.low not in _DIRECTION_WORDS
-            ]
-            than_after = {stem(tokens[k].low) for k in side if i < k < i + 6}
-            than_before = {stem(tokens[k].low) for k in side if i - 8 <= k < i}
-            break
+    # the comparison's hinge: "than", or else "before" / "after" between two things ("the service
+    # was launched before the app"; not before a date or a time, which are facts of their own)
+    hinges = [i for i, t in enumerate(tokens) if t.low == "than" and i not in used] or [
+        i
+        for i, t in enumerate(tokens[:-1])
+        if t.low in _ORDER_HINGES and i not in used and tokens[i + 1].kind == "word" and i + 1 not in used
+    ]
+    if hinges:
+        i = hinges[0]
+        # the words either side of the hinge that name a side ("Model A" keeps its letter)
+        side = [
+            k
+            for k, x in enumerate(tokens)
+            if x.kind == "word" and (x.low not in STOPWORDS or name_letter(tokens, k)) and x.low not in _DIRECTION_WORDS
+        ]
+        than_after = {stem(tokens[k].low) for k in side if i < k < i + 6}
+        than_before = {stem(tokens[k].low) for k in side if i - 8 <= k < i}
     return Analysis(
         text,
         tokens,

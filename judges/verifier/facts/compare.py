@@ -158,6 +158,11 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         # "arrives after noon" and "arrives at 13:45"; minutes of one day
         inside = {"gt": s.value > c.value, "lt": s.value < c.value, "le": s.value <= c.value}[c.bound]
         return "match" if inside else "conflict"
+    if c.kind == "weekday" and (isinstance(c.value, tuple) or isinstance(s.value, tuple)):
+        # a range of days: "Sunday" is outside "Monday to Saturday", which says nothing of it
+        cs = set(c.value) if isinstance(c.value, tuple) else {c.value}
+        ss = set(s.value) if isinstance(s.value, tuple) else {s.value}
+        return "match" if cs <= ss else "none"
     if c.kind in ("time", "ordinal", "weekday"):
         return "match" if c.value == s.value else "conflict"
     if c.kind == "entity":

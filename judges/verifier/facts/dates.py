@@ -160,9 +160,31 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
             continue
         i += 1
 
-    # Weekdays: weak facts
+    # Weekdays: weak facts; a range of them ("Monday to Saturday", "weekdays") is one fact whose
+    # value is the days it spans
     for i, t in enumerate(tokens):
-        if i not in used and t.kind == "word" and t.text[0].isupper() and t.low in _WEEKDAYS:
+        if i in used or t.kind != "word":
+            continue
+        if t.low in _DAY_SETS:
+            used.add(i)
+            facts.append(Fact("weekday", _DAY_SETS[t.low], t.text, t.start, t.end, weak=True, tokens=(i,)))
+        elif t.text[0].isupper() and t.low in _WEEKDAYS:
+            last = i + 2
+            if (
+                last < len(tokens)
+                and tokens[i + 1].low in _RANGE_WORDS
+                and tokens[last].low in _WEEKDAYS
+                and tokens[last].text[0].isupper()
+            ):
+                first_day, last_day = _WEEKDAYS[t.low], _WEEKDAYS[tokens[last].low]
+                days = tuple(range(first_day, last_day + 1)) if first_day <= last_day else ()
+                if days:
+                    used.update((i, i + 1, last))
+                    text_ = text[t.start : tokens[last].end]
+                    facts.append(
+                        Fact("weekday", days, text_, t.start, tokens[last].end, weak=True, tokens=(i, i + 1, last))
+                    )
+                    continue
             used.add(i)
             facts.append(Fact("weekday", _WEEKDAYS[t.low], t.text, t.start, t.end, weak=True, tokens=(i,)))
 
@@ -207,6 +229,11 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
 
 #: A word before a clock time that makes it a bound: "after noon" is any time past 12:00.
 _TIME_BOUNDS = {"after": "gt", "past": "gt", "before": "lt", "until": "le", "till": "le", "by": "le"}
+
+
+_RANGE_WORDS = frozenset("to through thru until till - –".split())
+#: Words that name a set of weekdays.
+_DAY_SETS = {"weekdays": (1, 2, 3, 4, 5), "weekends": (6, 7), "weekend": (6, 7)}
 
 
 def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:

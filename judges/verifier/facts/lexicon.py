@@ -118,6 +118,8 @@ _dir("access", +1, "public")
 _dir("access", -1, "private")
 _dir("connect", +1, "online")
 _dir("connect", -1, "offline")
+_dir("billing", +1, "paid")
+_dir("billing", -1, "free")
 
 _NON_NEGATING = {
     ("not", "only"),
