@@ -336,6 +336,19 @@ def test_a_large_count_is_the_same_count_under_another_noun_a_small_one_is_not()
     assert [f.describe() for f in other.missing] == ["3 project"]
 
 
+def test_an_item_the_claim_adds_to_a_list_of_the_source_is_missing():
+    claim = analyse("The drug was approved in 2019 for adults and children.")
+    span = analyse("The drug was approved in 2019 for adults.")
+    assert [f.text for f in align(claim, span, span).missing] == ["children"]
+    # stated elsewhere in the sources, or in the span itself: nothing added
+    doc = analyse("The drug was approved in 2019 for adults. Children got approval in 2021.")
+    assert align(claim, span, doc).missing == []
+    both = analyse("In 2019 the drug was approved for adults and for children.")
+    assert align(claim, both, both).missing == []
+    # a verb after "and" is not an item ("is free and has no ads")
+    assert align(analyse("The app is free and works offline."), analyse("The app is free.")).missing == []
+
+
 def test_a_count_of_times_counts_occurrences_of_whatever_the_sentence_says():
     # "five times in a row" = "five consecutive failed attempts"; a count of other things is not
     al = align(

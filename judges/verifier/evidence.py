@@ -210,11 +210,7 @@ def build(
     # says "December 2012") hints at a contradiction; one with no rival, at an unstated fact
     used_facts = {id(sf) for _, sf in union.matched}
     rivals = [f for f in evidence_an.facts if id(f) not in used_facts]
-    with_rival = sum(
-        1
-        for mf in union.missing
-        if any(f.kind == mf.kind and (mf.kind != "quantity" or f.dim == mf.dim) for f in rivals)
-    )
+    with_rival = sum(1 for mf in union.missing if any(f.kind == mf.kind and f.dim == mf.dim for f in rivals))
 
     # conflicts, sentence by sentence
     best_conf: dict[str, float] = {g: 0.0 for g in GROUPS}

@@ -104,6 +104,31 @@ def _coverage(
     return covered / len(words), uncovered
 
 
+def _stated(word: str, an: Analysis) -> bool:
+    return word in an.words or stem(word) in an.words
+
+
+def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
+    """Items the claim adds to a list the span gives, as missing facts: "children" in "approved
+    for adults and children" against "approved for adults", when the sources nowhere state it. A
+    paraphrase rewords a list; it does not append to it."""
+    out: list[Fact] = []
+    tokens = claim.tokens
+    content = dict(claim.content)  # token index -> content word
+    for i in range(1, len(tokens) - 1):
+        if tokens[i].low not in ("and", "or"):
+            continue
+        first, added = content.get(i - 1), content.get(i + 1)
+        if first is None or added is None:
+            continue
+        # the added item closes the list ("adults and children." / "adults and children, …")
+        closes = i + 2 >= len(tokens) or tokens[i + 2].kind == "sym"
+        if closes and _stated(first, span) and not _stated(added, doc):
+            tok = tokens[i + 1]
+            out.append(Fact("entity", added, tok.text, tok.start, tok.end, dim="item", tokens=(i + 1,)))
+    return out
+
+
 def _age(cf: Fact, implied: Fact) -> bool:
     """A bare number of the claim ("he was 35 when he died") that is the years between two years
     of the source ("born in 1756 … died in 1791")."""
@@ -304,6 +329,7 @@ def align(
                 )
         if not in_doc and not cf.weak:
             missing.append(cf)
+    missing += added_items(claim, span, doc)
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
     neg_c, neg_s = _negations(claim, span), _negations(span, claim)
