@@ -118,6 +118,9 @@ def test_units_are_kept_and_counts_are_keyed_by_their_noun():
         ("500 grams", "500 mg", "unit"),
         ("a three-year period", "over three years", "match"),
         ("13 hours", "12 hours and 30 minutes", "conflict"),
+        # an approximate value at a bound is as weak as the bound
+        ("roughly 5,000 people", "over 5,000 people", "match"),
+        ("5,000 people", "over 5,000 people", "compatible"),
     ],
 )
 def test_bounds_approximations_and_unit_mismatches(claim, source, relation):

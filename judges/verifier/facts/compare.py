@@ -95,6 +95,8 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         return "match"  # the claim is as weak as or weaker than the source
     if c.bound in ("eq", "approx") and s.bound in ("le", "ge", "approx") and _close(cv, sv, max(tol, 0.001)):
         return "match"
+    if c.bound == "approx" and s.bound in ("gt", "lt") and _close(cv, sv, max(tol, 0.001)):
+        return "match"  # "roughly 5,000 people" and "over 5,000 people"
     if c.bound == s.bound == "approx" and _close(cv, sv, _APPROX_TOL):
         return "match"  # "about two thirds" and "about 67%"
     if c.dim == "duration" and {c.bound, s.bound} == {"eq", "gt"} and _close(cv, sv, tol):
