@@ -828,6 +828,11 @@ def test_the_years_between_two_years_are_an_age_given_as_a_bare_number():
     # a count of something is no age
     goals = align(analyse("He scored 35 goals."), analyse("He played from 1756 to 1791."))
     assert [f.text for f in goals.missing] == ["35 goals"]
+    # an age written in years: the same number with the same bound
+    kids = align(analyse("Do not give it to kids under 12."), analyse("Not for children younger than 12 years."))
+    assert kids.missing == [] and [c.describe() for c, _ in kids.matched] == ["less than 12"]
+    older = align(analyse("Do not give it to kids under 14."), analyse("Not for children younger than 12 years."))
+    assert [f.describe() for f in older.missing] == ["less than 14"]
 
 
 @pytest.mark.parametrize(

@@ -148,17 +148,20 @@ def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
 _AGENT_ENDS = frozenset("and or but which who that while in on at for to from since until".split())
 
 
-def _age(cf: Fact, implied: Fact) -> bool:
-    """A bare number of the claim ("he was 35 when he died") that is the years between two years
-    of the source ("born in 1756 … died in 1791")."""
+def _age(cf: Fact, years: Fact) -> bool:
+    """A bare number of the claim that is an age the source gives in years: "he was 35 when he
+    died" (the years between "born in 1756" and "died in 1791"), "kids under 12" ("younger than
+    12 years")."""
     return (
-        cf.dim == "count"
+        cf.kind == "quantity"
+        and cf.dim == "count"
         and not cf.noun
         and not cf.per
-        and implied.dim == "duration"
-        and implied.unit == "year"
+        and years.kind == "quantity"
+        and years.dim == "duration"
+        and years.unit == "year"
         and cf.raw is not None
-        and cf.raw == implied.raw
+        and cf.raw == years.raw
     )
 
 
@@ -260,6 +263,8 @@ def align(
             hit = cf
         if hit is None:
             hit = _in_identifier(cf, span)
+        if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
+            hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
         if hit is None and cf.kind == "quantity":
             hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match" or _age(cf, sf)), None)
         if hit is not None:
