@@ -11,13 +11,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .additions import added_items
 from .analysis import Analysis
 from .compare import _exact, _fact_relation
 from .comparisons import reversed_comparison
 from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
-from .lexicon import _FILLER, _FREQUENT, _INFREQUENT, _OVER_HALF, _UNDER_HALF, _UNIVERSAL, STOPWORDS, stem, words_match
+from .lexicon import _FILLER, STOPWORDS, stem, words_match
+from .quantifiers import quantifier_mismatches
 from .roles import role_conflict
 
 
@@ -102,50 +104,6 @@ def _coverage(
                 continue
         uncovered.append(w)
     return covered / len(words), uncovered
-
-
-def _stated(word: str, an: Analysis) -> bool:
-    return word in an.words or stem(word) in an.words
-
-
-def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
-    """What the claim adds, as missing facts: an item appended to a list the span gives
-    ("children" in "approved for adults and children" against "approved for adults"), or the doer
-    after "by" of which the sources state no word. A paraphrase rewords; it does not append."""
-    out: list[Fact] = []
-    tokens = claim.tokens
-    content = dict(claim.content)  # token index -> content word
-    for i in range(1, len(tokens) - 1):
-        if tokens[i].low not in ("and", "or"):
-            continue
-        first, added = content.get(i - 1), content.get(i + 1)
-        if first is None or added is None:
-            continue
-        # the added item closes the list ("adults and children." / "adults and children, …")
-        closes = i + 2 >= len(tokens) or tokens[i + 2].kind == "sym"
-        if closes and _stated(first, span) and not _stated(added, doc):
-            tok = tokens[i + 1]
-            out.append(Fact("entity", added, tok.text, tok.start, tok.end, dim="item", tokens=(i + 1,)))
-    # who or what did it, when the sources name no part of it: "founded in 1901 by a group of
-    # local artists" against "founded in 1901"
-    for i, t in enumerate(tokens[:-1]):
-        if t.low != "by":
-            continue
-        agent = []
-        for k in range(i + 1, min(len(tokens), i + 7)):
-            if tokens[k].low in _AGENT_ENDS or tokens[k].kind == "sym":
-                break
-            if k in content:
-                agent.append(k)
-        if agent and not any(_stated(content[k], doc) for k in agent):
-            a, b = tokens[agent[0]].start, tokens[agent[-1]].end
-            text = claim.text[a:b]
-            out.append(Fact("entity", text.lower(), text, a, b, dim="item", tokens=tuple(agent)))
-    return out
-
-
-#: Words that end the phrase after "by".
-_AGENT_ENDS = frozenset("and or but which who that while in on at for to from since until".split())
 
 
 def _age(cf: Fact, years: Fact) -> bool:
@@ -423,37 +381,15 @@ def align(
                 f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
             )
         )
-    restriction = _restriction(claim, span)
-    if claim.universal and restriction is not None:
+    for said, stated, is_word in quantifier_mismatches(claim, span):
+        shown = _quote(stated) if is_word else stated
         conflicts.append(
             Conflict(
                 "quantifier",
-                claim.universal[0],
-                restriction,
+                said,
+                stated,
                 _conf(0.2, 0.6, ctx_cov),
-                f"quantifier mismatch: claim says {_quote(claim.universal[0])}, source says {_quote(restriction)}",
-            )
-        )
-    share = _share_against_quantifier(claim, span)
-    if share is not None:
-        conflicts.append(
-            Conflict(
-                "quantifier",
-                share[0],
-                share[1],
-                _conf(0.2, 0.6, ctx_cov),
-                f"quantifier mismatch: claim says {_quote(share[0])}, source says {share[1]}",
-            )
-        )
-    scale = _opposite_frequency(claim, span)
-    if scale is not None:
-        conflicts.append(
-            Conflict(
-                "quantifier",
-                scale[0],
-                scale[1],
-                _conf(0.2, 0.6, ctx_cov),
-                f"quantifier mismatch: claim says {_quote(scale[0])}, source says {_quote(scale[1])}",
+                f"quantifier mismatch: claim says {_quote(said)}, source says {shown}",
             )
         )
     n_words = len([1 for i, _ in claim.content if i not in fact_tokens])
@@ -463,75 +399,6 @@ def align(
     total = n_words + FACT_WEIGHT * len(strong)
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
     return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov)
-
-
-#: Words that take something out of the span's own universal ("every day except Sunday").
-_EXCEPTIONS = frozenset("except unless excluding".split())
-
-
-def _restriction(claim: Analysis, span: Analysis) -> str | None:
-    """What in the span limits what a universal claim says of everything: a partial quantifier
-    ("only managers", "some", "except"), or a threshold the claim does not state ("orders over $50
-    ship free" against "every order ships free")."""
-    exception = next((w for w in span.partial if w in _EXCEPTIONS), None)
-    if exception is not None:  # "every day except Sunday"
-        return exception
-    if span.universal:
-        return None
-    if span.partial:
-        return span.partial[0]
-    stated = {f.dim for f in claim.facts if f.kind == "quantity"}
-    return next(
-        (f.text for f in span.facts if f.kind == "quantity" and f.bound in ("gt", "ge") and f.dim not in stated),
-        None,
-    )
-
-
-def _share_against_quantifier(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
-    """(the claim's quantifier, the span's share) when a stated share contradicts it: "most users"
-    against "12% of users", "a minority" against 70 %, "all" against 85 %."""
-    words = [t.low for t in claim.tokens if t.kind == "word"]
-    over = next((w for w in words if w in _OVER_HALF), None)
-    under = next((w for w in words if w in _UNDER_HALF), None)
-    every = claim.universal[0] if claim.universal else None
-    if over is None and under is None and every is None:
-        return None
-    for f in span.facts:
-        if f.kind != "quantity" or f.dim != "percent" or f.implied or f.bound not in ("eq", "approx"):
-            continue
-        v = float(f.num_value)
-        if over is not None and v < 50:
-            return over, f.describe()
-        if under is not None and v > 50:
-            return under, f.describe()
-        if every is not None and 0 < v < 100:
-            return every, f.describe()
-    return None
-
-
-def _frequency(an: Analysis) -> tuple[int, str] | None:
-    """(+1 frequent / many, -1 rare / few, 0 every) and the word, of the first such word."""
-    for t in an.tokens:
-        if t.kind != "word":
-            continue
-        if t.low in _FREQUENT:
-            return 1, t.low
-        if t.low in _INFREQUENT:
-            return -1, t.low
-        if t.low in _UNIVERSAL:
-            return 0, t.low
-    return None
-
-
-def _opposite_frequency(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
-    """(claim's word, span's word) when they sit at opposite ends of the how-often scale: frequent
-    against rare, or rare against every (every against rare is the universal/partial check's)."""
-    c, s = _frequency(claim), _frequency(span)
-    if c is None or s is None or c[0] == s[0] or c[0] == 0:
-        return None
-    if {c[0], s[0]} == {1, -1} or (c[0] == -1 and s[0] == 0):
-        return c[1], s[1]
-    return None
 
 
 def _swapped(claim: Analysis, span: Analysis) -> bool:

@@ -189,15 +189,15 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if t.low in _ORDER_HINGES and i not in used and tokens[i + 1].kind == "word" and i + 1 not in used
     ]
     if hinges:
-        i = hinges[0]
+        hinge = hinges[0]
         # the words either side of the hinge that name a side ("Model A" keeps its letter)
-        side = [
+        named = [
             k
             for k, x in enumerate(tokens)
             if x.kind == "word" and (x.low not in STOPWORDS or name_letter(tokens, k)) and x.low not in _DIRECTION_WORDS
         ]
-        than_after = {stem(tokens[k].low) for k in side if i < k < i + 6}
-        than_before = {stem(tokens[k].low) for k in side if i - 8 <= k < i}
+        than_after = {stem(tokens[k].low) for k in named if hinge < k < hinge + 6}
+        than_before = {stem(tokens[k].low) for k in named if hinge - 8 <= k < hinge}
     return Analysis(
         text,
         tokens,

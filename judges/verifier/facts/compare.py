@@ -158,7 +158,8 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         return _dates_relation(c.date_value, s.date_value)
     if c.kind == "time" and c.bound != "eq" and s.bound == "eq":
         # "arrives after noon" and "arrives at 13:45"; minutes of one day
-        inside = {"gt": s.value > c.value, "lt": s.value < c.value, "le": s.value <= c.value}[c.bound]
+        cv, sv = c.num_value, s.num_value
+        inside = {"gt": sv > cv, "lt": sv < cv, "le": sv <= cv}[c.bound]
         return "match" if inside else "conflict"
     if c.kind == "weekday" and (isinstance(c.value, tuple) or isinstance(s.value, tuple)):
         # a range of days: "Sunday" is outside "Monday to Saturday", which says nothing of it

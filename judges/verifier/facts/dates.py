@@ -177,12 +177,12 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 and tokens[last].text[0].isupper()
             ):
                 first_day, last_day = _WEEKDAYS[t.low], _WEEKDAYS[tokens[last].low]
-                days = tuple(range(first_day, last_day + 1)) if first_day <= last_day else ()
-                if days:
+                span_days = tuple(range(first_day, last_day + 1)) if first_day <= last_day else ()
+                if span_days:
                     used.update((i, i + 1, last))
                     text_ = text[t.start : tokens[last].end]
                     facts.append(
-                        Fact("weekday", days, text_, t.start, tokens[last].end, weak=True, tokens=(i, i + 1, last))
+                        Fact("weekday", span_days, text_, t.start, tokens[last].end, weak=True, tokens=(i, i + 1, last))
                     )
                     continue
             used.add(i)
