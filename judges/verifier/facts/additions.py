@@ -1,8 +1,5 @@
 """What a claim adds to its sources, as missing facts (docs/verifier.md, "How a verdict is made",
-step 2): a part joined by "and" of which the sources state no word ("approved for adults and
-children", "born in Dublin and studied medicine"), a doer after "by" that the sources never name
-("founded by a group of local artists"). A paraphrase rewords what the source says; it does not
-append a part that shares no word with it."""
+step 2): an item appended to a list of the source, a doer after "by" that the sources never name."""
 
 from __future__ import annotations
 
@@ -10,37 +7,46 @@ from .analysis import Analysis
 from .fact import Fact
 from .lexicon import stem
 
-#: Words that end a part: the next "and", a relative word, a preposition of time or place.
-_PART_ENDS = frozenset("and or but which who that while".split())
-#: ... and after "by", the prepositions that start another detail ("by artists in 1901").
-_AGENT_ENDS = _PART_ENDS | frozenset("in on at for to from since until".split())
-
 
 def _stated(word: str, an: Analysis) -> bool:
     return word in an.words or stem(word) in an.words
 
 
-def added_items(claim: Analysis, doc: Analysis) -> list[Fact]:
-    """Each part after "and" or "by" whose content words the sources (``doc``) nowhere state, as
-    a missing fact named by its words."""
+def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
+    """What the claim adds, as missing facts: an item appended to a list the span gives
+    ("children" in "approved for adults and children" against "approved for adults"), or the doer
+    after "by" of which the sources state no word. A paraphrase rewords; it does not append."""
     out: list[Fact] = []
     tokens = claim.tokens
     content = dict(claim.content)  # token index -> content word
-    for i, t in enumerate(tokens[:-1]):
-        if t.low == "and":
-            ends = _PART_ENDS
-        elif t.low == "by":
-            ends = _AGENT_ENDS
-        else:
+    for i in range(1, len(tokens) - 1):
+        if tokens[i].low not in ("and", "or"):
             continue
-        part = []
-        for k in range(i + 1, min(len(tokens), i + 9)):
-            if tokens[k].low in ends or (tokens[k].kind == "sym" and tokens[k].text != "-"):
+        first, added = content.get(i - 1), content.get(i + 1)
+        if first is None or added is None:
+            continue
+        # the added item closes the list ("adults and children." / "adults and children, …")
+        closes = i + 2 >= len(tokens) or tokens[i + 2].kind == "sym"
+        if closes and _stated(first, span) and not _stated(added, doc):
+            tok = tokens[i + 1]
+            out.append(Fact("entity", added, tok.text, tok.start, tok.end, dim="item", tokens=(i + 1,)))
+    # who or what did it, when the sources name no part of it: "founded in 1901 by a group of
+    # local artists" against "founded in 1901"
+    for i, t in enumerate(tokens[:-1]):
+        if t.low != "by":
+            continue
+        agent = []
+        for k in range(i + 1, min(len(tokens), i + 7)):
+            if tokens[k].low in _AGENT_ENDS or tokens[k].kind == "sym":
                 break
             if k in content:
-                part.append(k)
-        if part and not any(_stated(content[k], doc) for k in part):
-            a, b = tokens[part[0]].start, tokens[part[-1]].end
+                agent.append(k)
+        if agent and not any(_stated(content[k], doc) for k in agent):
+            a, b = tokens[agent[0]].start, tokens[agent[-1]].end
             text = claim.text[a:b]
-            out.append(Fact("entity", text.lower(), text, a, b, dim="item", tokens=tuple(part)))
+            out.append(Fact("entity", text.lower(), text, a, b, dim="item", tokens=tuple(agent)))
     return out
+
+
+#: Words that end the phrase after "by".
+_AGENT_ENDS = frozenset("and or but which who that while in on at for to from since until".split())

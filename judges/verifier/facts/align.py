@@ -311,7 +311,7 @@ def align(
                 )
         if not in_doc and not cf.weak:
             missing.append(cf)
-    missing += added_items(claim, doc)
+    missing += added_items(claim, span, doc)
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
     neg_c, neg_s = _negations(claim, span), _negations(span, claim)
