@@ -369,7 +369,11 @@ def align(
     settled = reversed_comparison(claim, span)
     if settled is None and doc is not span and sum(f.kind == "quantity" for f in span.facts) < 2:
         # the two sides' values in two sentences: "Standard includes 100 GB. Premium includes 1 TB."
-        settled = reversed_comparison(claim, doc)
+        # (the same for every sentence of the call: worked out once per claim)
+        key = ("settled", id(claim))
+        if key not in doc.memo:
+            doc.memo[key] = reversed_comparison(claim, doc)
+        settled = doc.memo[key]  # type: ignore[assignment]
     if settled is not None:
         word, first, second = settled
         conflicts.append(

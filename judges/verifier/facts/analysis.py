@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from .dates import _extract_dates, _extract_times
 from .entities import _extract_entities
@@ -35,6 +36,9 @@ from .lexicon import (
 )
 from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
 from .tokens import Token, name_letter, tokenize
+
+if TYPE_CHECKING:
+    from .equations import Equation
 
 #: Words that order two things as "than" compares them.
 _ORDER_HINGES = frozenset(("before", "after"))
@@ -71,10 +75,28 @@ class Analysis:
     def strong_facts(self) -> list[Fact]:
         return [f for f in self.facts if not f.weak]
 
+    #: what the checks worked out about this text against a claim, kept for the call (align.py)
+    memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+
     @cached_property
     def implied(self) -> list[Fact]:
         """What the facts imply by arithmetic (facts/implied.py): matches only, never conflicts."""
         return implied_facts(self.facts)
+
+    @cached_property
+    def names(self) -> list[tuple[int, int, frozenset[str]]]:
+        """Runs of capitalised words (roles.py); worked out once, since every claim of a call
+        reads the sources' names."""
+        from .roles import names_of  # roles reads Analysis: imported here, not at the top
+
+        return names_of(self.tokens)
+
+    @cached_property
+    def equations(self) -> list[Equation]:
+        """Its "Name is the role" clauses (equations.py), worked out once per text."""
+        from .equations import equations_of  # equations reads Analysis: imported here
+
+        return equations_of(self)
 
 
 def proper_vocabulary(texts: Iterable[str]) -> frozenset[str]:

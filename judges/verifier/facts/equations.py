@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from .analysis import Analysis
 from .lexicon import STOPWORDS, stem, words_match
-from .roles import _names, _same, _written
+from .roles import _same, _written
+from .tokens import Token
 
 _COPULA = frozenset("is was are were".split())
 #: Words that end a clause: "Canberra is the capital, while Sydney is its largest city".
@@ -35,9 +36,11 @@ class Equation:
     role: str  # the role as written ("the capital city of Australia")
 
 
-def equations(an: Analysis) -> list[Equation]:
+def equations_of(an: Analysis) -> list[Equation]:
+    """The text's equations, clause by clause (read through ``Analysis.equations``, once per text)."""
     tokens = an.tokens
-    names = _names(tokens)
+    names = an.names
+    by_first = {n[0]: n for n in names}
     out: list[Equation] = []
     start = 0
     for end in [*(i for i, t in enumerate(tokens) if t.low in _CLAUSE_ENDS), len(tokens)]:
@@ -48,7 +51,7 @@ def equations(an: Analysis) -> list[Equation]:
             continue
         left, right = list(range(clause.start, verb)), list(range(verb + 1, clause.stop))
         for name_side, role_side in ((left, right), (right, left)):
-            name = next((n for n in names if _covers(n, name_side, tokens)), None)
+            name = _name_alone(by_first, name_side, tokens)
             if name is None or not role_side or tokens[role_side[0]].low not in _DETERMINERS:
                 continue
             role = _role(role_side, an)
@@ -59,10 +62,11 @@ def equations(an: Analysis) -> list[Equation]:
     return out
 
 
-def _covers(name: tuple[int, int, frozenset[str]], side: list[int], tokens) -> bool:
-    """Whether the side is the name alone (a leading "the" aside: "the Louvre")."""
+def _name_alone(by_first: dict, side: list[int], tokens: list[Token]) -> tuple[int, int, frozenset[str]] | None:
+    """The name the side is, alone (a leading "the" aside: "the Louvre"), or None."""
     words = [k for k in side if tokens[k].kind == "word" and tokens[k].low != "the"]
-    return bool(words) and words[0] == name[0] and words[-1] == name[1]
+    name = by_first.get(words[0]) if words else None
+    return name if name is not None and name[1] == words[-1] else None
 
 
 def _role(side: list[int], an: Analysis) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -85,14 +89,14 @@ def _role(side: list[int], an: Analysis) -> tuple[frozenset[str], frozenset[str]
 
 def equation_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) -> tuple[str, str] | None:
     """(what the claim says, what the span says) -- "Sydney is the capital of Australia", "Canberra
-    is the capital city of Australia" -- when
-    the span gives the claim's role another name; None otherwise (module docstring)."""
-    mine = equations(claim)
+    is the capital city of Australia" -- when the span gives the claim's role another name; None
+    otherwise (module docstring)."""
+    mine = claim.equations
     if not mine:
         return None
     # the claim's name stated in the span, or elsewhere in the sources (``doc``)
-    span_names = [w for _, _, w in _names(span.tokens) + _names((doc or span).tokens)]
-    stated = equations(doc) if doc is not None else []
+    span_names = [w for _, _, w in span.names + (doc or span).names]
+    stated = doc.equations if doc is not None else []
     for eq in mine:
         if not any(_same(eq.name, w) for w in span_names):
             continue
@@ -100,7 +104,7 @@ def equation_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = No
             continue
         if any(_same(eq.name, o.name) and _has_role(o, eq) and eq.whose <= o.whose | o.what for o in stated):
             continue  # the sources also give the claim's name this role, of the same whole
-        for other in equations(span):
+        for other in span.equations:
             if _same(eq.name, other.name):
                 continue
             if _has_role(other, eq):

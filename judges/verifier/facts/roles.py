@@ -21,7 +21,7 @@ _BE = frozenset("is are was were be been being".split())
 _BY_WINDOW = 3
 
 
-def _names(tokens: list[Token]) -> list[tuple[int, int, frozenset[str]]]:
+def names_of(tokens: list[Token]) -> list[tuple[int, int, frozenset[str]]]:
     """(first, last, words) of each run of capitalised words that are not stop-words or titles."""
     out: list[tuple[int, int, frozenset[str]]] = []
     start = None
@@ -77,7 +77,7 @@ def _claim_verb(claim: Analysis, names) -> int | None:
 def role_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) -> tuple[str, str] | None:
     """(what the claim says, what the span says) -- "Croatia won", "France won" -- when the span
     gives the claim's verb another doer and names the claim's doer too; None otherwise."""
-    claim_names = _names(claim.tokens)
+    claim_names = names_of(claim.tokens)
     verb = _claim_verb(claim, claim_names)
     if verb is None:
         return None
@@ -85,9 +85,9 @@ def role_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) 
     if found is None:
         return None
     doer, passive = found
-    span_names = _names(span.tokens)
+    span_names = span.names
     # the claim's doer named in the span, or elsewhere in the sources (``doc``)
-    if not any(_same(doer, w) for _, _, w in span_names + _names((doc or span).tokens)):
+    if not any(_same(doer, w) for _, _, w in span_names + (doc or span).names):
         return None
     word = claim.tokens[verb]
     # another doer, unless it is what the claim compares its doer with ("Premium includes more
@@ -105,7 +105,7 @@ def role_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) 
 
 def _doers(an: Analysis, verb: str) -> list[tuple[int, tuple[frozenset[str], bool]]]:
     """(index, (doer, passive)) of each use of ``verb``'s act in ``an`` whose doer is named."""
-    names = _names(an.tokens)
+    names = an.names
     out = []
     for i, t in enumerate(an.tokens):
         if t.kind == "word" and same_act(verb, t.low):
