@@ -66,6 +66,13 @@ def _is_number_word(low: str) -> bool:
     return all(p in _UNITS_1 or p in _TENS for p in parts) and bool(parts)
 
 
+#: The bound phrases by their last word, each as its words, in _BOUNDS's order (it runs before
+#: every number of every sentence read, so it looks at the phrases that can end here only).
+_BOUNDS_BY_LAST: dict[str, list[tuple[list[str], str]]] = {}
+for _phrase, _bound in _BOUNDS:
+    _BOUNDS_BY_LAST.setdefault(_phrase.split()[-1], []).append((_phrase.split(), _bound))
+
+
 def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int]:
     """The bound phrase ending right before token i: (bound, first token index)."""
     words: list[tuple[int, str]] = []
@@ -75,8 +82,7 @@ def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int
             break
         words.insert(0, (j, tokens[j].low))
         j -= 1
-    for phrase, bound in _BOUNDS:
-        parts = phrase.split()
+    for parts, bound in _BOUNDS_BY_LAST.get(words[-1][1], ()) if words else ():
         if len(parts) <= len(words) and [w for _, w in words[len(words) - len(parts) :]] == parts:
             return bound, words[len(words) - len(parts)][0]
     return "eq", i
