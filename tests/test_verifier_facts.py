@@ -786,6 +786,14 @@ def test_a_role_the_sources_also_give_the_claims_name_is_no_role_mismatch():
     ]
 
 
+def test_verbs_of_one_act_are_the_same_act_and_found_is_not_founded():
+    from judges.verifier.facts.lexicon import same_act
+
+    assert same_act("wrote", "authored") and same_act("beat", "defeated") and same_act("founded", "established")
+    assert not same_act("found", "established")  # "found" is the past of "find"
+    assert not same_act("wrote", "reviewed")
+
+
 def test_the_other_side_of_the_claims_comparison_is_no_other_doer():
     claim = analyse("Premium includes more storage than the Standard plan.")
     span = analyse("Standard includes 100 GB of storage.")

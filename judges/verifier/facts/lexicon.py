@@ -552,7 +552,7 @@ _SAME_ACTS = (
     ("beat", "defeat"),
     ("buy", "acquire", "purchase"),
     ("build", "construct"),
-    ("found", "establish"),
+    ("founded", "establish"),  # "founded", not "found": the light stem reads "found" as "find"
 )
 _ACT_GROUP = {stem(w): g for g, words in enumerate(_SAME_ACTS) for w in words}
 _ACT_WORDS = frozenset(w for words in _SAME_ACTS for w in words)
