@@ -85,7 +85,7 @@ from .claims import extract_claims, split_sentences
 from .combiner import get_combiner
 from .evidence import Candidate, Evidence, premise
 from .evidence import build as build_evidence
-from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back, stem
+from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
 from .nli import get_nli_model
 
 __all__ = [
@@ -406,10 +406,7 @@ def _gather(
         # fact of the claim, stated in a sentence about something else)
         words = [w for _, w in c_an.content]
         lexical = sorted(
-            (
-                (sum(1 for w in words if w in span_an[i].words or stem(w) in span_an[i].words), i)
-                for i in range(len(spans))
-            ),
+            ((sum(1 for w in words if span_an[i].states(w)), i) for i in range(len(spans))),
             key=lambda p: (-p[0], p[1]),
         )
         pool += [i for n, i in lexical[:LEXICAL_CANDIDATES] if n > 0 and i not in pool]

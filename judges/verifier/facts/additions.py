@@ -5,11 +5,6 @@ from __future__ import annotations
 
 from .analysis import Analysis
 from .fact import Fact
-from .lexicon import stem
-
-
-def _stated(word: str, an: Analysis) -> bool:
-    return word in an.words or stem(word) in an.words
 
 
 def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
@@ -27,7 +22,7 @@ def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
             continue
         # the added item closes the list ("adults and children." / "adults and children, …")
         closes = i + 2 >= len(tokens) or tokens[i + 2].kind == "sym"
-        if closes and _stated(first, span) and not _stated(added, doc):
+        if closes and span.states(first) and not doc.states(added):
             tok = tokens[i + 1]
             out.append(Fact("entity", added, tok.text, tok.start, tok.end, dim="item", tokens=(i + 1,)))
     # who or what did it, when the sources name no part of it: "founded in 1901 by a group of
@@ -41,7 +36,7 @@ def added_items(claim: Analysis, span: Analysis, doc: Analysis) -> list[Fact]:
                 break
             if k in content:
                 agent.append(k)
-        if agent and not any(_stated(content[k], doc) for k in agent):
+        if agent and not any(doc.states(content[k]) for k in agent):
             a, b = tokens[agent[0]].start, tokens[agent[-1]].end
             text = claim.text[a:b]
             out.append(Fact("entity", text.lower(), text, a, b, dim="item", tokens=tuple(agent)))

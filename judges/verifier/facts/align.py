@@ -129,7 +129,7 @@ def _negations(an: Analysis, other: Analysis) -> list[str]:
     without flash is permitted" against "taking photographs is prohibited")."""
     cues = list(an.negation_cues)
     for cue, w in an.scoped_negations:
-        if w not in other.words and stem(w) not in other.words and cue in cues:
+        if not other.states(w) and cue in cues:
             cues.remove(cue)
     return cues
 

@@ -71,6 +71,10 @@ class Analysis:
     #: source words otherwise -- "rising", "strengthened".)
     scoped_negations: list[tuple[str, str]] = field(default_factory=list)
 
+    def states(self, word: str) -> bool:
+        """Whether the text has the word, or a word of its stem."""
+        return word in self.words or stem(word) in self.words
+
     @property
     def strong_facts(self) -> list[Fact]:
         return [f for f in self.facts if not f.weak]
