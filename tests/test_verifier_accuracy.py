@@ -388,3 +388,30 @@ def test_snli_as_stored_reads_back_as_written_text(stored, written):
     from judges.verifier.training.build_nli_data import _detokenise
 
     assert _detokenise(stored) == written
+
+
+def test_composed_pairs_take_the_label_of_their_weakest_part():
+    """build_nli_data --compose (tried, not shipped: crossencoder/README.md): a claim joining two
+    facts is entailed only when the premise holds both sentences."""
+    import random
+    import re
+
+    from judges.verifier.training.build_nli_data import composed
+
+    labels = ["entailment", "neutral", "contradiction"]
+    pool = [
+        {"premise": f"Premise number {i}.", "hypothesis": f"The fact {i} holds.", "label": labels[i % 3], "origin": "t"}
+        for i in range(60)
+    ]
+    made = composed(pool, random.Random(1), 200)
+    assert {p["origin"].split()[1] for p in made} == {"both", "one_missing", "second_label", "distractor"}
+    for p in made:
+        stated = {int(n) for n in re.findall(r"Premise number (\d+)", p["premise"])}
+        facts = [int(n) for n in re.findall(r"fact (\d+)", p["hypothesis"])]
+        if p["origin"] == "composed distractor":
+            assert len(facts) == 1 and facts[0] in stated and p["label"] == labels[facts[0] % 3]
+        elif not set(facts) <= stated:
+            assert len(facts) == 2 and p["label"] == "neutral"  # a fact whose sentence is not in the premise
+        else:
+            worst = max(facts, key=lambda n: [0, 1, 2][n % 3])  # contradiction over neutral over entailment
+            assert len(facts) == 2 and p["label"] == labels[worst % 3]

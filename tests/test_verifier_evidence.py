@@ -158,3 +158,17 @@ def test_combiner_orders_columns_by_verdict_whatever_the_file_order():
     }
     p = Combiner.from_dict(base).probabilities({"a": 3.0})
     assert max(p, key=p.get) == "unverifiable" and min(p, key=p.get) == "contradicted"
+
+
+def test_facts_of_two_sources_joined_in_one_claim_are_no_contradiction():
+    # each source states one of the claim's two facts; the second source's year belongs to its own fact
+    sources = ["The city library was founded in 1895.", "The library moved to its current building in 1931."]
+    claim = check_grounding("The library, founded in 1895, moved to its current building.", sources).claims[0]
+    assert claim.verdict == "supported", claim.reason
+    assert len({e["source_id"] for e in claim.evidence}) == 2  # the verdict names both sources
+
+
+def test_a_year_moved_onto_another_fact_of_the_sources_is_still_contradicted():
+    sources = ["The factory was closed in 2009. In 2015 it was demolished to make way for housing."]
+    claim = check_grounding("The factory was closed in 2015.", sources).claims[0]
+    assert claim.verdict == "contradicted", claim.reason

@@ -868,3 +868,25 @@ def test_a_source_listing_many_years_implies_a_bounded_number_of_spans():
 
     source = analyse(" ".join(f"In {year} it rained." for year in range(1800, 1900)))
     assert len(source.implied) == MAX_IMPLIED
+
+
+def _confidence(claim, span, doc, kind):
+    return max(c.confidence for c in align(analyse(claim), analyse(span), analyse(doc)).conflicts if c.kind == kind)
+
+
+def test_a_value_the_sources_state_beside_the_claims_word_does_not_block_another_sentence():
+    # "founded in 1895" is stated with "founded": the 1931 sentence is about the move, and the
+    # claim joins the two (below the blocking confidence, so the evidence can take in both)
+    claim = "The library, founded in 1895, moved to its current building."
+    span = "The library moved to its current building in 1931."
+    doc = "The city library was founded in 1895. " + span
+    assert _confidence(claim, span, span, "date") >= 0.5
+    assert _confidence(claim, span, doc, "date") < 0.5
+
+
+def test_a_value_stated_beside_other_words_is_still_a_conflict():
+    # "in 2015 it was demolished" gives the year to another fact than the claim's "closed"
+    claim = "The factory was closed in 2015."
+    span = "The factory was closed in 2009."
+    doc = span + " In 2015 it was demolished."
+    assert _confidence(claim, span, doc, "date") >= 0.5

@@ -60,6 +60,13 @@ _STRONG_DIMS = frozenset(
 #: evidence can take in the sentences whose arithmetic gives the value.
 DOUBTFUL_IMPLIED = 0.45
 
+#: The most a name conflict weighs when the sources name the claim's name in another sentence: the
+#: claim may join facts of two sentences, or pin the name on the wrong fact, so the conflict still
+#: blocks the sentence but counts for less (below the blocking confidence it let swapped names and
+#: dates through as supported). A number or date stated with the claim's own words around it weighs
+#: DOUBTFUL_IMPLIED instead (_stated_with_its_words).
+STATED_ELSEWHERE = 0.65
+
 #: In the support score, a matched number / date / name weighs as much as two content words.
 FACT_WEIGHT = 2
 
@@ -132,6 +139,44 @@ def _negations(an: Analysis, other: Analysis) -> list[str]:
         if not other.states(w) and cue in cues:
             cues.remove(cue)
     return cues
+
+
+_SENTENCE_END = frozenset(".!?;")
+_CLAUSE_END = _SENTENCE_END | {",", ":", "(", ")"}
+
+
+def _near(tokens: list, first: int, last: int, reach: int, stops: frozenset[str] | set[str]) -> list[int]:
+    """Indices of the tokens within ``reach`` of ``first``..``last``, not past a stop token."""
+    out = []
+    for step, start in ((-1, first - 1), (1, last + 1)):
+        k = start
+        while 0 <= k < len(tokens) and abs(k - (first if step < 0 else last)) <= reach:
+            if tokens[k].text in stops:
+                break
+            out.append(k)
+            k += step
+    return out
+
+
+def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
+    """Whether the sources state the claim's value with the words beside it in the claim's clause
+    ("founded in 1895" against "... was founded in 1895"): a sentence that gives another value
+    then speaks of another fact ("moved in 1931"), and the claim joins the two. A value stated with
+    other words ("in 2015 it was demolished" for "closed in 2015"; "Premium users get 1,000" for
+    "Free users get 1,000") is not."""
+    if not cf.tokens:
+        return False
+    near = set(_near(claim.tokens, min(cf.tokens), max(cf.tokens), 4, _CLAUSE_END))
+    words = {stem(w) for i, w in claim.content if i in near and i not in cf.tokens}
+    if not words:
+        return False
+    for df in doc.facts:
+        if df.implied or not df.tokens or _fact_relation(cf, df) != "match" or not _exact(cf, df):
+            continue
+        around = _near(doc.tokens, min(df.tokens), max(df.tokens), 8, _SENTENCE_END)
+        if words <= {stem(doc.tokens[k].low) for k in around}:
+            return True
+    return False
 
 
 def _conf(base: float, slope: float, cov: float) -> float:
@@ -279,11 +324,13 @@ def align(
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                     if in_doc:
-                        conf = min(conf, 0.65)  # "Python 3.12" stated elsewhere: doubtful, as for names below
+                        conf = min(conf, STATED_ELSEWHERE)  # "Python 3.12" stated in another sentence
                 elif cf.kind in ("ordinal", "weekday"):
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
+                if cf.kind != "entity" and _stated_with_its_words(cf, claim, doc):
+                    conf = min(conf, DOUBTFUL_IMPLIED)
                 conflicts.append(
                     Conflict(
                         kind,
@@ -299,7 +346,7 @@ def align(
                 sf, shares_name = sub
                 conf = _conf(0.8, 0.15, cov_wo) if shares_name else _conf(0.25, 0.6, cov_wo)
                 if in_doc:
-                    conf = min(conf, 0.65)  # the sources name it elsewhere: doubtful, not a contradiction
+                    conf = min(conf, STATED_ELSEWHERE)
                 conflicts.append(
                     Conflict(
                         "entity",

@@ -192,7 +192,73 @@ def derived(pairs: list[dict], rng: random.Random) -> list[dict]:
     return out
 
 
-def build(mirror: Path, seed: int = 10, with_snli: bool = False) -> list[dict]:
+#: Words that may start a sentence in lower case once it follows "and" (anything else, a name
+#: above all, keeps its capital).
+_LOWER_AFTER_AND = frozenset("the a an this that these those it its there their they he she his her we our".split())
+COMPOSED_SHORT = 400  # premises longer than this are not composed (the joined text stays readable)
+
+
+def _and(first: str, second: str) -> str:
+    head = first.strip().rstrip(".!?;, ")
+    word = second.strip().split(" ", 1)[0]
+    tail = second.strip()
+    if word.lower() in _LOWER_AFTER_AND:
+        tail = tail[0].lower() + tail[1:]
+    return f"{head}, and {tail}"
+
+
+def composed(pairs: list[dict], rng: random.Random, n: int) -> list[dict]:
+    """Pairs made of two pairs, as the verifier presents evidence: several sentences, maybe from
+    several sources, joined into one premise, and claims that state more than one fact.
+
+    * both facts stated, each by its own sentence: entailment (facts spread over two sources);
+    * one fact stated, the other only in a sentence that is *not* in the premise (an unrelated
+      sentence stands in its place, so the length gives nothing away): neutral (a claim that
+      adds a detail to what the sources say);
+    * one fact stated, the other contradicted, or the other's sentence silent on it: the
+      second pair's label (a claim is as good as its worst part);
+    * one pair's premise with an unrelated sentence beside it: the pair's own label (evidence
+      arrives among its neighbours).
+
+    The kinds share one pool and one surface (two sentences, one "and"), so the surface of a
+    pair says nothing of its label. (The data card says what they did: not shipped.)"""
+    pool = [p for p in pairs if len(p["premise"]) <= COMPOSED_SHORT and len(p["hypothesis"]) <= 200]
+    by = {label: [p for p in pool if p["label"] == label] for label in LABEL2ID}
+    out: list[dict] = []
+
+    def two(a: str, b: str) -> str:
+        return f"{a} {b}" if rng.random() < 0.5 else f"{b} {a}"
+
+    def claim(a: str, b: str) -> str:
+        return _and(a, b) if rng.random() < 0.5 else _and(b, a)
+
+    kinds = ("both", "one_missing", "second_label", "second_label", "distractor")
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        first, other = rng.choice(pool if kind == "distractor" else by["entailment"]), rng.choice(pool)
+        if other["premise"] == first["premise"]:
+            continue
+        if kind == "distractor":
+            out.append(
+                _pair(
+                    two(first["premise"], other["premise"]), first["hypothesis"], first["label"], "composed distractor"
+                )
+            )
+            continue
+        second = rng.choice(by["entailment"] if kind != "second_label" else by["contradiction"] + by["neutral"])
+        if second["premise"] in (first["premise"], other["premise"]):
+            continue
+        if kind == "both":
+            premise, label = two(first["premise"], second["premise"]), "entailment"
+        elif kind == "one_missing":
+            premise, label = two(first["premise"], other["premise"]), "neutral"
+        else:
+            premise, label = two(first["premise"], second["premise"]), second["label"]
+        out.append(_pair(premise, claim(first["hypothesis"], second["hypothesis"]), label, f"composed {kind}"))
+    return out
+
+
+def build(mirror: Path, seed: int = 10, with_snli: bool = False, compose: int = 0) -> list[dict]:
     rng = random.Random(seed)
     devset_groups = {r["group"] for r in load()}
     pairs = wice(mirror, devset_groups) + climate_fever(mirror, devset_groups) + breaking_nli(mirror, rng)
@@ -200,6 +266,8 @@ def build(mirror: Path, seed: int = 10, with_snli: bool = False) -> list[dict]:
     if with_snli:
         pairs += snli(mirror) + hans_mnli(mirror)
     pairs += derived(pairs, rng)
+    if compose:
+        pairs += composed(pairs, rng, compose)
     rng.shuffle(pairs)
     return pairs
 
@@ -213,8 +281,9 @@ def main() -> None:
         action="store_true",
         help="add SNLI dev/test and HANS's MNLI contradictions (tried, not shipped: crossencoder/README.md)",
     )
+    ap.add_argument("--compose", type=int, default=0, help="add this many pairs made of two pairs (composed())")
     args = ap.parse_args()
-    pairs = build(args.mirror, with_snli=args.with_snli)
+    pairs = build(args.mirror, with_snli=args.with_snli, compose=args.compose)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as fh:
         for p in pairs:
