@@ -890,3 +890,24 @@ def test_a_value_stated_beside_other_words_is_still_a_conflict():
     span = "The factory was closed in 2009."
     doc = span + " In 2015 it was demolished."
     assert _confidence(claim, span, doc, "date") >= 0.5
+
+
+def test_names_in_any_script_are_whole_words():
+    texts = {f.text for f in facts("The summit moved from Zürich to São Paulo during El Niño.", "entity")}
+    assert texts == {"Zürich", "São Paulo", "El Niño"}
+    # the same name is found in a source, not read as a cut "Z" or "El Ni"
+    assert align(analyse("It was held in Zürich."), analyse("Zürich hosted it in 2019.")).missing == []
+
+
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("A comprehensive 2016 report found it.", "date"),  # a year names one report
+        ("Its 2019 season was its best.", "date"),
+        ("The company filed 2016 reports.", "quantity"),  # a count of reports
+        ("The plant employs 1500 people.", "quantity"),
+        ("The 2020 census counted everyone.", "date"),
+    ],
+)
+def test_a_year_before_a_singular_noun_is_a_date_before_a_plural_a_count(text, kind):
+    assert [f.kind for f in facts(text) if f.text.startswith(("20", "15"))] == [kind]

@@ -66,6 +66,20 @@ def _day_at(tokens: list[Token], i: int) -> tuple[int, int] | None:
     return d, end
 
 
+#: Plural nouns without a final "s": a year-like number before them is a count ("2000 people").
+_PLURALS_WITHOUT_S = frozenset(
+    "people children men women staff personnel sheep fish deer cattle police crew feet teeth mice geese data".split()
+)
+
+
+def _counts(word: str) -> bool:
+    """Whether a number before this word counts it: a plural noun ("2000 requests", "1500 people")
+    or an abbreviation ("req"); a year names a singular noun ("the 2016 report", "the 2019 season")."""
+    if word in _PLURALS_WITHOUT_S or len(word) <= 3:
+        return True
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
 def _year_at(tokens: list[Token], i: int) -> int | None:
     t = tokens[i]
     if t.kind == "num" and re.fullmatch(r"\d{4}", t.text):
@@ -212,8 +226,9 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
             and nxt.low not in STOPWORDS
             and nxt.low not in _FILLER
             and not (prev is not None and prev.low in _YEAR_PREPOSITIONS)
+            and _counts(nxt.low)
         ):
-            continue  # "2000 requests", "1000 req/min"
+            continue  # "2000 requests", "1000 req/min" (but "its 2016 report" is a year)
         if (
             prev is not None
             and prev.kind == "word"

@@ -10,8 +10,9 @@ _TOKEN_RE = re.compile(
     r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
     r"|(?P<ampm>[aApP]\.[mM]\.?)"
     r"|(?P<num>\d+(?:[.,]\d+)*)"
-    r"|(?P<word>[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)?(?:-[A-Za-z0-9]+(?:['’][A-Za-z]+)?)*)"
-    r"|(?P<sym>°[CFcf]?|[$€£¥%~/–—-]|[^\sA-Za-z\d])"
+    # a letter is any script's ([^\W\d_]): "El Niño", "Zürich", "São Paulo" are whole words
+    r"|(?P<word>[^\W\d_][^\W_]*(?:['’][^\W\d_]+)?(?:-[^\W_]+(?:['’][^\W\d_]+)?)*)"
+    r"|(?P<sym>°[CFcf]?|[$€£¥%~/–—-]|[^\s\w]|_)"
 )
 
 
