@@ -55,16 +55,17 @@ _STRONG_DIMS = frozenset(
     "length mass volume temperature speed data charge energy power frequency calories dose".split()
 )
 
-#: The most a number conflict weighs when the sources imply the claim's value elsewhere: below
-#: the confidence at which a conflict blocks a sentence (evidence.BLOCKING_CONFLICT), so that the
-#: evidence can take in the sentences whose arithmetic gives the value.
-DOUBTFUL_IMPLIED = 0.45
+#: The most a number or date conflict weighs when the sources give the claim's value elsewhere, by
+#: arithmetic across sentences (facts/implied.py) or stated with the claim's words around it
+#: (_stated_with_its_words): below the confidence at which a conflict blocks a sentence
+#: (evidence.BLOCKING_CONFLICT), so that the evidence can take in the sentences that give the value.
+DOUBTFUL = 0.45
 
 #: The most a name conflict weighs when the sources name the claim's name in another sentence: the
 #: claim may join facts of two sentences, or pin the name on the wrong fact, so the conflict still
 #: blocks the sentence but counts for less (below the blocking confidence it let swapped names and
 #: dates through as supported). A number or date stated with the claim's own words around it weighs
-#: DOUBTFUL_IMPLIED instead (_stated_with_its_words).
+#: DOUBTFUL instead.
 STATED_ELSEWHERE = 0.65
 
 #: In the support score, a matched number / date / name weighs as much as two content words.
@@ -320,7 +321,7 @@ def align(
                     strong_dim = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
                     conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
                     if implied_in_doc:
-                        conf = min(conf, DOUBTFUL_IMPLIED)
+                        conf = min(conf, DOUBTFUL)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                     if in_doc:
@@ -330,7 +331,7 @@ def align(
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
                 if cf.kind != "entity" and _stated_with_its_words(cf, claim, doc):
-                    conf = min(conf, DOUBTFUL_IMPLIED)
+                    conf = min(conf, DOUBTFUL)
                 conflicts.append(
                     Conflict(
                         kind,

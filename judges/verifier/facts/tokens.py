@@ -5,14 +5,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+#: A letter of any script ("El Niño", "Zürich", "São Paulo" are whole words), but not the
+#: superscript, subscript and fraction digits that Unicode counts as word characters ("km²" is
+#: "km" then "²", as before).
+_LETTER = "[^\\W\\d_\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u209f\u2150-\u218f]"
+_WORD = f"{_LETTER}(?:{_LETTER}|[0-9])*"
+_TAIL = f"(?:['’]{_LETTER}+)?"
+
 _TOKEN_RE = re.compile(
     r"(?P<iso>\d{4}-\d{2}-\d{2})"
     r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
     r"|(?P<ampm>[aApP]\.[mM]\.?)"
     r"|(?P<num>\d+(?:[.,]\d+)*)"
-    # a letter is any script's ([^\W\d_]): "El Niño", "Zürich", "São Paulo" are whole words
-    r"|(?P<word>[^\W\d_][^\W_]*(?:['’][^\W\d_]+)?(?:-[^\W_]+(?:['’][^\W\d_]+)?)*)"
-    r"|(?P<sym>°[CFcf]?|[$€£¥%~/–—-]|[^\s\w]|_)"
+    rf"|(?P<word>{_WORD}{_TAIL}(?:-(?:{_LETTER}|[0-9])+{_TAIL})*)"
+    r"|(?P<sym>°[CFcf]?|[$€£¥%~/–—-]|\S)"
 )
 
 
