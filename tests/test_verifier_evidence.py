@@ -172,3 +172,8 @@ def test_a_year_moved_onto_another_fact_of_the_sources_is_still_contradicted():
     sources = ["The factory was closed in 2009. In 2015 it was demolished to make way for housing."]
     claim = check_grounding("The factory was closed in 2015.", sources).claims[0]
     assert claim.verdict == "contradicted", claim.reason
+
+
+def test_a_name_written_without_its_accents_is_supported():
+    claim = check_grounding("José Mourinho managed Porto.", ["Jose Mourinho managed FC Porto from 2002 to 2004."])
+    assert claim.claims[0].verdict == "supported", claim.claims[0].reason

@@ -913,3 +913,17 @@ def test_names_in_any_script_are_whole_words():
 )
 def test_a_year_before_a_singular_noun_is_a_date_before_a_plural_a_count(text, kind):
     assert [f.kind for f in facts(text) if f.text.startswith(("20", "15"))] == [kind]
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("José Mourinho managed Porto.", "Jose Mourinho managed FC Porto from 2002 to 2004."),
+        ("The company is based in Sao Paulo.", "The company is headquartered in São Paulo, Brazil."),
+        ("The summit was held in Zurich in 2019.", "The summit took place in Zürich in 2019."),
+    ],
+)
+def test_a_name_with_or_without_its_accents_is_the_same_name(claim, source):
+    # an agent that drops the accents of a name states the same fact: no mismatch, nothing missing
+    aligned = align(analyse(claim), analyse(source))
+    assert aligned.conflicts == [] and aligned.missing == []

@@ -242,8 +242,8 @@ def align(
     conflicts: list[Conflict] = []
     missing: list[Fact] = []
     matched: list[tuple[Fact, Fact]] = []
-    doc_text_low = doc.text.lower()
-    span_text_low = span.text.lower()
+    doc_text_low = doc.text_low
+    span_text_low = span.text_low
     fact_tokens = {i for f in claim.facts if f.kind != "entity" for i in f.tokens}
     given: set[int] = set()
     if context is not None:  # the sentence a pronoun of the span refers to

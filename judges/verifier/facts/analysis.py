@@ -35,7 +35,7 @@ from .lexicon import (
     stem,
 )
 from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
-from .tokens import Token, name_letter, tokenize
+from .tokens import Token, fold_accents, name_letter, tokenize
 
 if TYPE_CHECKING:
     from .equations import Equation
@@ -86,6 +86,11 @@ class Analysis:
     def implied(self) -> list[Fact]:
         """What the facts imply by arithmetic (facts/implied.py): matches only, never conflicts."""
         return implied_facts(self.facts)
+
+    @cached_property
+    def text_low(self) -> str:
+        """The text as its words are compared (Token.low): lower case, accents folded."""
+        return fold_accents(self.text.lower())
 
     @cached_property
     def names(self) -> list[tuple[int, int, frozenset[str]]]:

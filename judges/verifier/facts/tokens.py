@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 #: A letter of any script ("El Niño", "Zürich", "São Paulo" are whole words), but not the
@@ -32,14 +33,22 @@ class Token:
 
     @property
     def low(self) -> str:
+        """The word as compared: lower case, a possessive "'s" dropped, accents folded ("José"
+        and "Jose", "São Paulo" and "Sao Paulo" are the same name)."""
         t = self.text.lower().replace("’", "'")
         if t.endswith("'s"):
             t = t[:-2]
-        return t
+        return t if t.isascii() else fold_accents(t)
 
     @property
     def is_cap(self) -> bool:
         return self.kind == "word" and self.text[0].isupper()
+
+
+def fold_accents(text: str) -> str:
+    """The text without its combining marks ("é" -> "e"); letters without a decomposition ("ø",
+    "ß") stay as they are."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def tokenize(text: str) -> list[Token]:
