@@ -927,3 +927,43 @@ def test_a_name_with_or_without_its_accents_is_the_same_name(claim, source):
     # an agent that drops the accents of a name states the same fact: no mismatch, nothing missing
     aligned = align(analyse(claim), analyse(source))
     assert aligned.conflicts == [] and aligned.missing == []
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("It fell to -5 °C overnight.", -5.0),
+        ("It fell to −5 °C overnight.", -5.0),  # the minus sign U+2212
+        ("Growth was (-3%) last year.", -3.0),
+        ("The town has 10\u00a0000 residents.", 10000.0),  # SI thousands, no-break space
+        ("The road is 1\u202f234 km long.", 1234000.0),  # narrow no-break space
+    ],
+)
+def test_signed_numbers_and_spaced_thousands(text, value):
+    assert one(text, "quantity").value == value
+
+
+def test_a_hyphen_between_two_numbers_is_no_minus_sign():
+    assert [f.value for f in facts("Read pages 10-12 twice.", "quantity")] == [10.0, 12.0]
+
+
+def test_a_minus_sign_is_a_different_value():
+    assert "number" in kinds("The temperature fell to -5 °C overnight.", "The temperature fell to 5 °C overnight.")
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The company is based in the U.S.", "The company is headquartered in the US."),
+        ("The company is based in the U.S.", "The company is headquartered in the United States."),
+        ("The company is based in the United States.", "The company is headquartered in the U.S."),
+        ("The World Health Organization issued the guidance.", "The WHO issued the guidance in 2020."),
+    ],
+)
+def test_a_name_and_its_short_form_are_the_same_name_either_way(claim, source):
+    aligned = align(analyse(claim), analyse(source))
+    assert aligned.conflicts == [] and aligned.missing == [], (aligned.conflicts, aligned.missing)
+
+
+def test_a_dotted_acronym_is_still_a_name_that_can_differ():
+    assert "entity" in kinds("The company is based in the U.K.", "The company is based in the U.S.")

@@ -180,6 +180,14 @@ def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
     return False
 
 
+def _alias_among(cf: Fact, an: Analysis) -> Fact | None:
+    """A name of the text that is the claim's name in short or long form (an acronym, a clipped
+    first word): the claim may spell out what the source abbreviates, or the reverse."""
+    return next(
+        (f for f in an.facts if f.kind == "entity" and f.dim != "identifier" and is_alias(cf.text, f.text)), None
+    )
+
+
 def _conf(base: float, slope: float, cov: float) -> float:
     return round(max(0.0, min(0.99, base + slope * cov)), 4)
 
@@ -265,6 +273,8 @@ def align(
             and _entity_present(cf, span.words, span_text_low)
         ):
             hit = cf
+        if hit is None and cf.kind == "entity" and cf.dim != "identifier":
+            hit = _alias_among(cf, span)  # "World Health Organization" for the source's "WHO"
         if hit is None:
             hit = _in_identifier(cf, span)
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
@@ -278,6 +288,7 @@ def align(
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
         )
         in_doc = in_doc or _in_identifier(cf, doc) is not None
+        in_doc = in_doc or (cf.kind == "entity" and cf.dim != "identifier" and _alias_among(cf, doc) is not None)
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it
         implied_in_doc = (

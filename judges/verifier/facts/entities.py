@@ -39,7 +39,8 @@ def _extract_entities(
             is_ent[i] = True
             continue
         has_inner_cap = any(c.isupper() for c in t.text[1:]) and not t.text.isupper()
-        acronym = t.text.isupper() and len(t.text) >= 2 and t.text.isalpha()
+        letters = t.text.replace(".", "")  # "U.S." is the acronym "US"
+        acronym = t.text.isupper() and len(letters) >= 2 and letters.isalpha()
         if has_inner_cap or acronym:
             if low in _UNITS and low not in proper:
                 continue  # "GB", "MB" are units
@@ -118,7 +119,7 @@ def is_alias(short: str, long: str) -> bool:
     a_words, b_words = a.lower().split(), b.lower().split()
     if len(a_words) != 1 or len(b_words) < 2 or len(a) < 2:
         return False
-    word = a_words[0].strip(".")
+    word = a_words[0].replace(".", "")  # "U.S." for "United States"
     if a.isupper() and _initials(b_words) == word:
         return True
     return len(word) >= 3 and b_words[0].startswith(word) and b_words[0] != word
@@ -128,7 +129,7 @@ def _alias_in_text(name: str, text_low: str) -> bool:
     """A one-word name whose long form (acronym expansion or clipped word) stands in the text."""
     if not name or " " in name.strip():
         return False
-    word = name.strip().lower().strip(".")
+    word = name.strip().lower().replace(".", "")
     tokens = re.findall(r"[a-z&]+", text_low)
     if name.isupper() and 2 <= len(word) <= 8:
         letters = [t for t in tokens if t not in _ACRONYM_SKIP]

@@ -31,7 +31,7 @@ from .tokens import Token
 
 def parse_number(text: str) -> float | None:
     """``1,000`` → 1000.0, ``3.5`` → 3.5, ``twelve`` → 12, ``twenty-one`` → 21; None otherwise."""
-    t = text.strip().lower()
+    t = re.sub(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3})", ",", text.strip().lower())  # "10 000"
     if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
         return float(t.replace(",", ""))
     if re.fullmatch(r"\d+(?:\.\d+)?", t):
@@ -197,6 +197,15 @@ def extract_hash_identifiers(tokens: list[Token], used: set[int], facts: list[Fa
         facts.append(Fact("entity", ident, text[start : t.end], start, t.end, dim="identifier", tokens=idx))
 
 
+def _signed(tokens: list[Token], i: int) -> bool:
+    """Whether a minus sign stands right before number ``i`` ("-5 °C", "(−3%)"), not a hyphen
+    between two things ("2019-2020", "pages 10-12")."""
+    if i == 0 or tokens[i - 1].text not in ("-", "−") or tokens[i - 1].end != tokens[i].start:
+        return False
+    before = tokens[i - 2] if i >= 2 else None
+    return before is None or before.end < tokens[i - 1].start or before.kind == "sym"
+
+
 def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
     i = 0
@@ -213,6 +222,8 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 i += 1
                 continue  # version numbers are handled as identifiers
             value = parse_number(t.text)
+            if value is not None and _signed(tokens, i):
+                value = -value
         elif t.kind == "word":
             low = t.low
             head = low.split("-")

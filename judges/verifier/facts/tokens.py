@@ -17,8 +17,10 @@ _TOKEN_RE = re.compile(
     r"(?P<iso>\d{4}-\d{2}-\d{2})"
     r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
     r"|(?P<ampm>[aApP]\.[mM]\.?)"
-    r"|(?P<num>\d+(?:[.,]\d+)*)"
-    rf"|(?P<word>{_WORD}{_TAIL}(?:-(?:{_LETTER}|[0-9])+{_TAIL})*)"
+    # thousands may be set off by a no-break or thin space ("10\u00a0000", SI style)
+    r"|(?P<num>\d+(?:[.,]\d+|[\u00a0\u202f\u2009]\d{3}(?!\d))*)"
+    # "U.S.", "U.K.": one word, compared without its dots (Token.low)
+    rf"|(?P<word>(?:[A-Z]\.){{2,}}(?![A-Za-z])|{_WORD}{_TAIL}(?:-(?:{_LETTER}|[0-9])+{_TAIL})*)"
     r"|(?P<sym>°[CFcf]?|[$€£¥%~/–—-]|\S)"
 )
 
@@ -33,11 +35,14 @@ class Token:
 
     @property
     def low(self) -> str:
-        """The word as compared: lower case, a possessive "'s" dropped, accents folded ("José"
-        and "Jose", "São Paulo" and "Sao Paulo" are the same name)."""
+        """The word as compared: lower case, a possessive "'s" dropped, the dots of "U.S."
+        dropped, accents folded ("José" and "Jose", "São Paulo" and "Sao Paulo" are the same
+        name)."""
         t = self.text.lower().replace("’", "'")
         if t.endswith("'s"):
             t = t[:-2]
+        if t.endswith(".") and self.kind == "word":
+            t = t.replace(".", "")  # "U.S." is "US"
         return t if t.isascii() else fold_accents(t)
 
     @property
