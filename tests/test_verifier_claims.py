@@ -155,3 +155,12 @@ def test_extraction_never_fails_and_yields_clean_claims(text):
         assert claim.strip() == claim and claim
         assert "```" not in claim
         assert non_factual_reason(claim) is None
+
+
+def test_a_time_zone_after_a_clock_time_is_no_new_sentence():
+    text = "Phone support runs 9 a.m. to 6 p.m. CET, for Business customers only. We close at 5 p.m. Sales rose."
+    assert [s.text for s in split_sentences(text)] == [
+        "Phone support runs 9 a.m. to 6 p.m. CET, for Business customers only.",
+        "We close at 5 p.m.",
+        "Sales rose.",
+    ]

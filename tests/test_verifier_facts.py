@@ -815,8 +815,13 @@ def test_the_doer_named_in_another_sentence_of_the_sources_makes_a_role_mismatch
     [
         ("The shop is open on Tuesdays.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "match"),
         ("The shop is open on weekdays.", "The shop is open Monday through Friday.", "match"),
-        # a day outside the range: the source says nothing of it (the claim may say it is closed)
-        ("The shop is closed on Sundays.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "none"),
+        # a day outside the range: closed there, read with the two sentences' polarity
+        ("The shop is closed on Sundays.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "match"),
+        ("The shop is open on Sundays.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "conflict"),
+        ("Phone support is available on weekends.", "Phone support is available Monday to Friday.", "conflict"),
+        ("Phone support is not available on weekends.", "Phone support is available Monday to Friday.", "match"),
+        # a range that shares some days says nothing of the others
+        ("The shop is open Friday to Sunday.", "Opening hours: Monday to Saturday, 9 am to 6 pm.", "none"),
         ("The shop is open on Sundays.", "The shop is open on Mondays.", "conflict"),
     ],
 )
@@ -967,3 +972,20 @@ def test_a_name_and_its_short_form_are_the_same_name_either_way(claim, source):
 
 def test_a_dotted_acronym_is_still_a_name_that_can_differ():
     assert "entity" in kinds("The company is based in the U.K.", "The company is based in the U.S.")
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The drug should be taken twice a day.", "Take one tablet two times daily."),
+        ("We publish 12 reports a year.", "We publish 12 reports yearly."),
+        ("Backups run 24 times a day.", "Backups run 24 times daily."),
+    ],
+)
+def test_a_rate_adverb_makes_a_count_a_rate(claim, source):
+    aligned = align(analyse(claim), analyse(source))
+    assert aligned.conflicts == [] and aligned.missing == [] and aligned.matched
+
+
+def test_a_different_rate_by_adverb_conflicts():
+    assert "number" in kinds("The drug should be taken three times a day.", "Take one tablet two times daily.")

@@ -173,6 +173,8 @@ def _split_line(line: str, offset: int) -> list[Sentence]:
                 word = line[j:dot].lower()
                 if not (word in _SENTENCE_FINAL_ABBREVIATIONS and nxt[:1].isupper()):
                     continue
+                if word in ("a.m", "p.m") and re.match(r"[A-Z]{2,5}\b", line[m.end() :]):
+                    continue  # "6 p.m. CET": a time zone, not a new sentence
             # "3. " inside a line after a number (a list item or an ordinal) is not an end
             # unless something sentence-like follows.
             if nxt and not (nxt.isupper() or nxt.isdigit() or nxt in "\"'“‘([*-"):

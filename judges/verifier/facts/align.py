@@ -180,6 +180,16 @@ def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
     return False
 
 
+def _range_without(cf: Fact, an: Analysis) -> Fact | None:
+    """A range of weekdays in the text that holds none of the claim's days ("Monday to Saturday"
+    for "Sundays"): read with the polarity of the two sentences, it supports a claim that the
+    days outside it are closed and contradicts one that they are open."""
+    days = set(cf.value) if isinstance(cf.value, tuple) else {cf.value}
+    return next(
+        (f for f in an.facts if f.kind == "weekday" and isinstance(f.value, tuple) and not days & set(f.value)), None
+    )
+
+
 def _alias_among(cf: Fact, an: Analysis) -> Fact | None:
     """A name of the text that is the claim's name in short or long form (an acronym, a clipped
     first word): the claim may spell out what the source abbreviates, or the reverse."""
@@ -277,6 +287,12 @@ def align(
             hit = _alias_among(cf, span)  # "World Health Organization" for the source's "WHO"
         if hit is None:
             hit = _in_identifier(cf, span)
+        if hit is None and cf.kind == "weekday":
+            outside = _range_without(cf, span)
+            if outside is not None and len(claim.negation_cues) % 2 != len(span.negation_cues) % 2:
+                hit = outside  # "closed on Sundays" against "open Monday to Saturday"
+            elif outside is not None:
+                span_rel.append(("conflict", outside))  # "open on Sundays" against the same
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
             hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
         if hit is None and cf.kind == "quantity":

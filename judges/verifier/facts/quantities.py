@@ -197,6 +197,11 @@ def extract_hash_identifiers(tokens: list[Token], used: set[int], facts: list[Fa
         facts.append(Fact("entity", ident, text[start : t.end], start, t.end, dim="identifier", tokens=idx))
 
 
+#: Adverbs that make a count a rate: "three times daily" is three a day.
+_RATE_ADVERBS = {"hourly": "hour", "daily": "day", "nightly": "day", "weekly": "week", "monthly": "month"}
+_RATE_ADVERBS |= {"yearly": "year", "annually": "year"}
+
+
 def _signed(tokens: list[Token], i: int) -> bool:
     """Whether a minus sign stands right before number ``i`` ("-5 °C", "(−3%)"), not a hyphen
     between two things ("2019-2020", "pages 10-12")."""
@@ -393,6 +398,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                     or tk.low in _UNITS
                     or tk.low in _ORDINALS
                     or tk.low in _SCALES
+                    or tk.low in _RATE_ADVERBS
                     or (tk.text[0].isupper() and nouns)
                 ):
                     break
@@ -422,6 +428,12 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             elif tokens[k].low == "per" and nxt.kind == "word" and nxt.low not in STOPWORDS:
                 per = stem(nxt.low)
                 end = k + 1
+        elif k < n and tokens[k].low in _RATE_ADVERBS:  # "two times daily" = "twice a day"
+            u = _UNITS.get(_RATE_ADVERBS[tokens[k].low])
+            if u is not None and u[0] == "duration":
+                value = value / u[1]
+                per = "duration"
+                end = k
         if dim == "count" and tokens[i].kind == "num" and i > 0:
             prev = tokens[i - 1]
             # identifiers: "Apollo 11", "Python 3.12", "Room 3B", "Windows 11"
