@@ -989,3 +989,28 @@ def test_a_rate_adverb_makes_a_count_a_rate(claim, source):
 
 def test_a_different_rate_by_adverb_conflicts():
     assert "number" in kinds("The drug should be taken three times a day.", "Take one tablet two times daily.")
+
+
+def test_a_rate_after_an_of_phrase_is_a_rate():
+    # "1.5 days of paid leave per month" is 18 days a year, not 1.5 days; "annual leave" is a year's
+    source = "Employees accrue 1.5 days of paid leave per month."
+    same = align(analyse("Employees accrue 18 days of paid leave a year."), analyse(source))
+    assert same.conflicts == [] and len(same.matched) == 1
+    assert "number" in kinds("Employees accrue 20 days of paid leave a year.", source)
+    annual = align(
+        analyse("Staff get 25 days of paid vacation per year."), analyse("Staff get 25 days of paid annual leave.")
+    )
+    assert annual.conflicts == [] and len(annual.matched) == 1
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("The motion passed 2 to 7.", True),  # the vote the other way round
+        ("The council voted 7 to 2 in favour.", False),
+    ],
+)
+def test_a_vote_or_score_given_the_other_way_round_conflicts(claim, conflict):
+    source = "The city council voted 7 to 2 to approve the new bike lane."
+    reasons = [c.reason for c in align(analyse(claim), analyse(source)).conflicts]
+    assert (reasons == ["order mismatch: claim says 2 to 7, source says 7 to 2"]) == conflict, reasons

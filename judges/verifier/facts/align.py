@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .additions import added_items
 from .analysis import Analysis
 from .compare import _exact, _fact_relation
-from .comparisons import reversed_comparison
+from .comparisons import reversed_comparison, reversed_pair
 from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
@@ -458,6 +458,17 @@ def align(
                 f"{first} vs {second}",
                 _conf(0.4, 0.55, ctx_cov),
                 f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
+            )
+        )
+    swapped = reversed_pair(claim, span)
+    if swapped is not None:
+        conflicts.append(
+            Conflict(
+                "comparison",
+                swapped[0],
+                swapped[1],
+                _conf(0.5, 0.45, ctx_cov),
+                f"order mismatch: claim says {swapped[0]}, source says {swapped[1]}",
             )
         )
     for said, stated, is_word in quantifier_mismatches(claim, span):

@@ -82,3 +82,30 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
             return None
         return word, first[0].describe(), second[0].describe()
     return None
+
+
+_PAIR_JOINERS = frozenset({"to", "-", "–", "—"})
+
+
+def _ordered_pairs(an: Analysis) -> list[tuple[float, float]]:
+    """Two plain numbers joined by "to" or a dash ("voted 7 to 2", "won 3-1"): a vote or a score,
+    whose order is part of what it says."""
+    by_token = {f.tokens[0]: f for f in an.facts if f.kind == "quantity" and len(f.tokens) >= 1 and not f.implied}
+    out = []
+    for i, f in by_token.items():
+        g = by_token.get(i + 2)
+        if g is None or f.dim != "count" or g.dim != "count" or f.noun or f.per or g.per:
+            continue
+        if an.tokens[i + 1].low in _PAIR_JOINERS:
+            out.append((f.num_value, g.num_value))
+    return out
+
+
+def reversed_pair(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+    """(the claim's pair, the span's) when the span gives the claim's two numbers the other way
+    round ("2 to 7" against "voted 7 to 2")."""
+    theirs = _ordered_pairs(span)
+    for a, b in _ordered_pairs(claim):
+        if a != b and (b, a) in theirs and (a, b) not in theirs:
+            return f"{a:g} to {b:g}", f"{b:g} to {a:g}"
+    return None

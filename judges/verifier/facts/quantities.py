@@ -200,6 +200,34 @@ def extract_hash_identifiers(tokens: list[Token], used: set[int], facts: list[Fa
 #: Adverbs that make a count a rate: "three times daily" is three a day.
 _RATE_ADVERBS = {"hourly": "hour", "daily": "day", "nightly": "day", "weekly": "week", "monthly": "month"}
 _RATE_ADVERBS |= {"yearly": "year", "annually": "year"}
+#: Adjectives that make a quantity of a thing a rate: "25 days of annual leave".
+_RATE_ADJECTIVES = {"annual": "year", "yearly": "year", "monthly": "month", "weekly": "week", "daily": "day"}
+
+
+_RATE_WORDS = ("per", "a", "an", "each", "every")
+
+
+def _past_of_phrase(tokens: list[Token], j: int) -> tuple[int, str | None]:
+    """After "of" and up to three words, a rate over a duration: (the index of its "per" / "a",
+    None) for "days of paid leave per month"; (the phrase's last index, the duration) when a word
+    of the phrase says it, "days of paid annual leave"; else (``j``, None)."""
+    if j >= len(tokens) or tokens[j].low != "of":
+        return j, None
+    for m in range(j + 1, min(j + 5, len(tokens))):
+        t = tokens[m]
+        if t.low in _RATE_WORDS and m > j + 1:
+            u = _UNITS.get(tokens[m + 1].low) if m + 1 < len(tokens) else None
+            return (m, None) if u is not None and u[0] == "duration" else (j, None)
+        if t.kind != "word":
+            return j, None
+        if t.low in _RATE_ADJECTIVES:
+            end = m
+            while end + 1 < len(tokens) and end + 1 < j + 5 and tokens[end + 1].kind == "word":
+                if tokens[end + 1].low in STOPWORDS:
+                    break
+                end += 1
+            return end, _RATE_ADJECTIVES[t.low]
+    return j, None
 
 
 def _signed(tokens: list[Token], i: int) -> bool:
@@ -413,9 +441,15 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             j = end + 1
         # rate: "per minute", "/min", "a year", "each day"
         per = ""
-        k = j
+        # "1.5 days of paid leave per month", "25 days of annual leave" (not "5% of annual revenue")
+        k, adjective = _past_of_phrase(tokens, j) if dim in ("duration", "count") else (j, None)
+        by_adjective = _UNITS.get(adjective) if adjective and dim == "duration" else None
+        if by_adjective is not None and value is not None:  # "25 days of paid annual leave"
+            value = value / by_adjective[1]
+            per = "duration"
+            end = k
         # allow "of X" or one more word before "per": "1,000 requests per minute", "7 million visitors a year"
-        if k + 1 < n and (tokens[k].low in ("per", "a", "an", "each", "every") or tokens[k].text == "/"):
+        elif k + 1 < n and (tokens[k].low in ("per", "a", "an", "each", "every") or tokens[k].text == "/"):
             nxt = tokens[k + 1]
             u = _UNITS.get(nxt.low)
             # "€950m a year earlier" is a time reference, not a rate
