@@ -1014,3 +1014,9 @@ def test_a_vote_or_score_given_the_other_way_round_conflicts(claim, conflict):
     source = "The city council voted 7 to 2 to approve the new bike lane."
     reasons = [c.reason for c in align(analyse(claim), analyse(source)).conflicts]
     assert (reasons == ["order mismatch: claim says 2 to 7, source says 7 to 2"]) == conflict, reasons
+
+
+def test_a_code_called_an_error_or_a_status_is_the_code():
+    source = analyse("Exceeding the rate limit returns HTTP 429.")
+    assert len(align(analyse("You get a 429 error when you exceed the limit."), source).matched) == 1
+    assert [f.text for f in align(analyse("We processed 429 orders."), source).missing] == ["429 orders"]

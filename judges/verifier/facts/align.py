@@ -229,10 +229,16 @@ def refers_back(sentence: str) -> bool:
 _DIGITS = re.compile(r"\d+")
 
 
+#: What a number that is a code is called ("a 429 error", "status 404"), stemmed.
+_CODE_NOUNS = frozenset(stem(w) for w in ("error", "status", "code", "response"))
+
+
 def _in_identifier(cf: Fact, an: Analysis) -> Fact | None:
     """The identifier of ``an`` whose number a bare count of the claim is: "you get a 429" and
     "returns HTTP 429", "order 4471" and "Order #4471"."""
-    if cf.kind != "quantity" or cf.dim != "count" or cf.per or cf.noun or cf.raw is None:
+    if cf.kind != "quantity" or cf.dim != "count" or cf.per or cf.raw is None:
+        return None
+    if cf.noun and not set(cf.noun) <= _CODE_NOUNS:  # "a 429 error" is still the code
         return None
     if not float(cf.raw).is_integer():
         return None
