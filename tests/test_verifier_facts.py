@@ -1020,3 +1020,22 @@ def test_a_code_called_an_error_or_a_status_is_the_code():
     source = analyse("Exceeding the rate limit returns HTTP 429.")
     assert len(align(analyse("You get a 429 error when you exceed the limit."), source).matched) == 1
     assert [f.text for f in align(analyse("We processed 429 orders."), source).missing] == ["429 orders"]
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("The offer ends on 31/12/2024.", (2024, 12, 31)),  # day first: 31 is no month
+        ("Payment is due 12/31/2024.", (2024, 12, 31)),  # month first: 31 is no month
+        ("It snowed on 31.12.2024.", (2024, 12, 31)),  # dotted dates are day first
+        ("It rained on 03/04/2024.", (2024, None, None)),  # either order: only the year is read
+    ],
+)
+def test_dates_in_digits(text, value):
+    assert one(text, "date").value == value
+
+
+def test_a_clock_time_with_a_dot_before_am_or_pm():
+    assert [f.value for f in facts("Store hours: 8.30am - 9pm daily.", "time")] == [510, 1260]
+    assert [f.value for f in facts("Opens at 8.30 a.m. sharp.", "time")] == [510]
+    assert facts("It costs 8.30 euros.", "time") == []

@@ -80,6 +80,34 @@ def _counts(word: str) -> bool:
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
+def _numeric_date(tokens: list[Token], i: int) -> tuple[tuple, int] | None:
+    """A date in digits and its last token: "31.12.2024" (day first), "31/12/2024" and
+    "12/31/2024" (the order told by a number over 12). "03/04/2024" could be either, so only
+    its year is read (a claim of 3 April is then neither confirmed nor contradicted by it)."""
+    t = tokens[i]
+    dotted = re.fullmatch(r"(\d{1,2})\.(\d{1,2})\.(\d{4})", t.text)
+    if dotted:
+        d, m, y = (int(x) for x in dotted.groups())
+        return ((y, m, d), i) if 1 <= m <= 12 and 1 <= d <= 31 else None
+    if i + 4 >= len(tokens) or not re.fullmatch(r"\d{1,2}", t.text):
+        return None
+    parts = tokens[i : i + 5]
+    if [p.text for p in parts[1::2]] != ["/", "/"] or any(a.end != b.start for a, b in zip(parts, parts[1:])):
+        return None
+    if not re.fullmatch(r"\d{1,2}", parts[2].text) or not re.fullmatch(r"\d{4}", parts[4].text):
+        return None
+    a, b, y = int(parts[0].text), int(parts[2].text), int(parts[4].text)
+    if not (1 <= a <= 31 and 1 <= b <= 31):
+        return None
+    if a > 12 and b <= 12:
+        return (y, b, a), i + 4
+    if b > 12 and a <= 12:
+        return (y, a, b), i + 4
+    if a == b or (a <= 12 and b <= 12):
+        return ((y, a, a) if a == b else (y, None, None)), i + 4
+    return None
+
+
 def _year_at(tokens: list[Token], i: int) -> int | None:
     t = tokens[i]
     if t.kind == "num" and re.fullmatch(r"\d{4}", t.text):
@@ -112,6 +140,9 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
             y, m, d = (int(x) for x in t.text.split("-"))
             if 1 <= m <= 12 and 1 <= d <= 31:
                 add((y, m, d), i, i)
+        elif t.kind == "num" and i not in used and (numeric := _numeric_date(tokens, i)) is not None:
+            value, last = numeric
+            add(value, i, last)
 
     i = 0
     while i < n:
@@ -268,12 +299,13 @@ def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 if nxt.low.startswith("a") and h == 12:
                     minutes -= 12 * 60
                 end = i + 1
-        elif t.kind == "num" and re.fullmatch(r"\d{1,2}", t.text) and i + 1 < n:
+        elif t.kind == "num" and re.fullmatch(r"\d{1,2}(?:\.[0-5]\d)?", t.text) and i + 1 < n:
             nxt = tokens[i + 1]
             if nxt.kind == "ampm" or (nxt.kind == "word" and nxt.low in ("am", "pm", "a.m", "p.m")):
-                h = int(t.text)
+                hours, _, mins = t.text.partition(".")  # "8.30am", as British text writes it
+                h = int(hours)
                 if 1 <= h <= 12:
-                    minutes = (h % 12) * 60 + (720 if nxt.low.startswith("p") else 0)
+                    minutes = (h % 12) * 60 + int(mins or 0) + (720 if nxt.low.startswith("p") else 0)
                     end = i + 1
                     if (
                         i + 2 < n
