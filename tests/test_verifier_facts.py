@@ -1039,3 +1039,14 @@ def test_a_clock_time_with_a_dot_before_am_or_pm():
     assert [f.value for f in facts("Store hours: 8.30am - 9pm daily.", "time")] == [510, 1260]
     assert [f.value for f in facts("Opens at 8.30 a.m. sharp.", "time")] == [510]
     assert facts("It costs 8.30 euros.", "time") == []
+
+
+def test_a_decade_holds_its_years():
+    source = analyse("The first festival took place in 1994.")
+    matched = align(analyse("The festival was first held in the 1990s."), source).matched
+    assert [(c.text, f.text) for c, f in matched if c.kind == "date"] == [("1990s", "1994")]
+    reasons = [c.reason for c in align(analyse("The festival was first held in the 1980s."), source).conflicts]
+    assert reasons == ["date mismatch: claim says the 1980s, source says 1994"]
+    # a year says more than its decade: not stated, not contradicted
+    more = align(analyse("The festival took place in 1994."), analyse("The festival took place in the 1990s."))
+    assert more.conflicts == [] and not more.matched

@@ -154,6 +154,11 @@ def _fact_relation(c: Fact, s: Fact) -> str:
                     return "none"
             return "match"
         return rel if _same_slot(c, s) else "none"
+    if c.kind == "date" and "decade" in (c.dim, s.dim):
+        # "in the 1990s" holds 1994; "in 1994" is more than "the 1990s" says
+        if (c.date_value[0] or 0) // 10 != (s.date_value[0] or 0) // 10:
+            return "conflict"
+        return "match" if c.dim == "decade" else "compatible"
     if c.kind == "date":
         return _dates_relation(c.date_value, s.date_value)
     if c.kind == "time" and c.bound != "eq" and s.bound == "eq":

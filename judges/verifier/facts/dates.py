@@ -245,7 +245,20 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
         if prev is not None and prev.kind == "sym" and prev.text in "$€£¥":
             continue
         if nxt is not None and nxt.kind == "word" and nxt.start == t.end and nxt.low == "s":
-            continue  # "1990s"
+            if year_ % 10 == 0:  # "the 1990s": any year of the decade
+                used.update((i, i + 1))
+                facts.append(
+                    Fact(
+                        "date",
+                        (year_, None, None),
+                        t.text + nxt.text,
+                        t.start,
+                        nxt.end,
+                        dim="decade",
+                        tokens=(i, i + 1),
+                    )
+                )
+            continue
         if nxt is not None and nxt.kind == "word" and (nxt.low in _UNITS or nxt.low in _SCALES):
             continue
         if nxt is not None and nxt.kind == "sym" and nxt.text in ("%",):

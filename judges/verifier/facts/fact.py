@@ -55,6 +55,8 @@ class Fact:
     def describe(self) -> str:
         if self.kind == "date":
             y, m, d = self.date_value
+            if self.dim == "decade":
+                return f"the {y}s"
             if y and m and d:
                 return f"{y:04d}-{m:02d}-{d:02d}"
             if y and m:
