@@ -1050,3 +1050,38 @@ def test_a_decade_holds_its_years():
     # a year says more than its decade: not stated, not contradicted
     more = align(analyse("The festival took place in 1994."), analyse("The festival took place in the 1990s."))
     assert more.conflicts == [] and not more.matched
+
+
+@pytest.mark.parametrize(
+    "claim,reason",
+    [
+        (
+            "In 2019 the firm moved its headquarters from Basel to Zurich.",
+            "order mismatch: claim says from Basel to Zurich, source says from Zürich to Basel",
+        ),
+        ("In 2019 the firm moved its headquarters from Zurich to Basel.", None),
+    ],
+)
+def test_a_route_given_the_other_way_round_conflicts(claim, reason):
+    source = "In 2019 the firm moved its headquarters from Zürich to Basel, where it employs 900 people."
+    found = [c.reason for c in align(analyse(claim), analyse(source)).conflicts if c.reason.startswith("order")]
+    assert found == ([reason] if reason else [])
+
+
+@pytest.mark.parametrize(
+    "text,cues",
+    [
+        ("Check in no later than 45 minutes before departure.", []),  # a bound, not a denial
+        ("Pages hold no more than 100 items.", []),
+        ("There are no more tickets.", ["no"]),
+        ("The office is no longer open.", ["no"]),
+    ],
+)
+def test_no_before_a_comparative_and_than_is_a_bound(text, cues):
+    assert analyse(text).negation_cues == cues
+
+
+def test_a_code_named_with_its_reason_phrase_is_the_code():
+    source = analyse("Requests without a valid key are rejected with HTTP 401 Unauthorized.")
+    claim = analyse("A request without a key gets a 401 Unauthorized error.")
+    assert align(claim, source).missing == []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .additions import added_items
 from .analysis import Analysis
 from .compare import _exact, _fact_relation
-from .comparisons import reversed_comparison, reversed_pair
+from .comparisons import reversed_comparison, reversed_pair, reversed_route
 from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
@@ -238,7 +238,7 @@ def _in_identifier(cf: Fact, an: Analysis) -> Fact | None:
     "returns HTTP 429", "order 4471" and "Order #4471"."""
     if cf.kind != "quantity" or cf.dim != "count" or cf.per or cf.raw is None:
         return None
-    if cf.noun and not set(cf.noun) <= _CODE_NOUNS:  # "a 429 error" is still the code
+    if cf.noun and not set(cf.noun) & _CODE_NOUNS:  # "a 429 error", "a 401 Unauthorized error"
         return None
     if not float(cf.raw).is_integer():
         return None
@@ -466,17 +466,17 @@ def align(
                 f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
             )
         )
-    swapped = reversed_pair(claim, span)
-    if swapped is not None:
-        conflicts.append(
-            Conflict(
-                "comparison",
-                swapped[0],
-                swapped[1],
-                _conf(0.5, 0.45, ctx_cov),
-                f"order mismatch: claim says {swapped[0]}, source says {swapped[1]}",
+    for kind, swapped in (("comparison", reversed_pair(claim, span)), ("entity", reversed_route(claim, span))):
+        if swapped is not None:  # "2 to 7" against "voted 7 to 2"; "from Basel to Zürich" the other way
+            conflicts.append(
+                Conflict(
+                    kind,
+                    swapped[0],
+                    swapped[1],
+                    _conf(0.5, 0.45, ctx_cov),
+                    f"order mismatch: claim says {swapped[0]}, source says {swapped[1]}",
+                )
             )
-        )
     for said, stated, is_word in quantifier_mismatches(claim, span):
         shown = _quote(stated) if is_word else stated
         conflicts.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .analysis import Analysis
 from .fact import Fact
 from .lexicon import _DIRECTION_WORDS, stem, words_match
+from .tokens import fold_accents
 
 #: Direction groups whose comparative orders a value ("more storage", "heavier", "grew faster").
 #: "speed" only orders changes ("grew faster": a larger rise), never durations (a faster trip
@@ -108,4 +109,33 @@ def reversed_pair(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
     for a, b in _ordered_pairs(claim):
         if a != b and (b, a) in theirs and (a, b) not in theirs:
             return f"{a:g} to {b:g}", f"{b:g} to {a:g}"
+    return None
+
+
+def _routes(an: Analysis) -> list[tuple[str, str]]:
+    """The names of each "from <name> to <name>" ("moved from Basel to Zürich")."""
+    starts = {f.tokens[0]: f for f in an.facts if f.kind == "entity" and f.tokens}
+    out = []
+    for i, t in enumerate(an.tokens):
+        a = starts.get(i + 1) if t.low == "from" else None
+        if a is None:
+            continue
+        k = max(a.tokens) + 1
+        b = starts.get(k + 1) if k < len(an.tokens) and an.tokens[k].low == "to" else None
+        if b is not None:
+            out.append((a.text, b.text))
+    return out
+
+
+def _key(name: str) -> str:
+    return fold_accents(name.lower())
+
+
+def reversed_route(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+    """("from A to B", "from B to A") when the span gives the claim's route the other way."""
+    theirs = {(_key(a), _key(b)): (a, b) for a, b in _routes(span)}
+    for a, b in _routes(claim):
+        other = theirs.get((_key(b), _key(a)))
+        if other is not None and (_key(a), _key(b)) not in theirs:
+            return f"from {a} to {b}", f"from {other[0]} to {other[1]}"
     return None
