@@ -1085,3 +1085,8 @@ def test_a_code_named_with_its_reason_phrase_is_the_code():
     source = analyse("Requests without a valid key are rejected with HTTP 401 Unauthorized.")
     claim = analyse("A request without a key gets a 401 Unauthorized error.")
     assert align(claim, source).missing == []
+
+
+def test_a_bound_phrase_gives_no_direction():
+    assert analyse("Check in no later than 45 minutes.").directions == {}
+    assert analyse("It arrived later than planned.").directions["order"] == (1, "later")

@@ -129,6 +129,11 @@ def proper_vocabulary(texts: Iterable[str]) -> frozenset[str]:
 _BOUND_COMPARATIVES = frozenset("more less fewer later earlier greater higher lower longer shorter".split())
 
 
+def _bound_phrase(tokens: list[Token], i: int) -> bool:
+    """Whether word ``i`` sits in "no <comparative> than" ("no later than 5 p.m.")."""
+    return 0 < i < len(tokens) - 1 and tokens[i - 1].low == "no" and tokens[i + 1].low == "than"
+
+
 def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analysis:
     """Facts and alignment signals of one sentence (or a short passage)."""
     tokens = tokenize(text)
@@ -182,6 +187,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             if not (low == "only" and i > 0 and tokens[i - 1].low == "not"):  # "not only … but"
                 partial.append(low)
             continue
+        if low in _BOUND_COMPARATIVES and _bound_phrase(tokens, i):
+            continue  # "no later than": a bound (the number's), not a direction
         if low in _DIRECTION_WORDS and i not in entity_tokens:
             group, side = _DIRECTION_WORDS[low]
             directions.setdefault(group, (side, low))
