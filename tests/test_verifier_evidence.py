@@ -177,3 +177,10 @@ def test_a_year_moved_onto_another_fact_of_the_sources_is_still_contradicted():
 def test_a_name_written_without_its_accents_is_supported():
     claim = check_grounding("José Mourinho managed Porto.", ["Jose Mourinho managed FC Porto from 2002 to 2004."])
     assert claim.claims[0].verdict == "supported", claim.claims[0].reason
+
+
+def test_a_semicolon_inside_parentheses_does_not_cut_the_sentence():
+    # cut at ";", the second half named no one, and "Vienna" read as the claim's person
+    source = "Margarethe Vogel (born 12 May 1950 in Graz; died 3 September 2019 in Vienna) was an Austrian architect."
+    claim = check_grounding("Margarethe Vogel was 69 years old when she died.", [source]).claims[0]
+    assert claim.verdict == "supported", claim.reason

@@ -276,6 +276,19 @@ _CLAUSE_SPLIT_RE = re.compile(
 )
 
 
+def _clauses(text: str) -> list[str]:
+    """The text cut at its contrast markers, but not inside parentheses ("Margarethe Vogel (born
+    1950 in Graz; died 2019 in Vienna) was an architect" is one clause about her)."""
+    parts, start = [], 0
+    for m in _CLAUSE_SPLIT_RE.finditer(text):
+        if text.count("(", 0, m.start()) > text.count(")", 0, m.start()):
+            continue
+        parts.append(text[start : m.start()])
+        start = m.end()
+    parts.append(text[start:])
+    return parts
+
+
 @dataclass
 class _Span:
     source: int
@@ -292,7 +305,7 @@ def _spans(sources: list[_Source]) -> list[_Span]:
         for sent in split_sentences(src.text):
             before, previous = previous, sent.text
             ctx = before if before is not None and refers_back(sent.text) else None
-            parts = [p.strip() for p in _CLAUSE_SPLIT_RE.split(sent.text) if p and p.strip()]
+            parts = [p.strip() for p in _clauses(sent.text) if p.strip()]
             merged: list[str] = []
             for p in parts:
                 if merged and len(p.split()) < 3:
