@@ -1090,3 +1090,9 @@ def test_a_code_named_with_its_reason_phrase_is_the_code():
 def test_a_bound_phrase_gives_no_direction():
     assert analyse("Check in no later than 45 minutes.").directions == {}
     assert analyse("It arrived later than planned.").directions["order"] == (1, "later")
+
+
+@pytest.mark.parametrize("claim,found", [("The forum lasts five days.", True), ("The forum lasts ten days.", False)])
+def test_the_days_between_two_dates_are_implied(claim, found):
+    aligned = align(analyse(claim), analyse("The forum runs from 3 June to 7 June in Geneva."))
+    assert (aligned.missing == []) == found and aligned.conflicts == []  # implied: a match, never a conflict

@@ -7,11 +7,16 @@ values the arithmetic should join is a guess."""
 
 from __future__ import annotations
 
+from datetime import date
+
 from .fact import Fact
 from .lexicon import _YEAR
 
 #: Spans longer than this are not a span of anything a claim would count in years.
 MAX_YEARS = 200
+#: Days between two dates further apart than this are not what a claim counts in days.
+MAX_DAYS = 366
+_DAY = 86400.0
 #: A sentence listing many values implies more pairs than is worth comparing.
 MAX_IMPLIED = 40
 
@@ -37,6 +42,29 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                         dim="duration",
                         unit="year",
                         raw=float(n),
+                        implied=True,
+                    )
+                )
+    # the days between two days of the year ("runs from 3 June to 7 June" -> 5 days, counting
+    # both ends, or 4 between them: an implied fact only matches, so either reading may)
+    ordinals = (_ordinal_day(f.date_value) for f in facts if f.kind == "date" and f.date_value[1] and f.date_value[2])
+    days = sorted({d for d in ordinals if d is not None})
+    for i, first_day in enumerate(days):
+        for last_day in days[i + 1 :]:
+            n = last_day - first_day
+            for count in (n, n + 1) if n <= MAX_DAYS else ():
+                if len(out) >= MAX_IMPLIED:
+                    return out
+                out.append(
+                    Fact(
+                        "quantity",
+                        count * _DAY,
+                        f"{count} days",
+                        0,
+                        0,
+                        dim="duration",
+                        unit="day",
+                        raw=float(count),
                         implied=True,
                     )
                 )
@@ -89,3 +117,12 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                 )
             )
     return out
+
+
+def _ordinal_day(value: tuple) -> int | None:
+    """The day's number counted from year 1 (a date without a year is read in a common year)."""
+    y, m, d = value
+    try:
+        return date(y or 2001, m, d).toordinal()
+    except ValueError:
+        return None
