@@ -1096,3 +1096,15 @@ def test_a_bound_phrase_gives_no_direction():
 def test_the_days_between_two_dates_are_implied(claim, found):
     aligned = align(analyse(claim), analyse("The forum runs from 3 June to 7 June in Geneva."))
     assert (aligned.missing == []) == found and aligned.conflicts == []  # implied: a match, never a conflict
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("Applications are due by Feb. 1, 2025.", (2025, 2, 1)),
+        ("The deadline is 1 Feb. 2025.", (2025, 2, 1)),
+        ("Payment is due Sept. 30.", (None, 9, 30)),
+    ],
+)
+def test_an_abbreviated_month_with_its_dot(text, value):
+    assert one(text, "date").value == value

@@ -16,6 +16,8 @@ from .lexicon import (
 )
 from .tokens import Token
 
+_MONTH_ABBREVIATIONS = frozenset("jan feb mar apr jun jul aug sep sept oct nov dec".split())
+
 
 def _next_word(tokens: list[Token], i: int, skip: str = ",") -> int | None:
     j = i + 1
@@ -164,7 +166,7 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 month = _month_at(tokens, k)
                 end = k
                 year = None
-                k2 = _next_word(tokens, k)
+                k2 = _next_word(tokens, k, skip=",." if tokens[k].low in _MONTH_ABBREVIATIONS else ",")
                 if k2 is not None and _year_at(tokens, k2):
                     year, end = _year_at(tokens, k2), k2
                 if d2 is not None:
@@ -176,7 +178,9 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 continue
         month = _month_at(tokens, i)
         if month is not None:
-            mk = _next_word(tokens, i)
+            # "Feb. 1, 2025": the dot of an abbreviated month is no full stop
+            abbreviated = tokens[i].low in _MONTH_ABBREVIATIONS and i + 1 < n and tokens[i + 1].start == tokens[i].end
+            mk = _next_word(tokens, i, skip=",." if abbreviated else ",")
             if mk is not None and tokens[mk].low == "of":
                 mk = _next_word(tokens, mk)
             if mk is not None and _year_at(tokens, mk) and not _day_at(tokens, mk):
