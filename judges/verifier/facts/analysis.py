@@ -212,9 +212,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             neg_cues.remove(pair[0])
         elif i > 0 and lows[i - 1] == "at" and lows[i] == "no" and "no" in neg_cues:
             neg_cues.remove("no")  # "at no charge", "at no extra cost"
-        elif (
-            lows[i] == "no" and pair[1] in _BOUND_COMPARATIVES and lows[i + 2 : i + 3] == ["than"] and "no" in neg_cues
-        ):
+        elif lows[i] == "no" and pair[1] in _BOUND_COMPARATIVES and _bound_phrase(tokens, i + 1) and "no" in neg_cues:
             neg_cues.remove("no")  # "no later than 45 minutes before", "no more than 100 items": bounds
         elif lows[i] == "without" and not lows[i + 1].endswith("ing") and not any(w in _NEGATIONS for w in lows[:i]):
             # "photography without flash is permitted": "without" before a noun may qualify just

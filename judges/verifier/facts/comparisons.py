@@ -91,7 +91,7 @@ _PAIR_JOINERS = frozenset({"to", "-", "–", "—"})
 def _ordered_pairs(an: Analysis) -> list[tuple[float, float]]:
     """Two plain numbers joined by "to" or a dash ("voted 7 to 2", "won 3-1"): a vote or a score,
     whose order is part of what it says."""
-    by_token = {f.tokens[0]: f for f in an.facts if f.kind == "quantity" and len(f.tokens) >= 1 and not f.implied}
+    by_token = {f.tokens[0]: f for f in an.facts if f.kind == "quantity" and f.tokens and not f.implied}
     out = []
     for i, f in by_token.items():
         g = by_token.get(i + 2)

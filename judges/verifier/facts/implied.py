@@ -32,19 +32,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
             if len(out) >= MAX_IMPLIED:
                 return out
             if 0 < n <= MAX_YEARS:
-                out.append(
-                    Fact(
-                        "quantity",
-                        n * _YEAR,
-                        f"{first} to {last}",
-                        0,
-                        0,
-                        dim="duration",
-                        unit="year",
-                        raw=float(n),
-                        implied=True,
-                    )
-                )
+                out.append(_duration(n * _YEAR, f"{first} to {last}", "year", n))
     # the days between two days of the year ("runs from 3 June to 7 June" -> 5 days, counting
     # both ends, or 4 between them: an implied fact only matches, so either reading may)
     ordinals = (_ordinal_day(f.date_value) for f in facts if f.kind == "date" and f.date_value[1] and f.date_value[2])
@@ -55,19 +43,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
             for count in (n, n + 1) if n <= MAX_DAYS else ():
                 if len(out) >= MAX_IMPLIED:
                     return out
-                out.append(
-                    Fact(
-                        "quantity",
-                        count * _DAY,
-                        f"{count} days",
-                        0,
-                        0,
-                        dim="duration",
-                        unit="day",
-                        raw=float(count),
-                        implied=True,
-                    )
-                )
+                out.append(_duration(count * _DAY, f"{count} days", "day", count))
     # the time between two clock times ("began at 10:00 and ended at 12:00" -> 2 hours)
     times = sorted({int(f.num_value) for f in facts if f.kind == "time" and f.bound == "eq"})
     for i, first in enumerate(times):
@@ -75,19 +51,9 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
             if len(out) >= MAX_IMPLIED:
                 return out
             minutes = last - first
-            out.append(
-                Fact(
-                    "quantity",
-                    minutes * 60.0,
-                    f"{first // 60:02d}:{first % 60:02d} to {last // 60:02d}:{last % 60:02d}",
-                    0,
-                    0,
-                    dim="duration",
-                    unit="h" if minutes % 60 == 0 else "min",
-                    raw=float(minutes // 60 if minutes % 60 == 0 else minutes),
-                    implied=True,
-                )
-            )
+            hours = minutes % 60 == 0
+            text = f"{first // 60:02d}:{first % 60:02d} to {last // 60:02d}:{last % 60:02d}"
+            out.append(_duration(minutes * 60.0, text, "h" if hours else "min", minutes // 60 if hours else minutes))
     amounts = [
         f
         for f in facts
@@ -117,6 +83,11 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                 )
             )
     return out
+
+
+def _duration(seconds: float, text: str, unit: str, raw: int) -> Fact:
+    """An implied duration, in seconds, as written in ``unit``."""
+    return Fact("quantity", seconds, text, 0, 0, dim="duration", unit=unit, raw=float(raw), implied=True)
 
 
 def _ordinal_day(value: tuple) -> int | None:
