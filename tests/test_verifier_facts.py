@@ -1108,3 +1108,12 @@ def test_the_days_between_two_dates_are_implied(claim, found):
 )
 def test_an_abbreviated_month_with_its_dot(text, value):
     assert one(text, "date").value == value
+
+
+def test_a_score_after_a_name_is_no_identifier_and_can_be_reversed():
+    assert [f.kind for f in facts("Arsenal beat Chelsea 3-1.") if f.text in ("3", "1")] == ["quantity", "quantity"]
+    reasons = [
+        c.reason for c in align(analyse("Arsenal beat Chelsea 1-3."), analyse("Arsenal beat Chelsea 3-1.")).conflicts
+    ]
+    assert "order mismatch: claim says 1 to 3, source says 3 to 1" in reasons
+    assert [f.text for f in facts("Apollo 11 landed in 1969.", "entity")] == ["Apollo 11"]

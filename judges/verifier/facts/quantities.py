@@ -230,6 +230,18 @@ def _past_of_phrase(tokens: list[Token], j: int) -> tuple[int, str | None]:
     return j, None
 
 
+def _score_at(tokens: list[Token], i: int) -> bool:
+    """Whether number ``i`` opens a score or a vote written with a dash ("beat Chelsea 3-1"),
+    which is no identifier of the name before it."""
+    return (
+        i + 2 < len(tokens)
+        and tokens[i + 1].text in ("-", "–")
+        and tokens[i + 2].kind == "num"
+        and tokens[i].end == tokens[i + 1].start
+        and tokens[i + 1].end == tokens[i + 2].start
+    )
+
+
 def _signed(tokens: list[Token], i: int) -> bool:
     """Whether a minus sign stands right before number ``i`` ("-5 °C", "(−3%)"), not a hyphen
     between two things ("2019-2020", "pages 10-12")."""
@@ -481,6 +493,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 and bound == "eq"
                 and prev.low not in ("chapter",)
                 and not currency
+                and not _score_at(tokens, i)
             ):
                 tail = ""
                 e = i
