@@ -1117,3 +1117,8 @@ def test_a_score_after_a_name_is_no_identifier_and_can_be_reversed():
     ]
     assert "order mismatch: claim says 1 to 3, source says 3 to 1" in reasons
     assert [f.text for f in facts("Apollo 11 landed in 1969.", "entity")] == ["Apollo 11"]
+
+
+def test_digits_that_hold_no_month_are_no_day():
+    # "13/13/2024" names no month: its year is read, not a day of a thirteenth month
+    assert [f.value for f in facts("Ref 13/13/2024 was filed.", "date")] == [(2024, None, None)]

@@ -363,8 +363,12 @@ def align(
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
-                if cf.kind != "entity" and _stated_with_its_words(cf, claim, doc):
-                    conf = min(conf, DOUBTFUL)
+                if cf.kind != "entity":
+                    key = ("stated", id(cf))  # the same for every sentence of the call
+                    if key not in doc.memo:
+                        doc.memo[key] = _stated_with_its_words(cf, claim, doc)
+                    if doc.memo[key]:
+                        conf = min(conf, DOUBTFUL)
                 conflicts.append(
                     Conflict(
                         kind,

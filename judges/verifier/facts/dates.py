@@ -105,9 +105,9 @@ def _numeric_date(tokens: list[Token], i: int) -> tuple[tuple, int] | None:
         return (y, b, a), i + 4
     if b > 12 and a <= 12:
         return (y, a, b), i + 4
-    if a == b or (a <= 12 and b <= 12):
+    if a <= 12 and b <= 12:
         return ((y, a, a) if a == b else (y, None, None)), i + 4
-    return None
+    return None  # no month at all ("13/13/2024")
 
 
 def _year_at(tokens: list[Token], i: int) -> int | None:

@@ -198,12 +198,18 @@ def extract_hash_identifiers(tokens: list[Token], used: set[int], facts: list[Fa
 
 
 #: Adverbs that make a count a rate: "three times daily" is three a day.
-_RATE_ADVERBS = {"hourly": "hour", "daily": "day", "nightly": "day", "weekly": "week", "monthly": "month"}
-_RATE_ADVERBS |= {"yearly": "year", "annually": "year"}
+_RATE_ADVERBS = {
+    "hourly": "hour",
+    "daily": "day",
+    "nightly": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
+}
 #: Adjectives that make a quantity of a thing a rate: "25 days of annual leave".
 _RATE_ADJECTIVES = {"annual": "year", "yearly": "year", "monthly": "month", "weekly": "week", "daily": "day"}
-
-
+#: Words before the duration of a rate: "per minute", "a year", "each day".
 _RATE_WORDS = ("per", "a", "an", "each", "every")
 
 
@@ -461,16 +467,15 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             per = "duration"
             end = k
         # allow "of X" or one more word before "per": "1,000 requests per minute", "7 million visitors a year"
-        elif k + 1 < n and (tokens[k].low in ("per", "a", "an", "each", "every") or tokens[k].text == "/"):
+        elif k + 1 < n and (tokens[k].low in _RATE_WORDS or tokens[k].text == "/"):
             nxt = tokens[k + 1]
             u = _UNITS.get(nxt.low)
             # "€950m a year earlier" is a time reference, not a rate
             later = tokens[k + 2].low if k + 2 < n else ""
             if u is not None and u[0] == "duration" and later not in _TIME_REFERENCE:
-                if tokens[k].low in ("a", "an", "per", "each", "every") or tokens[k].text == "/":
-                    value = value / u[1]
-                    per = "duration"
-                    end = k + 1
+                value = value / u[1]
+                per = "duration"
+                end = k + 1
             elif tokens[k].low == "per" and nxt.kind == "word" and nxt.low not in STOPWORDS:
                 per = stem(nxt.low)
                 end = k + 1

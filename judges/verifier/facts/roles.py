@@ -77,7 +77,7 @@ def _claim_verb(claim: Analysis, names) -> int | None:
 def role_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) -> tuple[str, str] | None:
     """(what the claim says, what the span says) -- "Croatia won", "France won" -- when the span
     gives the claim's verb another doer and names the claim's doer too; None otherwise."""
-    claim_names = names_of(claim.tokens)
+    claim_names = claim.names
     verb = _claim_verb(claim, claim_names)
     if verb is None:
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 
 #: A letter of any script ("El Niño", "Zürich", "São Paulo" are whole words), but not the
 #: superscript, subscript and fraction digits that Unicode counts as word characters ("km²" is
@@ -33,7 +34,7 @@ class Token:
     end: int
     initial: bool = False  # opens a sentence
 
-    @property
+    @cached_property
     def low(self) -> str:
         """The word as compared: lower case, a possessive "'s" dropped, the dots of "U.S."
         dropped, accents folded ("José" and "Jose", "São Paulo" and "Sao Paulo" are the same
