@@ -184,3 +184,32 @@ def test_a_semicolon_inside_parentheses_does_not_cut_the_sentence():
     source = "Margarethe Vogel (born 12 May 1950 in Graz; died 3 September 2019 in Vienna) was an Austrian architect."
     claim = check_grounding("Margarethe Vogel was 69 years old when she died.", [source]).claims[0]
     assert claim.verdict == "supported", claim.reason
+
+
+def test_a_sentence_naming_the_previous_sentences_name_by_its_head_noun_refers_back():
+    # "the park" is "Yellowstone National Park": the sentence about it speaks of the claim's subject
+    sources = [
+        "Yellowstone National Park was established in 1872 and covers 8,983 square kilometres. "
+        "Most of the park lies in Wyoming."
+    ]
+    claim = check_grounding("Most of Yellowstone lies in Montana.", sources).claims[0]
+    assert claim.verdict == "contradicted", claim.reason
+    assert claim.failed == "entity mismatch: claim says Montana, source says Wyoming"
+    assert check_grounding("Most of Yellowstone lies in Wyoming.", sources).claims[0].verdict == "supported"
+
+
+@pytest.mark.parametrize(
+    "sentence,before,refers",
+    [
+        ("Most of the park lies in Wyoming.", "Yellowstone National Park was founded in 1872.", True),
+        ("It lies in Wyoming.", None, True),
+        ("Most of the park lies in Wyoming.", "Yellowstone was founded in 1872.", False),  # no name ends in "Park"
+        # "Park" written as a name of its own is another name ("The Park Service"), not a reference
+        ("The Park Service runs the site.", "Yellowstone National Park was founded in 1872.", False),
+        ("Glacier National Park lies in Montana.", "Yellowstone National Park was founded in 1872.", False),
+    ],
+)
+def test_refers_back(sentence, before, refers):
+    from judges.verifier.facts import refers_back
+
+    assert refers_back(sentence, before) is refers

@@ -1122,3 +1122,74 @@ def test_a_score_after_a_name_is_no_identifier_and_can_be_reversed():
 def test_digits_that_hold_no_month_are_no_day():
     # "13/13/2024" names no month: its year is read, not a day of a thirteenth month
     assert [f.value for f in facts("Ref 13/13/2024 was filed.", "date")] == [(2024, None, None)]
+
+
+def test_a_multiword_name_with_one_part_changed_is_a_substitute_even_when_the_claim_uses_that_part_elsewhere():
+    # "Eiffel" is a word of the claim ("Eiffel Tower"), so "Gustave Eiffel" is no name the claim lacks
+    aligned = align(
+        analyse("The Eiffel Tower was designed by Gustave Flaubert."),
+        analyse("The Eiffel Tower was designed by the company of Gustave Eiffel."),
+    )
+    assert "entity mismatch: claim says Gustave Flaubert, source says Gustave Eiffel" in [
+        c.reason for c in aligned.conflicts
+    ]
+    # a name the claim gives whole is no substitute for another of its names
+    same = align(
+        analyse("Marie Curie and Pierre Curie shared the prize."),
+        analyse("Pierre Curie and Marie Curie shared the prize."),
+    )
+    assert [c for c in same.conflicts if c.kind == "entity"] == []
+
+
+@pytest.mark.parametrize(
+    "claim,found",
+    [
+        ("Results come in pages of no more than 100 items.", "match"),
+        ("Each page holds up to 100 results.", "match"),
+        ("Each page holds up to 50 results.", "conflict"),
+        ("The endpoint returns at most 100 results.", "none"),  # no page named: a total is another thing
+    ],
+)
+def test_a_rate_per_noun_the_claim_names_in_words(claim, found):
+    aligned = align(analyse(claim), analyse("GET /v1/events returns at most 100 results per page."))
+    numbers = [c.kind for c in aligned.conflicts if c.kind == "number"]
+    got = "conflict" if numbers else "none" if aligned.missing else "match"
+    assert got == found, (aligned.missing, aligned.conflicts)
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("There is no fee for repaying the loan early.", "Early repayment is free of charge."),
+        ("The museum does not charge for entry on Sundays.", "Admission to the museum is free every Sunday."),
+        ("Admission to the museum is free on Sundays.", "The museum does not charge for entry on Sundays."),
+        ("You don't have to pay to park at the station.", "Parking at the station is free."),
+    ],
+)
+def test_a_denied_cost_says_what_free_says(claim, source):
+    aligned = align(analyse(claim), analyse(source))
+    assert [c.reason for c in aligned.conflicts if c.kind == "negation"] == []
+    assert not {"charge", "pay", "free", "fee"} & set(aligned.uncovered)
+
+
+def test_free_is_no_denial_of_a_denial():
+    # "not free" is a price; "you don't have to pay" says there is none
+    aligned = align(
+        analyse("Parking at the station is not free."), analyse("You don't have to pay to park at the station.")
+    )
+    assert [c.kind for c in aligned.conflicts if c.kind == "negation"] == ["negation"]
+
+
+@pytest.mark.parametrize(
+    "claim,reversed_order",
+    [
+        # "X after waiting" is "waits before X": the same order of events
+        ("The client raises a TimeoutError after waiting 30 seconds.", False),
+        ("The client waits 30 seconds before raising a TimeoutError.", False),
+        ("The client raises a TimeoutError before waiting 30 seconds.", True),
+    ],
+)
+def test_before_and_after_with_their_sides_exchanged(claim, reversed_order):
+    source = analyse("The client waits 30 seconds for a response before raising a TimeoutError.")
+    kinds_found = {c.kind for c in align(analyse(claim), source).conflicts}
+    assert bool(kinds_found & {"antonym", "comparative"}) is reversed_order, kinds_found

@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,7 @@ import numpy as np
 
 from .claims import extract_claims, split_sentences
 from .combiner import get_combiner
+from .conjuncts import claim_parts
 from .evidence import Candidate, Evidence, premise
 from .evidence import build as build_evidence
 from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
@@ -304,7 +305,7 @@ def _spans(sources: list[_Source]) -> list[_Span]:
         previous: str | None = None
         for sent in split_sentences(src.text):
             before, previous = previous, sent.text
-            ctx = before if before is not None and refers_back(sent.text) else None
+            ctx = before if before is not None and refers_back(sent.text, before) else None
             parts = [p.strip() for p in _clauses(sent.text) if p.strip()]
             merged: list[str] = []
             for p in parts:
@@ -750,11 +751,46 @@ def check_grounding(
     claims = extract_claims(text or "")
     if not claims:
         return GroundingCheck(grounded=True, claims=[], summary=_summary([]), method=method)
+    parts = [claim_parts(c) for c in claims]
+    flat = [p for ps in parts for p in ps]
     if config.nli_model_dir:
-        verdicts = _verify_with_nli(claims, srcs, config)
+        verdicts = _verify_with_nli(flat, srcs, config)
     else:
-        verdicts = _verify_with_embeddings(claims, srcs, config, embedder=embedder)
-    return _finish(verdicts, config, method)
+        verdicts = _verify_with_embeddings(flat, srcs, config, embedder=embedder)
+    folded: list[ClaimVerdict] = []
+    for claim, ps in zip(claims, parts):
+        own, verdicts = verdicts[: len(ps)], verdicts[len(ps) :]
+        folded.append(own[0] if len(own) == 1 else _fold(claim, own))
+    return _finish(folded, config, method)
+
+
+_WORST_FIRST = {CONTRADICTED: 0, UNVERIFIABLE: 1, SUPPORTED: 2}
+
+
+def _fold(claim: str, parts: list[ClaimVerdict]) -> ClaimVerdict:
+    """One verdict for a claim checked in parts (conjuncts.py): the verdict of its weakest part —
+    a contradicted part (the most confident), else an unverifiable one, else the supported part
+    least likely supported — with the evidence and matched facts of every part. A stricter
+    entailment threshold fails the least supported part first, so the folded probabilities stay
+    what re-deciding under other thresholds reads."""
+
+    def weakness(v: ClaimVerdict) -> tuple[int, float]:
+        if v.verdict == CONTRADICTED:
+            return (0, -v.confidence)
+        supported = v.probabilities[SUPPORTED] if v.probabilities else v.confidence
+        return (_WORST_FIRST.get(v.verdict, 1), supported)
+
+    worst = min(parts, key=weakness)
+    spans: dict[tuple[str, str], dict] = {}
+    for v in parts:
+        for e in v.evidence:  # a sentence two parts rest on is named once, at its best similarity
+            key = (e["source_id"], e["span"])
+            if key not in spans or e["similarity"] > spans[key]["similarity"]:
+                spans[key] = e
+    matched = list(dict.fromkeys(m for v in parts for m in v.matched))
+    # a supported claim names what holds each part; otherwise the part that failed says why
+    reason = "; ".join(v.reason for v in parts) if worst.verdict == SUPPORTED else worst.reason
+    return replace(worst, claim=claim, reason=reason, evidence=list(spans.values()), matched=matched)
 
 
 def find_contradictions(

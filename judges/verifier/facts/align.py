@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .additions import added_items
 from .analysis import Analysis
@@ -18,7 +18,7 @@ from .comparisons import reversed_comparison, reversed_pair, reversed_route
 from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
-from .lexicon import _FILLER, STOPWORDS, stem, words_match
+from .lexicon import _FILLER, _NEGATIONS, COST_WORDS, STOPWORDS, stem, words_match
 from .quantifiers import quantifier_mismatches
 from .roles import role_conflict
 
@@ -139,7 +139,44 @@ def _negations(an: Analysis, other: Analysis) -> list[str]:
     for cue, w in an.scoped_negations:
         if not other.states(w) and cue in cues:
             cues.remove(cue)
+    if _free(other):  # "free" against "no fee"
+        for cue, _ in _denied_costs(an):
+            if cue in cues:
+                cues.remove(cue)
     return cues
+
+
+def _free(an: Analysis) -> bool:
+    return an.directions.get("billing", (0, ""))[0] < 0
+
+
+def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
+    """(negation cue, index of the cost word it denies) in ``an``: "no fee", "does not charge"."""
+    toks = an.tokens
+    out = []
+    for i, t in enumerate(toks):
+        if t.low in _NEGATIONS:
+            k = next(
+                (
+                    k
+                    for k in range(i + 1, min(i + 4, len(toks)))
+                    if toks[k].kind == "word" and stem(toks[k].low) in COST_WORDS
+                ),
+                None,
+            )
+            if k is not None:
+                out.append((t.low, k))
+    return out
+
+
+def _said_as_free(claim: Analysis, span: Analysis) -> set[int]:
+    """Claim tokens the span states in the other words for "free": a denied cost word against the
+    span's "free", or the claim's "free" against a cost the span denies."""
+    if _free(span):
+        return {k for _, k in _denied_costs(claim)}
+    if _free(claim) and _denied_costs(span):
+        return {i for i, t in enumerate(claim.tokens) if t.low == claim.directions["billing"][1]}
+    return set()
 
 
 _SENTENCE_END = frozenset(".!?;")
@@ -221,9 +258,35 @@ _PRONOUN_STARTS = (
 )
 
 
-def refers_back(sentence: str) -> bool:
-    """True when a sentence opens with a pronoun that refers to the previous sentence."""
-    return sentence.strip().lower().replace("’", "'").startswith(_PRONOUN_STARTS)
+#: The last word of a run of two or more capitalised words: the head noun a later "the park"
+#: or "the company" names again ("Yellowstone National Park", "Acme Mining Company").
+_NAME_HEAD = re.compile(r"\b(?:[A-Z][\w'’-]*\s+)+([A-Z][a-z]{2,})\b")
+
+
+def _as_claim_reads(cf: Fact, sf: Fact, claim: Analysis) -> Fact:
+    """``sf`` as a plain count when it is a rate whose denominator the claim names in its own
+    words: "pages of up to 100 items" and "each page holds 100" speak of "100 results per page".
+    A rate per unit of time stays a rate ("per day" is left to the rate readers)."""
+    if cf.kind == "quantity" and not cf.per and sf.kind == "quantity" and sf.per and sf.per != "duration":
+        if sf.per in claim.words:
+            return replace(sf, per="")
+    return sf
+
+
+def refers_back(sentence: str, before: str | None = None) -> bool:
+    """True when a sentence refers to the sentence ``before`` it: it opens with a pronoun, or it
+    names with "the <noun>" what ``before`` named in full ("Yellowstone National Park …. Most of
+    the park lies in Wyoming.")."""
+    low = sentence.strip().lower().replace("’", "'")
+    if low.startswith(_PRONOUN_STARTS):
+        return True
+    if before is None:
+        return False
+    for m in _NAME_HEAD.finditer(before):
+        head = m.group(1)
+        if head not in sentence and re.search(rf"\bthe {head.lower()}\b", low):
+            return True
+    return False
 
 
 _DIGITS = re.compile(r"\d+")
@@ -269,7 +332,7 @@ def align(
     doc_text_low = doc.text_low
     span_text_low = span.text_low
     fact_tokens = {i for f in claim.facts if f.kind != "entity" for i in f.tokens}
-    given: set[int] = set()
+    given: set[int] = _said_as_free(claim, span)
     if context is not None:  # the sentence a pronoun of the span refers to
         given |= {i for i, w in claim.content if w in context.words or stem(w) in context.words}
     base_cov, uncovered = _coverage(claim, span, fact_tokens, word_sim, given)
@@ -278,7 +341,7 @@ def align(
 
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
-        span_rel = [(_fact_relation(cf, sf), sf) for sf in span.facts]
+        span_rel = [(_fact_relation(cf, _as_claim_reads(cf, sf, claim)), sf) for sf in span.facts]
         hit = next((sf for rel, sf in span_rel if rel == "match" and _exact(cf, sf)), None)
         if hit is None and not any(rel == "unit" for rel, _ in span_rel):
             hit = next((sf for rel, sf in span_rel if rel == "match"), None)
@@ -505,9 +568,13 @@ def _swapped(claim: Analysis, span: Analysis) -> bool:
     """The two sides of a "than" comparison are exchanged between claim and span."""
     if not (claim.than_after and span.than_after):
         return False
-    ca = claim.than_after - span.than_after
-    sa = span.than_after - claim.than_after
-    return bool(ca) and bool(sa) and ca <= span.than_before and sa <= claim.than_before
+
+    def outside(words: set[str], others: set[str]) -> set[str]:  # stems differ: "raise", "rais"
+        return {w for w in words if not any(words_match(w, o) for o in others)}
+
+    ca = outside(claim.than_after, span.than_after)
+    sa = outside(span.than_after, claim.than_after)
+    return bool(ca) and bool(sa) and not outside(ca, span.than_before) and not outside(sa, claim.than_before)
 
 
 def _quote(s: str) -> str:
@@ -548,14 +615,21 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
             and k not in span.polar
         ):
             candidates.append(Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(k,)))
+    # same multi-word name with one part changed: "Pierre Curie" vs "Marie Curie"; the changed
+    # part may be a word the claim uses in another name ("Gustave Flaubert" against "Gustave
+    # Eiffel" in a claim about the Eiffel Tower), so every span name is a candidate here unless
+    # the claim names it whole
+    c_phrase = {str(claim.tokens[i].low) for i in cf.tokens}
+    if len(c_phrase) > 1:
+        claim_phrases = [frozenset(claim.tokens[i].low for i in f.tokens) for f in claim.facts if f.kind == "entity"]
+        for sf in span.facts:
+            if sf.kind != "entity" or sf.dim != "name":
+                continue
+            s_phrase = {span.tokens[i].low for i in sf.tokens}
+            if len(s_phrase) > 1 and c_phrase & s_phrase and not any(s_phrase <= p for p in claim_phrases):
+                return sf, True
     if not candidates:
         return None
-    # same multi-word name with one part changed: "Pierre Curie" vs "Marie Curie"
-    c_phrase = {str(claim.tokens[i].low) for i in cf.tokens}
-    for sf in candidates:
-        s_phrase = {span.tokens[i].low for i in sf.tokens}
-        if len(c_phrase) > 1 and len(s_phrase) > 1 and (c_phrase & s_phrase):
-            return sf, True
     c_low = str(cf.value)
     # not a substitute: part of a name the claim also uses ("Mediterranean Sea" for
     # "the Mediterranean"), or a derived form ("Martian" for "Mars", "Canadian" for "Canada")

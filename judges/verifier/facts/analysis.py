@@ -234,11 +234,15 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     ]
     if hinges:
         hinge = hinges[0]
-        # the words either side of the hinge that name a side ("Model A" keeps its letter)
+        # the words either side of the hinge that name a side ("Model A" keeps its letter); the
+        # comparative just before it is no side ("more expensive than"), a verb further off that
+        # reads as a direction is ("the client raises an error after waiting")
         named = [
             k
             for k, x in enumerate(tokens)
-            if x.kind == "word" and (x.low not in STOPWORDS or name_letter(tokens, k)) and x.low not in _DIRECTION_WORDS
+            if x.kind == "word"
+            and (x.low not in STOPWORDS or name_letter(tokens, k))
+            and not (x.low in _DIRECTION_WORDS and hinge - 3 < k)
         ]
         than_after = {stem(tokens[k].low) for k in named if hinge < k < hinge + 6}
         than_before = {stem(tokens[k].low) for k in named if hinge - 8 <= k < hinge}

@@ -518,6 +518,11 @@ def stem(word: str) -> str:
     return w
 
 
+#: What is paid, stemmed: a negation of one of these ("no fee", "does not charge", "without
+#: paying") says what the billing direction's "free" says (align._negations)
+COST_WORDS = frozenset(stem(w) for w in "charge fee cost pay payment price".split())
+
+
 @lru_cache(maxsize=65536)
 def porter(word: str) -> str:
     """The Snowball (Porter2) stem: folds derivations the light :func:`stem` keeps apart

@@ -6,9 +6,10 @@ Needs scikit-learn (``pip install -e .[train]``); nothing here runs in productio
 ``fit`` half of tests/data/verifier/devset.jsonl is read: the ``test`` half stays untouched
 (tests/test_verifier_accuracy.py measures it).
 
-Training rows are claims: a pair whose text splits into several claims gives one row per claim
-when it is supported (every part must be), and none otherwise (which part is contradicted or
-unverifiable is not labelled). The model is a multinomial logistic regression on standardised
+Training rows are claims, or the parts of a claim that says two things of one subject
+(``conjuncts.py``): a pair whose text splits into several gives one row per part when it is
+supported (every part must be), and none otherwise (which part is contradicted or unverifiable is
+not labelled). The model is a multinomial logistic regression on standardised
 features with balanced class weights; its L2 strength is chosen by 5-fold cross-validation on the
 fitting half (the out-of-fold log loss after a temperature), and a temperature fitted on the
 out-of-fold predictions (log-loss) keeps the probabilities calibrated, so that
@@ -28,6 +29,7 @@ import numpy as np
 
 from judges.verifier.claims import extract_claims
 from judges.verifier.combiner import CLASSES, WEIGHTS
+from judges.verifier.conjuncts import claim_parts
 from judges.verifier.evidence import FEATURES
 from judges.verifier.training.evaluate import load
 from judges.verifier.verifier import VerifierConfig, _gather, _normalise_sources
@@ -36,7 +38,9 @@ from judges.verifier.verifier import VerifierConfig, _gather, _normalise_sources
 def training_claims(rows: list[dict]) -> Iterator[tuple[dict, list[str]]]:
     """Each row that gives training claims, with its claims (module docstring)."""
     for r in rows:
-        claims = extract_claims(r["claim"])
+        # the parts the verifier decides on (conjuncts.py): a contradicted or unverifiable claim of
+        # two parts does not say which part fails, so it gives no row, as a two-claim pair does not
+        claims = [p for c in extract_claims(r["claim"]) for p in claim_parts(c)]
         if claims and (len(claims) == 1 or r["label"] == "supported"):
             yield r, claims
 

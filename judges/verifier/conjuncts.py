@@ -1,0 +1,89 @@
+"""The parts of a claim that says two things of one subject ("The train runs every 10 minutes and
+is fully electric"): each part is checked on its own and the claim holds only when every part
+does (docs/verifier.md, "How a verdict is made", step 0).
+
+Checked whole, such a claim borrows the support of its first half: the sources' sentence about the
+train's frequency covers most of its words, and the unstated "fully electric" is a small share of
+them. No tagger ships with the package, so what reads as a verb is decided by its form: an
+auxiliary, a past form in "-ed", or a word in "-s" followed by what opens an object ("accepts
+walk-in patients" is left whole; "sells shoes and bags" is never split).
+"""
+
+from __future__ import annotations
+
+_AUXILIARIES = frozenset("is was are were has have had can will does did cannot may must should would could".split())
+#: A claim opening with one of these is a subordinate clause first: its subject is not the
+#: subject of what follows "and".
+_SUBORDINATORS = frozenset(
+    "while although though if when whenever because unless since after before as once until whereas".split()
+)
+#: Words that open an object or an adverbial after a verb in "-s" ("circles the island",
+#: "runs every 10 minutes"), so that the "-s" word is a verb and not a plural noun.
+_AFTER_VERB = frozenset(
+    "a an the its their his her our your this that these those to in on at by with from for up over "
+    "every all more most about around nearly almost only".split()
+)
+_MAX_SUBJECT = 8
+
+
+def _bare(word: str) -> str:
+    return word.strip(",;:()\"'“”‘’").lower()
+
+
+def _verb(words: list[str], k: int) -> bool:
+    w = words[k]
+    low = _bare(w)
+    if not low.isalpha() or not w[:1].islower():
+        return False
+    if low in _AUXILIARIES:
+        return True
+    if len(low) >= 5 and low.endswith("ed") and not low.endswith("eed"):
+        return True
+    if len(low) >= 4 and low.endswith("s") and not low.endswith(("ss", "us", "is")) and k + 1 < len(words):
+        nxt = _bare(words[k + 1])
+        return nxt in _AFTER_VERB or nxt[:1].isdigit()
+    return False
+
+
+def claim_parts(claim: str) -> list[str]:
+    """``claim`` split at each "and" that opens a second verb of its subject, the subject written
+    again before each later part; ``[claim]`` when it says one thing."""
+    words = claim.split()
+    # words inside parentheses or quotes are an aside: no verb of the claim's subject
+    outside: list[bool] = []
+    depth, quoted = 0, False
+    for w in words:
+        opens = depth == 0 and not quoted
+        depth = max(0, depth + w.count("(") - w.count(")"))
+        quoted ^= w.count('"') % 2 == 1
+        outside.append(opens and depth == 0 and not quoted)
+    first = next((k for k in range(1, len(words)) if outside[k] and _verb(words, k)), None)
+    if first is None or first > _MAX_SUBJECT or _bare(words[0]) in _SUBORDINATORS:
+        return [claim]
+    subject = " ".join(words[:first])
+    cuts: list[int] = []
+    for k in range(first + 1, len(words) - 2):
+        w = words[k]
+        if (
+            w == "and"
+            and outside[k]
+            and k - first >= 2
+            and not words[k - 1].endswith((",", ";", ":"))
+            and _verb(words, k + 1)
+            and (not cuts or k - cuts[-1] >= 3)
+        ):
+            cuts.append(k)
+    if not cuts:
+        return [claim]
+    end = claim.rstrip()[-1] if claim.rstrip()[-1:] in ".!" else "."
+    parts = []
+    starts = [0, *(k + 1 for k in cuts)]
+    stops = [*cuts, len(words)]
+    for n, (a, b) in enumerate(zip(starts, stops)):
+        text = " ".join(words[a:b]).rstrip(",;")
+        if n:
+            text = f"{subject} {text}"
+        if text[-1:] not in ".!":
+            text += end
+        parts.append(text)
+    return parts

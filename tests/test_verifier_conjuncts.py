@@ -1,0 +1,80 @@
+"""A claim that says two things of one subject is checked in parts (judges/verifier/conjuncts.py)."""
+
+import pytest
+
+from judges.verifier import check_grounding
+from judges.verifier.conjuncts import claim_parts
+
+
+@pytest.mark.parametrize(
+    "claim,parts",
+    [
+        (
+            "The train runs every 10 minutes and is fully electric.",
+            ["The train runs every 10 minutes.", "The train is fully electric."],
+        ),
+        (
+            "The author was born in Dublin and studied medicine.",
+            ["The author was born in Dublin.", "The author studied medicine."],
+        ),
+        (
+            "Iceland's Ring Road circles the island and is paved along its entire length.",
+            ["Iceland's Ring Road circles the island.", "Iceland's Ring Road is paved along its entire length."],
+        ),
+        # one verb, two objects or two names: one statement
+        ("The company sells shoes and bags in Paris.", ["The company sells shoes and bags in Paris."]),
+        (
+            "The company opened offices in Berlin and Tokyo in 2020.",
+            ["The company opened offices in Berlin and Tokyo in 2020."],
+        ),
+        ("The distance between Paris and Lyon is 465 km.", ["The distance between Paris and Lyon is 465 km."]),
+        # a subordinate clause first: its subject is not what follows "and"
+        (
+            "While sales fell, profits rose and were reinvested.",
+            ["While sales fell, profits rose and were reinvested."],
+        ),
+        # ", and" most often opens a clause with a subject of its own
+        (
+            "Results come in pages, and you fetch each page by cursor.",
+            ["Results come in pages, and you fetch each page by cursor."],
+        ),
+        # an "and" inside parentheses belongs to them
+        (
+            "The park (founded in 1872 and managed by the NPS) covers 8,983 km².",
+            ["The park (founded in 1872 and managed by the NPS) covers 8,983 km²."],
+        ),
+    ],
+)
+def test_claim_parts(claim, parts):
+    assert claim_parts(claim) == parts
+
+
+def test_a_detail_the_sources_do_not_state_makes_the_claim_unverifiable_though_most_words_match():
+    # checked whole, the sentence about the frequency covered most of the claim and it passed as supported
+    check = check_grounding(
+        "The train runs every 10 minutes and is fully electric.", ["Trains run every 10 minutes during peak hours."]
+    )
+    (claim,) = check.claims
+    assert claim.claim == "The train runs every 10 minutes and is fully electric."  # one claim, as written
+    assert claim.verdict == "unverifiable", claim.reason
+    assert claim.reason == "source does not mention: fully, electric"
+
+
+def test_a_claim_whose_parts_two_sources_state_is_supported_and_names_both():
+    sources = [
+        "Trains run every 10 minutes during peak hours.",
+        "The line was fully electrified in 2019, so all trains are electric.",
+    ]
+    (claim,) = check_grounding("The train runs every 10 minutes and is fully electric.", sources).claims
+    assert claim.verdict == "supported", claim.reason
+    assert {e["source_id"] for e in claim.evidence} == {"source-0", "source-1"}
+    assert "10 min" in claim.matched and claim.reason.count("covered by") == 2
+
+
+def test_a_contradicted_part_contradicts_the_claim():
+    (claim,) = check_grounding(
+        "The bridge opened in 1937 and was painted blue.",
+        ["The bridge opened in 1935 and was painted International Orange."],
+    ).claims
+    assert claim.verdict == "contradicted", claim.reason
+    assert claim.failed == "date mismatch: claim says 1937, source says 1935"
