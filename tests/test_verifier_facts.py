@@ -1193,3 +1193,42 @@ def test_before_and_after_with_their_sides_exchanged(claim, reversed_order):
     source = analyse("The client waits 30 seconds for a response before raising a TimeoutError.")
     kinds_found = {c.kind for c in align(analyse(claim), source).conflicts}
     assert bool(kinds_found & {"antonym", "comparative"}) is reversed_order, kinds_found
+
+
+@pytest.mark.parametrize("text", ["CBS News streams 24/7 on CBSN.", "Support is available 24/7/365 by phone."])
+def test_around_the_clock_is_no_number(text):
+    # "24/7" read as 24 and "7 live" made "streams 24/7 live" a number mismatch with any 24
+    assert facts(text, "quantity") == []
+
+
+def test_the_noun_of_a_hyphenated_count():
+    assert one("Harris was named to the 23-player roster.", "quantity").noun == ("player", "roster")
+    aligned = align(analyse("Harris was named to the 23-player roster."), analyse("U.S. Soccer named the 23 players."))
+    assert aligned.missing == [] and aligned.conflicts == []
+
+
+@pytest.mark.parametrize(
+    "claim,source,relation",
+    [
+        ("The café was founded before 2000.", "The café was founded in 1998.", "match"),
+        ("The café was founded after 2000.", "The café was founded in 1998.", "conflict"),
+        ("The bridge opened after 1930.", "The bridge opened in 1937.", "match"),
+        ("The report was published by 2020.", "The report was published in 2021.", "conflict"),
+        ("The law was passed by the end of 2019.", "The law was passed in March 2019.", "match"),
+        ("The law was passed before March 2019.", "The law was passed in March 2019.", "conflict"),
+        # the source's year alone cannot tell whether March came before
+        ("The law was passed before March 2019.", "The law was passed in 2019.", "none"),
+        # a bound in the source neither states nor denies the claim's year
+        ("The bridge opened in 1937.", "The bridge opened after 1930.", "none"),
+    ],
+)
+def test_a_date_after_before_or_by_is_a_bound(claim, source, relation):
+    aligned = align(analyse(claim), analyse(source))
+    dates = [c for c in aligned.conflicts if c.kind == "date"]
+    got = "conflict" if dates else "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
+    assert got == relation, (aligned.matched, aligned.conflicts)
+
+
+def test_a_bound_date_is_described_with_its_bound():
+    assert one("The café was founded before 2000.", "date").describe() == "before 2000"
+    assert one("Submit it by 15 January 2025.", "date").describe() == "by 2025-01-15"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from .dates import _extract_dates, _extract_times
+from .dates import _extract_dates, _extract_times, bound_dates
 from .entities import _extract_entities
 from .fact import Fact
 from .implied import implied_facts
@@ -148,6 +148,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     _extract_ordinals(tokens, used, facts)
     facts.sort(key=lambda f: f.start)
     facts = merge_compound_durations(facts, text)
+    facts = bound_dates(tokens, facts)
 
     entity_tokens = {i for f in facts if f.kind == "entity" for i in f.tokens}
     neg_cues: list[str] = []

@@ -125,6 +125,19 @@ def _dates_relation(c: DateValue, s: DateValue) -> str:
     return "match" if agree else "compatible"
 
 
+def _date_order(s: DateValue, c: DateValue) -> int | None:
+    """-1, 0 or 1 as ``s`` is before, within or after ``c`` at ``c``'s precision (year, then month,
+    then day); None when ``s`` is too coarse to tell ("2019" against "before March 2019")."""
+    for a, b in zip(s, c):
+        if b is None:
+            return 0
+        if a is None:
+            return None
+        if a != b:
+            return -1 if a < b else 1
+    return 0
+
+
 def _exact(c: Fact, s: Fact) -> bool:
     """Same value (whatever the bound words), not just a value inside the claim's bounds."""
     if c.kind != "quantity" or s.kind != "quantity":
@@ -159,6 +172,15 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         if (c.date_value[0] or 0) // 10 != (s.date_value[0] or 0) // 10:
             return "conflict"
         return "match" if c.dim == "decade" else "compatible"
+    if c.kind == "date" and c.bound != "eq" and s.bound == "eq":
+        # "founded before 2000" holds 1998 and not 2003 (at the claim's precision)
+        order = _date_order(s.date_value, c.date_value)
+        if order is None:
+            return "compatible"
+        inside = {"lt": order < 0, "gt": order > 0, "le": order <= 0, "ge": order >= 0}[c.bound]
+        return "match" if inside else "conflict"
+    if c.kind == "date" and s.bound != c.bound:
+        return "compatible"  # a bound in the source says too little for or against a date
     if c.kind == "date":
         return _dates_relation(c.date_value, s.date_value)
     if c.kind == "time" and c.bound != "eq" and s.bound == "eq":

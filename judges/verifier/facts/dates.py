@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .fact import Fact
 from .lexicon import (
@@ -288,6 +289,48 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
             continue  # "Windows 2000" is an identifier
         used.add(i)
         facts.append(Fact("date", (year_, None, None), t.text, t.start, t.end, tokens=(i,)))
+
+
+#: Words before a date that make it a bound: "founded before 2000" holds 1998. "until" and
+#: "since" are left out: "ran until 2020" and "open since 2010" give the date an end or a start.
+_DATE_BOUNDS = {
+    ("before",): "lt",
+    ("prior", "to"): "lt",
+    ("earlier", "than"): "lt",
+    ("after",): "gt",
+    ("later", "than"): "gt",
+    ("by",): "le",
+    ("no", "later", "than"): "le",
+}
+#: "before the end of 2019" is within 2019 or earlier; "after the start of 2019" within it or later.
+_END = {"lt": "le", "le": "le", "gt": "gt"}
+_START = {"lt": "lt", "le": "lt", "gt": "ge"}
+_PERIOD_EDGES = {("the", "end", "of"): _END, ("the", "start", "of"): _START, ("the", "beginning", "of"): _START}
+
+
+def bound_dates(tokens: list[Token], facts: list[Fact]) -> list[Fact]:
+    """``facts`` with each date that a bound word precedes made a bound ("before 2000")."""
+    out = []
+    for f in facts:
+        if f.kind != "date" or f.dim == "decade" or not f.tokens:
+            out.append(f)
+            continue
+        k = min(f.tokens)
+        edge: dict[str, str] | None = None
+        for words, change in _PERIOD_EDGES.items():
+            if tuple(t.low for t in tokens[max(0, k - 3) : k]) == words:
+                edge, k = change, k - 3
+                break
+        bound = None
+        for words, b in sorted(_DATE_BOUNDS.items(), key=lambda kv: -len(kv[0])):
+            if k >= len(words) and tuple(t.low for t in tokens[k - len(words) : k]) == words:
+                bound = b
+                break
+        if bound is None:
+            out.append(f)
+            continue
+        out.append(replace(f, bound=edge[bound] if edge is not None else bound))
+    return out
 
 
 #: A word before a clock time that makes it a bound: "after noon" is any time past 12:00.

@@ -57,20 +57,23 @@ class Fact:
             y, m, d = self.date_value
             if self.dim == "decade":
                 return f"the {y}s"
+            prefix = _ORDER_PREFIX.get(self.bound, "")
             if y and m and d:
-                return f"{y:04d}-{m:02d}-{d:02d}"
+                return f"{prefix}{y:04d}-{m:02d}-{d:02d}"
             if y and m:
-                return f"{y:04d}-{m:02d}"
+                return f"{prefix}{y:04d}-{m:02d}"
             parts = [str(y) if y else None, _MONTH_NAMES[m] if m else None, str(d) if d else None]
-            return " ".join(p for p in parts if p)
+            return prefix + " ".join(p for p in parts if p)
         if self.kind == "time":
             v = int(self.num_value)
-            prefix = {"gt": "after ", "lt": "before ", "le": "by "}.get(self.bound, "")
-            return f"{prefix}{v // 60:02d}:{v % 60:02d}"
+            return f"{_ORDER_PREFIX.get(self.bound, '')}{v // 60:02d}:{v % 60:02d}"
         if self.kind == "quantity":
             return _describe_quantity(self)
         return self.text
 
+
+#: How a bound on a date or a clock time is written back ("before 2000", "by 18:00").
+_ORDER_PREFIX = {"gt": "after ", "lt": "before ", "le": "by ", "ge": "from "}
 
 _MONTH_NAMES = [
     None,

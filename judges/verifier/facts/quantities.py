@@ -257,6 +257,16 @@ def _signed(tokens: list[Token], i: int) -> bool:
     return before is None or before.end < tokens[i - 1].start or before.kind == "sym"
 
 
+def _around_the_clock(tokens: list[Token], i: int) -> int:
+    """The index after "24/7" (or "24/7/365") written from token ``i``; 0 when it is not there."""
+    texts = [t.text for t in tokens[i : i + 5]]
+    if texts[:3] != ["24", "/", "7"] or any(tokens[k].start != tokens[k - 1].end for k in range(i + 1, i + 3)):
+        return 0
+    if texts[3:5] == ["/", "365"] and tokens[i + 4].start == tokens[i + 3].end == tokens[i + 2].end + 1:
+        return i + 5
+    return i + 3
+
+
 def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
     i = 0
@@ -272,6 +282,11 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             if re.fullmatch(r"\d+\.\d+\.\d+", t.text):
                 i += 1
                 continue  # version numbers are handled as identifiers
+            always = _around_the_clock(tokens, i)
+            if always:  # "24/7", "24/7/365": a way of saying "always", not two numbers
+                used.update(range(i, always))
+                i = always
+                continue
             value = parse_number(t.text)
             if value is not None and _signed(tokens, i):
                 value = -value
@@ -433,6 +448,8 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         # count nouns: up to two content words after the number ("15 water stations")
         if dim == "count" and not nouns:
             k = j
+            if k + 1 < n and tokens[k].text == "-" and tokens[k].start == tokens[k - 1].end:
+                k += 1  # "the 23-player roster"
             while k < n and len(nouns) < 2:
                 tk = tokens[k]
                 if (
