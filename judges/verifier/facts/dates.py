@@ -302,6 +302,7 @@ _DATE_BOUNDS = {
     ("by",): "le",
     ("no", "later", "than"): "le",
 }
+_DATE_BOUNDS_LONGEST_FIRST = sorted(_DATE_BOUNDS.items(), key=lambda kv: -len(kv[0]))
 #: "before the end of 2019" is within 2019 or earlier; "after the start of 2019" within it or later.
 _END = {"lt": "le", "le": "le", "gt": "gt"}
 _START = {"lt": "lt", "le": "lt", "gt": "ge"}
@@ -317,12 +318,12 @@ def bound_dates(tokens: list[Token], facts: list[Fact]) -> list[Fact]:
             continue
         k = min(f.tokens)
         edge: dict[str, str] | None = None
-        for words, change in _PERIOD_EDGES.items():
-            if tuple(t.low for t in tokens[max(0, k - 3) : k]) == words:
+        for edge_words, change in _PERIOD_EDGES.items():
+            if tuple(t.low for t in tokens[max(0, k - 3) : k]) == edge_words:
                 edge, k = change, k - 3
                 break
         bound = None
-        for words, b in sorted(_DATE_BOUNDS.items(), key=lambda kv: -len(kv[0])):
+        for words, b in _DATE_BOUNDS_LONGEST_FIRST:
             if k >= len(words) and tuple(t.low for t in tokens[k - len(words) : k]) == words:
                 bound = b
                 break
