@@ -1232,3 +1232,19 @@ def test_a_date_after_before_or_by_is_a_bound(claim, source, relation):
 def test_a_bound_date_is_described_with_its_bound():
     assert one("The café was founded before 2000.", "date").describe() == "before 2000"
     assert one("Submit it by 15 January 2025.", "date").describe() == "by 2025-01-15"
+
+
+@pytest.mark.parametrize(
+    "claim,supported",
+    [
+        ("The catamaran arrives in Hvar at around 09:30.", True),
+        ("The catamaran arrives in Hvar at around 10:30.", False),
+        # a start is never a start plus a duration
+        ("The catamaran departs Split at 09:30.", False),
+    ],
+)
+def test_an_arrival_is_the_departure_plus_the_crossing(claim, supported):
+    source = analyse("The catamaran departs Split at 08:30. The crossing from Split to Hvar takes about 1 hour.")
+    aligned = align(analyse(claim), source)
+    times = [c for c in aligned.conflicts if c.kind == "time"]
+    assert (aligned.missing == [] and times == []) is supported, (aligned.missing, aligned.conflicts)

@@ -263,6 +263,22 @@ _PRONOUN_STARTS = (
 _NAME_HEAD = re.compile(r"\b(?:[A-Z][\w'’-]*\s+)+([A-Z][a-z]{2,})\b")
 
 
+#: Verbs of an end, stemmed: a clock time after one may be a start plus a duration (implied.py).
+_END_VERBS = frozenset(
+    stem(w) for w in "arrive arrives end ends finish finishes land lands reach conclude return".split()
+)
+
+
+def _an_end_time(cf: Fact, claim: Analysis) -> bool:
+    """A clock time the claim gives as when something ends or arrives ("arrives in Hvar at
+    09:30"): only such a time may be the sources' start plus duration. A start time ("starts at
+    10:30") is never one, or "starts at 9 am and lasts 90 minutes" would support it."""
+    if cf.kind != "time" or not cf.tokens:
+        return False
+    first = min(cf.tokens)
+    return any(stem(t.low) in _END_VERBS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
+
+
 def _as_claim_reads(cf: Fact, sf: Fact, claim: Analysis) -> Fact:
     """``sf`` as a plain count when it is a rate whose denominator the claim names in its own
     words: "pages of up to 100 items" and "each page holds 100" speak of "100 results per page".
@@ -364,7 +380,7 @@ def align(
                 span_rel.append(("conflict", outside))  # "open on Sundays" against the same
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
             hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
-        if hit is None and cf.kind == "quantity":
+        if hit is None and (cf.kind == "quantity" or _an_end_time(cf, claim)):
             hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match" or _age(cf, sf)), None)
         if hit is not None:
             matched.append((cf, hit))
@@ -377,7 +393,9 @@ def align(
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it
         implied_in_doc = (
-            not in_doc and cf.kind == "quantity" and any(_fact_relation(cf, df) == "match" for df in doc.implied)
+            not in_doc
+            and (cf.kind == "quantity" or _an_end_time(cf, claim))
+            and any(_fact_relation(cf, df) == "match" for df in doc.implied)
         )
         in_doc = in_doc or implied_in_doc
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:
@@ -416,8 +434,6 @@ def align(
                 if cf.kind == "quantity":
                     strong_dim = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
                     conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
-                    if implied_in_doc:
-                        conf = min(conf, DOUBTFUL)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                     if in_doc:
@@ -426,6 +442,8 @@ def align(
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
+                if implied_in_doc:  # "arrives at 09:30" against "departs at 08:30" + "takes 1 hour"
+                    conf = min(conf, DOUBTFUL)
                 if cf.kind != "entity":
                     key = ("stated", id(cf))  # the same for every sentence of the call
                     if key not in doc.memo:

@@ -1,6 +1,7 @@
 """Facts a sentence implies by arithmetic (docs/verifier.md, "How a verdict is made", step 2): the
 years between two years it states ("reigned from 1837 until 1901" → 64 years), the time between
-two clock times ("from 10:00 to 12:00" → 2 hours) and a share of an
+two clock times ("from 10:00 to 12:00" → 2 hours), the end of a duration from a clock time
+("departs at 08:30", "takes about 1 hour" → 09:30) and a share of an
 amount it states ("revenue of $310 million … 70 percent of revenue" → about $217 million). An
 implied fact only ever *matches* a claim's fact -- it never conflicts with one, since which two
 values the arithmetic should join is a guess."""
@@ -17,6 +18,7 @@ MAX_YEARS = 200
 #: Days between two dates further apart than this are not what a claim counts in days.
 MAX_DAYS = 366
 _DAY = 86400.0
+_DAY_MINUTES = 24 * 60
 #: A sentence listing many values implies more pairs than is worth comparing.
 MAX_IMPLIED = 40
 
@@ -54,6 +56,20 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
             hours = minutes % 60 == 0
             text = f"{first // 60:02d}:{first % 60:02d} to {last // 60:02d}:{last % 60:02d}"
             out.append(_duration(minutes * 60.0, text, "h" if hours else "min", minutes // 60 if hours else minutes))
+    # a clock time and a duration: when it ends ("departs at 08:30" + "takes about 1 hour" -> 09:30)
+    lengths = [
+        f for f in facts if f.kind == "quantity" and f.dim == "duration" and not f.per and f.bound in ("eq", "approx")
+    ]
+    for start in times:
+        for length in lengths:
+            minutes = round(length.num_value / 60)
+            if not 0 < minutes < _DAY_MINUTES:
+                continue
+            if len(out) >= MAX_IMPLIED:
+                return out
+            end = (start + minutes) % _DAY_MINUTES
+            text = f"{start // 60:02d}:{start % 60:02d} + {length.text}"
+            out.append(Fact("time", end, text, 0, 0, implied=True))
     amounts = [
         f
         for f in facts
