@@ -1248,3 +1248,45 @@ def test_an_arrival_is_the_departure_plus_the_crossing(claim, supported):
     aligned = align(analyse(claim), source)
     times = [c for c in aligned.conflicts if c.kind == "time"]
     assert (aligned.missing == [] and times == []) is supported, (aligned.missing, aligned.conflicts)
+
+
+@pytest.mark.parametrize(
+    "text,described",
+    [
+        ("Revenue rose 12% in Q3 2023.", "Q3 2023"),
+        ("In the third quarter of 2023, revenue rose.", "Q3 2023"),
+        ("Third-quarter revenue rose.", "Q3"),
+        ("In the 3rd quarter, sales fell.", "Q3"),
+    ],
+)
+def test_a_quarter_is_a_date(text, described):
+    assert one(text, "date").describe() == described
+
+
+def test_a_quarter_of_something_is_still_a_share():
+    assert one("A quarter of users churned.", "quantity").value == 25.0
+
+
+@pytest.mark.parametrize(
+    "claim,source,relation",
+    [
+        ("Revenue rose 12% in Q3 2023.", "In the third quarter of 2023, revenue rose 12%.", "match"),
+        ("Revenue rose 12% in Q2 2023.", "In the third quarter of 2023, revenue rose 12%.", "conflict"),
+        ("Revenue rose 12% in Q3 2023.", "Revenue rose 12% in Q3 2022.", "conflict"),
+        ("The feature ships in Q3.", "The feature ships in September.", "match"),
+        ("The feature ships in Q3.", "The feature ships in November.", "conflict"),
+        # a quarter says less than the claim's month
+        ("The feature ships in September.", "The feature ships in Q3.", "none"),
+    ],
+)
+def test_a_quarter_against_a_quarter_or_a_month(claim, source, relation):
+    aligned = align(analyse(claim), analyse(source))
+    dates = [c for c in aligned.conflicts if c.kind == "date"]
+    got = "conflict" if dates else "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
+    assert got == relation, (aligned.matched, aligned.conflicts)
+
+
+@pytest.mark.parametrize("weeks,same", [(16, True), (17, True), (18, True), (26, False), (12, False)])
+def test_months_counted_in_weeks_are_rounded(weeks, same):
+    aligned = align(analyse("The trial lasted four months."), analyse(f"The trial lasted {weeks} weeks."))
+    assert (not any(c.kind == "number" for c in aligned.conflicts)) is same

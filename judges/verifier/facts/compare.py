@@ -11,6 +11,9 @@ from .lexicon import words_match
 _REL_TOL_SAME_UNIT = 1e-6
 _REL_TOL_CONVERTED = 0.02
 _APPROX_TOL = 0.10
+#: Months run from 28 to 31 days: a count of weeks or days for months is rounded to whole weeks
+#: ("four months" = 16 or 17 weeks, 8 % apart).
+_MONTH_IN_WEEKS = 0.10
 #: A value converted from another unit is usually rounded as written ("10 kg (23 lb)": 23 lb is
 #: 10.43 kg): half a unit of the last written digit counts, up to this share of the value.
 _MAX_ROUNDING = 0.05
@@ -77,6 +80,8 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         tol = _REL_TOL_SAME_UNIT
     else:
         tol = min(_MAX_ROUNDING, max(_REL_TOL_CONVERTED, _rounding(c), _rounding(s)))
+        if "month" in (c.unit, s.unit) and {c.unit, s.unit} & {"week", "day"}:
+            tol = _MONTH_IN_WEEKS  # "four months" is "16 weeks" as often as "17 weeks"
     cv, sv = float(c.num_value), float(s.num_value)
     if c.bound == s.bound and c.bound in ("ge", "gt", "le", "lt"):
         return "match" if _close(cv, sv, tol) else "conflict"
@@ -123,6 +128,23 @@ def _dates_relation(c: DateValue, s: DateValue) -> str:
         if a is not None and b is None:
             agree = False
     return "match" if agree else "compatible"
+
+
+def _quarter_relation(c: Fact, s: Fact) -> str:
+    """A quarter ("Q3 2023") against a quarter or a month: the same quarter matches, another
+    conflicts; a month inside the claim's quarter matches it ("September 2023" holds "Q3 2023"),
+    a quarter of the source says too little for the claim's month."""
+    (cy, cm, _), (sy, sm, _) = c.date_value, s.date_value
+    if cy is not None and sy is not None and cy != sy:
+        return "conflict" if s.dim != "decade" else "none"
+    if s.dim == "decade" or cm is None or sm is None:
+        return "compatible"
+    cq, sq = (cm - 1) // 3, (sm - 1) // 3
+    if cq != sq:
+        return "conflict"
+    if c.dim == "quarter" and (cy is None or sy is not None):
+        return "match"
+    return "compatible"
 
 
 def _date_order(s: DateValue, c: DateValue) -> int | None:
@@ -172,6 +194,8 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         if (c.date_value[0] or 0) // 10 != (s.date_value[0] or 0) // 10:
             return "conflict"
         return "match" if c.dim == "decade" else "compatible"
+    if c.kind == "date" and "quarter" in (c.dim, s.dim):
+        return _quarter_relation(c, s)
     if c.kind == "date" and c.bound != "eq" and s.bound == "eq":
         # "founded before 2000" holds 1998 and not 2003 (at the claim's precision)
         order = _date_order(s.date_value, c.date_value)

@@ -120,10 +120,41 @@ def _year_at(tokens: list[Token], i: int) -> int | None:
     return None
 
 
+_QUARTER_WORDS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_QUARTER_CODE = re.compile(r"q([1-4])")
+
+
+def _quarter_at(tokens: list[Token], i: int) -> tuple[tuple, int, int] | None:
+    """((year, first month of the quarter, None), first token, last token) for "Q3 2023", "Q3",
+    "the third quarter of 2023", "3rd quarter", "third-quarter" starting at token ``i``."""
+    t = tokens[i]
+    q: int | None = None
+    last = i
+    if t.kind == "word" and (m := _QUARTER_CODE.fullmatch(t.low)):
+        q = int(m.group(1))
+    elif t.kind == "word" and t.low.endswith("-quarter") and t.low[: -len("-quarter")] in _QUARTER_WORDS:
+        q = _QUARTER_WORDS[t.low[: -len("-quarter")]]
+    else:
+        word = t.low
+        if t.kind == "num" and i + 1 < len(tokens) and tokens[i + 1].start == t.end:
+            word, last = t.text + tokens[i + 1].low, i + 1  # "3rd"
+        if word in _QUARTER_WORDS and last + 1 < len(tokens) and tokens[last + 1].low == "quarter":
+            q, last = _QUARTER_WORDS[word], last + 1
+    if q is None:
+        return None
+    year = None
+    k = last + 1
+    if k < len(tokens) and tokens[k].low == "of":
+        k += 1
+    if k < len(tokens) and (y := _year_at(tokens, k)) is not None:
+        year, last = y, k
+    return (year, 3 * q - 2, None), i, last
+
+
 def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
 
-    def add(value: tuple, i0: int, i1: int, weak: bool = False) -> None:
+    def add(value: tuple, i0: int, i1: int, weak: bool = False, dim: str = "") -> None:
         idx = tuple(range(i0, i1 + 1))
         used.update(idx)
         facts.append(
@@ -133,10 +164,16 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 text[tokens[i0].start : tokens[i1].end],
                 tokens[i0].start,
                 tokens[i1].end,
+                dim=dim,
                 weak=weak,
                 tokens=idx,
             )
         )
+
+    for i in range(n):
+        if i not in used and (quarter := _quarter_at(tokens, i)) is not None:
+            value, first, last = quarter
+            add(value, first, last, dim="quarter")
 
     for i, t in enumerate(tokens):
         if t.kind == "iso" and i not in used:
