@@ -57,7 +57,7 @@ class Fact:
             y, m, d = self.date_value
             if self.dim == "decade":
                 return f"the {y}s"
-            if self.dim == "quarter":
+            if self.dim == "quarter" and m:
                 return f"Q{(m + 2) // 3} {y}" if y else f"Q{(m + 2) // 3}"
             prefix = _ORDER_PREFIX.get(self.bound, "")
             if y and m and d:
