@@ -1290,3 +1290,22 @@ def test_a_quarter_against_a_quarter_or_a_month(claim, source, relation):
 def test_months_counted_in_weeks_are_rounded(weeks, same):
     aligned = align(analyse("The trial lasted four months."), analyse(f"The trial lasted {weeks} weeks."))
     assert (not any(c.kind == "number" for c in aligned.conflicts)) is same
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("The caching layer was introduced after the 2.0 rewrite.", True),
+        ("The caching layer was introduced before the 2.0 rewrite.", False),
+    ],
+)
+def test_predates_is_before(claim, conflict):
+    source = analyse("The caching layer was added in version 1.5, which predates the 2.0 rewrite.")
+    found = {c.kind for c in align(analyse(claim), source).conflicts}
+    assert bool(found & {"antonym", "comparative"}) is conflict, found
+
+
+def test_predates_with_its_sides_exchanged():
+    source = analyse("The church was built before the castle.")
+    assert not {c.kind for c in align(analyse("The church predates the castle."), source).conflicts}
+    assert "comparative" in {c.kind for c in align(analyse("The castle predates the church."), source).conflicts}

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from .equations import Equation
 
 #: Words that order two things as "than" compares them.
-_ORDER_HINGES = frozenset(("before", "after"))
+#: Words of order between two things, read as the hinge of a comparison ("A predates B").
+_ORDER_HINGES = frozenset("before after predates predated precedes preceded postdates postdated".split())
 
 
 def _none_of(tokens: list[Token], i: int) -> bool:
