@@ -1309,3 +1309,17 @@ def test_predates_with_its_sides_exchanged():
     source = analyse("The church was built before the castle.")
     assert not {c.kind for c in align(analyse("The church predates the castle."), source).conflicts}
     assert "comparative" in {c.kind for c in align(analyse("The castle predates the church."), source).conflicts}
+
+
+@pytest.mark.parametrize(
+    "claim,reversed_",
+    [
+        ("The regional ticket costs more than the express ticket.", True),
+        ("The express ticket costs more than the regional ticket.", False),
+    ],
+)
+def test_a_values_owner_named_after_it(claim, reversed_):
+    # "€38 on the express": the owner follows the value (before, "costs" was taken for one side)
+    source = analyse("A one-way ticket costs €38 on the express and €21 on the regional service.")
+    reasons = [c.reason for c in align(analyse(claim), source).conflicts if c.kind == "comparison"]
+    assert bool(reasons) is reversed_, reasons

@@ -36,16 +36,37 @@ def _comparative(claim: Analysis) -> tuple[str, int] | None:
     return None
 
 
+#: Prepositions that hang a value's owner after it ("€38 on the express", "1.2 kg for the Air").
+_OWNER_AFTER = frozenset("on for with in at".split())
+
+
+def _side_of(word: str, sides: tuple[set[str], set[str]]) -> int | None:
+    for side, names in enumerate(sides):
+        if any(words_match(word, n) for n in names):
+            return side
+    return None
+
+
 def _owner(span: Analysis, fact: Fact, sides: tuple[set[str], set[str]], unique: set[str]) -> int | None:
     first = min(fact.tokens) if fact.tokens else None
     if first is None:
         return None
+    # "costs €38 on the express and €21 on the regional service": the owner follows the value
+    k = max(fact.tokens) + 1
+    if k < len(span.tokens) and span.tokens[k].low in _OWNER_AFTER:
+        k += 1
+        if k < len(span.tokens) and span.tokens[k].low == "the":
+            k += 1
+        if k < len(span.tokens) and span.tokens[k].kind == "word":
+            side = _side_of(span.tokens[k].low, sides)
+            if side is not None:
+                return side
     for t in reversed(span.tokens[max(0, first - _WINDOW) : first]):
         if t.kind != "word" or stem(t.low) not in unique:
             continue
-        for side, names in enumerate(sides):
-            if any(words_match(t.low, n) for n in names):
-                return side
+        side = _side_of(t.low, sides)
+        if side is not None:
+            return side
     return None
 
 
