@@ -1323,3 +1323,20 @@ def test_a_values_owner_named_after_it(claim, reversed_):
     source = analyse("A one-way ticket costs €38 on the express and €21 on the regional service.")
     reasons = [c.reason for c in align(analyse(claim), source).conflicts if c.kind == "comparison"]
     assert bool(reasons) is reversed_, reasons
+
+
+@pytest.mark.parametrize(
+    "claim,reason",
+    [
+        (
+            "The Basic plan costs $20 a month.",
+            "number mismatch: claim says 20 USD, source says 10 USD for Basic",
+        ),
+        ("The Basic plan costs $10 a month.", None),
+        ("The Pro plan costs $20 a month.", None),
+    ],
+)
+def test_a_value_the_source_gives_to_another_name(claim, reason):
+    source = analyse("The Pro plan costs $20 a month and the Basic plan costs $10 a month.")
+    found = [c.reason for c in align(analyse(claim), source).conflicts if c.kind == "number"]
+    assert found == ([reason] if reason else [])

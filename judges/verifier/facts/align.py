@@ -279,6 +279,40 @@ def _an_end_time(cf: Fact, claim: Analysis) -> bool:
     return any(stem(t.low) in _END_VERBS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
 
 
+def _owners(an: Analysis, value: Fact) -> list[Fact]:
+    """The names written between the value before ``value`` (or the start) and ``value``: whose
+    value it is ("The Aurora 5 has 50 MP, while the Aurora 5 Lite uses 12 MP")."""
+    first = min(value.tokens)
+    before = [f for f in an.facts if f.kind == "quantity" and f.tokens and max(f.tokens) < first]
+    start = max((max(f.tokens) for f in before), default=-1)
+    return [f for f in an.facts if f.kind == "entity" and f.tokens and start < min(f.tokens) and max(f.tokens) < first]
+
+
+def _names_text(an: Analysis, value: Fact) -> str:
+    return " ".join(dict.fromkeys(f.text for f in _owners(an, value)))
+
+
+def _value_of_the_claims_owner(cf: Fact, hit: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """The span's other value for the name the claim gives ``cf`` to, when the span gives the
+    claim's value to another name: "The Aurora 5 Lite has a 50 MP camera" against "The Aurora 5
+    has a 50 MP camera, while the Aurora 5 Lite uses a 12 MP sensor"."""
+    if not cf.tokens or not hit.tokens or hit.implied:
+        return None
+    mine = {str(f.value) for f in _owners(claim, cf)}
+    if not mine or {str(f.value) for f in _owners(span, hit)} in (set(), mine):
+        return None
+    for sf in span.facts:
+        if (
+            sf is not hit
+            and sf.kind == "quantity"
+            and sf.tokens
+            and _fact_relation(cf, sf) == "conflict"
+            and {str(f.value) for f in _owners(span, sf)} == mine
+        ):
+            return sf
+    return None
+
+
 def _as_claim_reads(cf: Fact, sf: Fact, claim: Analysis) -> Fact:
     """``sf`` as a plain count when it is a rate whose denominator the claim names in its own
     words: "pages of up to 100 items" and "each page holds 100" speak of "100 results per page".
@@ -382,6 +416,18 @@ def align(
             hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
         if hit is None and (cf.kind == "quantity" or _an_end_time(cf, claim)):
             hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match" or _age(cf, sf)), None)
+        if hit is not None and cf.kind == "quantity" and (theirs := _value_of_the_claims_owner(cf, hit, claim, span)):
+            conflicts.append(
+                Conflict(
+                    "number",
+                    cf.describe(),
+                    theirs.describe(),
+                    _conf(0.7, 0.25, ctx_cov),
+                    f"number mismatch: claim says {cf.describe()}, source says {theirs.describe()} "
+                    f"for {_names_text(claim, cf)}",
+                )
+            )
+            continue
         if hit is not None:
             matched.append((cf, hit))
             continue
