@@ -78,3 +78,40 @@ def test_a_contradicted_part_contradicts_the_claim():
     ).claims
     assert claim.verdict == "contradicted", claim.reason
     assert claim.failed == "date mismatch: claim says 1937, source says 1935"
+
+
+@pytest.mark.parametrize(
+    "claim,parts",
+    [
+        # after a first verb in the present tense, a verb in "-s" with a bare object
+        (
+            "The Rosenthal Clinic is open on weekdays and accepts walk-in patients.",
+            ["The Rosenthal Clinic is open on weekdays.", "The Rosenthal Clinic accepts walk-in patients."],
+        ),
+        (
+            "The bakery opens at 7 a.m. and sells sourdough.",
+            ["The bakery opens at 7 a.m.", "The bakery sells sourdough."],
+        ),
+        # an amount opens an object as a number does
+        (
+            "The Pro plan costs $15 a month and includes 24/7 support.",
+            ["The Pro plan costs $15 a month.", "The Pro plan includes 24/7 support."],
+        ),
+        # plural nouns, whatever follows them
+        (
+            "The school has teachers and students from 40 countries.",
+            ["The school has teachers and students from 40 countries."],
+        ),
+        ("The hotel offers rooms and suites with sea views.", ["The hotel offers rooms and suites with sea views."]),
+        (
+            "The app has offline maps and users can share routes.",
+            ["The app has offline maps and users can share routes."],
+        ),
+        (
+            "The students from 40 countries attend the school and live on campus.",
+            ["The students from 40 countries attend the school and live on campus."],
+        ),
+    ],
+)
+def test_claim_parts_by_the_tense_of_the_first_verb(claim, parts):
+    assert claim_parts(claim) == parts

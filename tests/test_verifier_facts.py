@@ -1199,6 +1199,13 @@ def test_before_and_after_with_their_sides_exchanged(claim, reversed_order):
 def test_around_the_clock_is_no_number(text):
     # "24/7" read as 24 and "7 live" made "streams 24/7 live" a number mismatch with any 24
     assert facts(text, "quantity") == []
+    assert [f.dim for f in facts(text, "entity") if f.text.startswith("24/7")] == ["identifier"]
+
+
+def test_around_the_clock_is_a_fact_a_source_can_leave_missing():
+    claim = analyse("The Pro plan includes 24/7 priority support.")
+    assert [f.text for f in align(claim, analyse("The Pro plan includes priority support.")).missing] == ["24/7"]
+    assert align(claim, analyse("Pro includes priority support, 24/7.")).missing == []
 
 
 def test_the_noun_of_a_hyphenated_count():
@@ -1340,3 +1347,19 @@ def test_a_value_the_source_gives_to_another_name(claim, reason):
     source = analyse("The Pro plan costs $20 a month and the Basic plan costs $10 a month.")
     found = [c.reason for c in align(analyse(claim), source).conflicts if c.kind == "number"]
     assert found == ([reason] if reason else [])
+
+
+@pytest.mark.parametrize(
+    "claim,found",
+    [
+        ("Revenue increased by 25% from 2022 to 2023.", True),
+        ("Revenue grew 30% from 2022 to 2023.", False),
+        # a share is no change: the implied 25 % stands only for a claim's change
+        ("North America made up 25% of revenue.", False),
+    ],
+)
+def test_a_change_in_percent_between_two_amounts_is_implied(claim, found):
+    source = analyse("Revenue rose from $40 million in 2022 to $50 million in 2023, driven by North America.")
+    aligned = align(analyse(claim), source)
+    assert (not any(m.kind == "quantity" for m in aligned.missing)) is found, aligned.missing
+    assert not any(c.kind == "number" for c in aligned.conflicts)  # implied: a match, never a conflict

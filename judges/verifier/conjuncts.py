@@ -5,8 +5,10 @@ does (docs/verifier.md, "How a verdict is made", step 0).
 Checked whole, such a claim borrows the support of its first half: the sources' sentence about the
 train's frequency covers most of its words, and the unstated "fully electric" is a small share of
 them. No tagger ships with the package, so what reads as a verb is decided by its form: an
-auxiliary, a past form in "-ed", or a word in "-s" followed by what opens an object ("accepts
-walk-in patients" is left whole; "sells shoes and bags" is never split).
+auxiliary, a past form in "-ed", or a word in "-s" followed by what opens an object, or, after a
+first verb in the present tense, by a word that is no preposition and no verb ("is open on weekdays
+and accepts walk-in patients"). "sells shoes and bags in Paris", "has teachers and students from 40
+countries" and "offers rooms and suites with sea views" stay whole.
 """
 
 from __future__ import annotations
@@ -17,20 +19,49 @@ _AUXILIARIES = frozenset("is was are were has have had can will does did cannot 
 _SUBORDINATORS = frozenset(
     "while although though if when whenever because unless since after before as once until whereas".split()
 )
-#: Words that open an object or an adverbial after a verb in "-s" ("circles the island",
-#: "runs every 10 minutes"), so that the "-s" word is a verb and not a plural noun.
+#: Words that open an object after a verb in "-s" ("circles the island", "runs every 10
+#: minutes"), so that the "-s" word is a verb and not a plural noun. Prepositions are not among
+#: them: a plural noun takes them as often ("students from 40 countries", "suites with a view").
 _AFTER_VERB = frozenset(
-    "a an the its their his her our your this that these those to in on at by with from for up over "
-    "every all more most about around nearly almost only".split()
+    "a an the its their his her our your this that these those every all more most about around nearly almost".split()
 )
+_PREPOSITIONS = frozenset("to in on at by with from for of up over into under after before during".split())
 _MAX_SUBJECT = 8
+_CURRENCY_SIGNS = "$€£¥"
 
 
 def _bare(word: str) -> str:
     return word.strip(",;:()\"'“”‘’").lower()
 
 
-def _verb(words: list[str], k: int) -> bool:
+def _first_verb(words: list[str], outside: list[bool]) -> int | None:
+    """The index of the claim's first verb, outside parentheses and quotes: a word in "-s" right
+    after "the" or "a" is the subject's noun ("The students from 40 countries attend …"), one after
+    the noun may be followed by a preposition ("The bakery opens at 7 a.m.")."""
+    for k in range(1, len(words)):
+        if not outside[k]:
+            continue
+        if _verb(words, k):
+            return k
+        low = _bare(words[k])
+        if (
+            k + 1 < len(words)
+            and len(low) >= 4
+            and low.endswith("s")
+            and not low.endswith(("ss", "us", "is"))
+            and words[k][:1].islower()
+            and _bare(words[k - 1]) not in ("the", "a", "an")
+            and _bare(words[k + 1]) in _PREPOSITIONS
+        ):
+            return k
+    return None
+
+
+def _verb(words: list[str], k: int, present: bool = False) -> bool:
+    """Whether word ``k`` reads as a verb. ``present``: the claim's first verb is in the present
+    tense, so a word in "-s" after "and" is its second verb before any object ("is open on
+    weekdays and accepts walk-in patients"), unless it reads as a plural subject ("and
+    facilities close", "and users can")."""
     w = words[k]
     low = _bare(w)
     if not low.isalpha() or not w[:1].islower():
@@ -41,8 +72,23 @@ def _verb(words: list[str], k: int) -> bool:
         return True
     if len(low) >= 4 and low.endswith("s") and not low.endswith(("ss", "us", "is")) and k + 1 < len(words):
         nxt = _bare(words[k + 1])
-        return nxt in _AFTER_VERB or nxt[:1].isdigit()
+        if nxt in _AFTER_VERB or nxt[:1].isdigit() or words[k + 1][:1] in _CURRENCY_SIGNS:
+            return True
+        return (
+            present
+            and not w.endswith((",", ";", ":", "."))
+            and not low.endswith(_NOUN_ENDINGS)
+            and nxt[:1].isalpha()
+            and nxt not in _AUXILIARIES
+            and nxt not in _PREPOSITIONS
+            and not _verb(words, k + 1)
+        )
     return False
+
+
+#: Plural nouns by their form ("facilities", "businesses", "meetings"), never a verb in "-s".
+_NOUN_ENDINGS = ("ities", "nesses", "ings", "ments", "tions", "sions")
+_PRESENT = frozenset("is are has have does can will".split())
 
 
 def claim_parts(claim: str) -> list[str]:
@@ -57,10 +103,12 @@ def claim_parts(claim: str) -> list[str]:
         depth = max(0, depth + w.count("(") - w.count(")"))
         quoted ^= w.count('"') % 2 == 1
         outside.append(opens and depth == 0 and not quoted)
-    first = next((k for k in range(1, len(words)) if outside[k] and _verb(words, k)), None)
+    first = _first_verb(words, outside)
     if first is None or first > _MAX_SUBJECT or _bare(words[0]) in _SUBORDINATORS:
         return [claim]
     subject = " ".join(words[:first])
+    first_word = _bare(words[first])
+    present = first_word in _PRESENT or (first_word.endswith("s") and first_word not in _AUXILIARIES)
     cuts: list[int] = []
     for k in range(first + 1, len(words) - 2):
         w = words[k]
@@ -69,7 +117,7 @@ def claim_parts(claim: str) -> list[str]:
             and outside[k]
             and k - first >= 2
             and not words[k - 1].endswith((",", ";", ":"))
-            and _verb(words, k + 1)
+            and _verb(words, k + 1, present)
             and (not cuts or k - cuts[-1] >= 3)
         ):
             cuts.append(k)

@@ -18,6 +18,7 @@ from .comparisons import reversed_comparison, reversed_pair, reversed_route
 from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
+from .implied import CHANGE
 from .lexicon import _FILLER, _NEGATIONS, COST_WORDS, STOPWORDS, stem, words_match
 from .quantifiers import quantifier_mismatches
 from .roles import role_conflict
@@ -269,6 +270,23 @@ _END_VERBS = frozenset(
 )
 
 
+#: Words of a change, stemmed: a percent after one may be the change between two amounts.
+_CHANGE_WORDS = frozenset(
+    stem(w)
+    for w in "increase increased rise rose risen grow grew grown fall fell fallen decline declined drop dropped "
+    "climb climbed jump jumped gain gained cut reduce reduced growth".split()
+)
+
+
+def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
+    """An implied percent change (implied.py) stands for a claim's percent only when the claim
+    speaks of a change ("increased by 25%"), never for a share ("25% of revenue")."""
+    if implied.noun != CHANGE or not cf.tokens:
+        return True
+    first = min(cf.tokens)
+    return any(stem(t.low) in _CHANGE_WORDS for t in claim.tokens[max(0, first - 4) : first] if t.kind == "word")
+
+
 def _an_end_time(cf: Fact, claim: Analysis) -> bool:
     """A clock time the claim gives as when something ends or arrives ("arrives in Hvar at
     09:30"): only such a time may be the sources' start plus duration. A start time ("starts at
@@ -415,7 +433,14 @@ def align(
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
             hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
         if hit is None and (cf.kind == "quantity" or _an_end_time(cf, claim)):
-            hit = next((sf for sf in span.implied if _fact_relation(cf, sf) == "match" or _age(cf, sf)), None)
+            hit = next(
+                (
+                    sf
+                    for sf in span.implied
+                    if (_fact_relation(cf, sf) == "match" or _age(cf, sf)) and _may_be_implied(cf, sf, claim)
+                ),
+                None,
+            )
         if hit is not None and cf.kind == "quantity" and (theirs := _value_of_the_claims_owner(cf, hit, claim, span)):
             conflicts.append(
                 Conflict(
@@ -441,7 +466,7 @@ def align(
         implied_in_doc = (
             not in_doc
             and (cf.kind == "quantity" or _an_end_time(cf, claim))
-            and any(_fact_relation(cf, df) == "match" for df in doc.implied)
+            and any(_fact_relation(cf, df) == "match" and _may_be_implied(cf, df, claim) for df in doc.implied)
         )
         in_doc = in_doc or implied_in_doc
         if cf.kind == "entity" and cf.dim == "identifier" and not in_doc:

@@ -1,7 +1,8 @@
 """Facts a sentence implies by arithmetic (docs/verifier.md, "How a verdict is made", step 2): the
 years between two years it states ("reigned from 1837 until 1901" → 64 years), the time between
 two clock times ("from 10:00 to 12:00" → 2 hours), the end of a duration from a clock time
-("departs at 08:30", "takes about 1 hour" → 09:30) and a share of an
+("departs at 08:30", "takes about 1 hour" → 09:30), the change in percent between two amounts
+("from $40 million … to $50 million" → 25 %) and a share of an
 amount it states ("revenue of $310 million … 70 percent of revenue" → about $217 million). An
 implied fact only ever *matches* a claim's fact -- it never conflicts with one, since which two
 values the arithmetic should join is a guess."""
@@ -19,6 +20,10 @@ MAX_YEARS = 200
 MAX_DAYS = 366
 _DAY = 86400.0
 _DAY_MINUTES = 24 * 60
+#: Percent changes above this are no change a claim would state as one.
+MAX_CHANGE = 1000
+#: The noun of an implied percent change (align reads it only for a claim's change).
+CHANGE = ("change",)
 #: A sentence listing many values implies more pairs than is worth comparing.
 MAX_IMPLIED = 40
 
@@ -80,6 +85,31 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
         for f in facts
         if f.kind == "quantity" and f.dim == "percent" and f.bound in ("eq", "approx") and 0 < f.num_value < 100
     ]
+    # the change between two amounts of one kind, in percent ("from $40 million in 2022 to $50
+    # million in 2023" -> 25 %): matched only by a claim's change ("increased by 25%", align)
+    for i, before in enumerate(amounts):
+        for after in amounts[i + 1 :]:
+            if after.dim != before.dim or after.noun != before.noun or before.num_value <= 0:
+                continue
+            change = abs(after.num_value - before.num_value) / before.num_value * 100
+            if not 0 < change < MAX_CHANGE:
+                continue
+            if len(out) >= MAX_IMPLIED:
+                return out
+            out.append(
+                Fact(
+                    "quantity",
+                    round(change, 6),
+                    f"{before.text} to {after.text}",
+                    0,
+                    0,
+                    dim="percent",
+                    unit="%",
+                    noun=CHANGE,
+                    raw=round(change, 6),
+                    implied=True,
+                )
+            )
     for share in shares:
         for amount in amounts:
             if len(out) >= MAX_IMPLIED:

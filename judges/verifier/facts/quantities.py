@@ -283,8 +283,12 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 i += 1
                 continue  # version numbers are handled as identifiers
             always = _around_the_clock(tokens, i)
-            if always:  # "24/7", "24/7/365": a way of saying "always", not two numbers
-                used.update(range(i, always))
+            if always:  # "24/7", "24/7/365": a way of saying "always", not two numbers; a fact
+                # still, which a source that never says it leaves missing ("24/7 priority support")
+                idx = tuple(range(i, always))
+                used.update(idx)
+                said = text[t.start : tokens[always - 1].end]
+                facts.append(Fact("entity", said, said, t.start, tokens[always - 1].end, dim="identifier", tokens=idx))
                 i = always
                 continue
             value = parse_number(t.text)
