@@ -1363,3 +1363,21 @@ def test_a_change_in_percent_between_two_amounts_is_implied(claim, found):
     aligned = align(analyse(claim), source)
     assert (not any(m.kind == "quantity" for m in aligned.missing)) is found, aligned.missing
     assert not any(c.kind == "number" for c in aligned.conflicts)  # implied: a match, never a conflict
+
+
+def test_every_n_hours_is_how_often_not_how_long():
+    aligned = align(
+        analyse("The trip takes about 2 hours 40 minutes."),
+        analyse("Trains run from Vienna to Budapest every two hours."),
+    )
+    assert not any(c.kind == "number" for c in aligned.conflicts)
+    assert [m.describe() for m in aligned.missing] == ["about 2 h 40 min"]
+    often = align(analyse("Trains run every 10 minutes."), analyse("Trains run every 15 minutes."))
+    assert [c.reason for c in often.conflicts if c.kind == "number"] == [
+        "number mismatch: claim says 10 min, source says 15 min"
+    ]
+
+
+def test_a_hyphenated_name_names_its_parts():
+    aligned = align(analyse("Trains run to Budapest."), analyse("Trains run to Budapest-Keleti."))
+    assert aligned.missing == []

@@ -165,6 +165,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         low = t.low
         words.add(low)
         words.add(stem(low))
+        if "-" in low and t.text[:1].isupper():  # "Budapest-Keleti" names Budapest too
+            words.update(p for p in low.split("-") if p)
         if i in used and i not in entity_tokens:
             continue
         if low in _NEGATIONS and not (low == "none" and t.text[0].isupper() and not _none_of(tokens, i)):

@@ -111,6 +111,8 @@ def _describe_quantity(f: Fact) -> str:
         unit = f.dim.split(":", 1)[1]
         return f"{prefix}{raw} {unit}"
     unit = f.unit or (f.noun[-1] if f.noun else "")
+    if unit == "h" and f.raw is not None and f.raw != int(f.raw) and abs(f.raw * 60 - round(f.raw * 60)) < 1e-3:
+        return f"{prefix}{int(f.raw)} h {round((f.raw - int(f.raw)) * 60)} min"  # "2 hours 40 minutes"
     if unit == "%":
         return f"{prefix}{raw}%"
     return f"{prefix}{raw} {unit}".strip()

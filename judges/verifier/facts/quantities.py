@@ -257,6 +257,10 @@ def _signed(tokens: list[Token], i: int) -> bool:
     return before is None or before.end < tokens[i - 1].start or before.kind == "sym"
 
 
+#: The ``per`` of a duration after "every": a time between repeats, compared only with another.
+INTERVAL = "interval"
+
+
 def _around_the_clock(tokens: list[Token], i: int) -> int:
     """The index after "24/7" (or "24/7/365") written from token ``i``; 0 when it is not there."""
     texts = [t.text for t in tokens[i : i + 5]]
@@ -506,6 +510,8 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 value = value / u[1]
                 per = "duration"
                 end = k
+        if dim == "duration" and not per and start_i > 0 and tokens[start_i - 1].low == "every":
+            per = INTERVAL  # "runs every two hours": how often, not how long ("takes 2 hours")
         if dim == "count" and tokens[i].kind == "num" and i > 0:
             prev = tokens[i - 1]
             # identifiers: "Apollo 11", "Python 3.12", "Room 3B", "Windows 11"
