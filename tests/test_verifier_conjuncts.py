@@ -115,3 +115,10 @@ def test_a_contradicted_part_contradicts_the_claim():
 )
 def test_claim_parts_by_the_tense_of_the_first_verb(claim, parts):
     assert claim_parts(claim) == parts
+
+
+def test_a_claim_has_at_most_three_parts():
+    claim = "The museum opened in 1990 and was renovated in 2005 and was extended in 2015 and was closed in 2020."
+    parts = claim_parts(claim)
+    assert len(parts) == 3
+    assert parts[-1] == "The museum was extended in 2015 and was closed in 2020."

@@ -27,6 +27,9 @@ _AFTER_VERB = frozenset(
 )
 _PREPOSITIONS = frozenset("to in on at by with from for of up over into under after before during".split())
 _MAX_SUBJECT = 8
+#: Most parts of one claim: the request's verifier budget (judges/budget.py) counts claims, so a
+#: claim costs at most this many times what it did whole.
+MAX_PARTS = 3
 _CURRENCY_SIGNS = "$€£¥"
 
 
@@ -119,6 +122,7 @@ def claim_parts(claim: str) -> list[str]:
             and not words[k - 1].endswith((",", ";", ":"))
             and _verb(words, k + 1, present)
             and (not cuts or k - cuts[-1] >= 3)
+            and len(cuts) < MAX_PARTS - 1
         ):
             cuts.append(k)
     if not cuts:
