@@ -1,6 +1,8 @@
 """A claim that says two things of one subject is checked in parts (judges/verifier/conjuncts.py)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from judges.verifier import check_grounding
 from judges.verifier.conjuncts import claim_parts
@@ -122,3 +124,24 @@ def test_a_claim_has_at_most_three_parts():
     parts = claim_parts(claim)
     assert len(parts) == 3
     assert parts[-1] == "The museum was extended in 2015 and was closed in 2020."
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["The", "train", "runs", "every", "and", "is", "was", "opened", "(", ")", '"', "a", "sells", "10", ",", "."]
+        ),
+        max_size=20,
+    )
+)
+def test_claim_parts_never_fails_and_keeps_the_claims_words(words):
+    claim = " ".join(words)
+    parts = claim_parts(claim)
+    assert parts
+    if len(parts) == 1:
+        assert parts == [claim]
+    else:
+        assert 2 <= len(parts) <= 3 and all(p.strip(" .") for p in parts)
+        said = set(claim.split())
+        assert all(set(p.rstrip(".!").split()) <= said | {w.rstrip(".!") for w in said} for p in parts)

@@ -127,7 +127,8 @@ def claim_parts(claim: str) -> list[str]:
             cuts.append(k)
     if not cuts:
         return [claim]
-    end = claim.rstrip()[-1] if claim.rstrip()[-1:] in ".!" else "."
+    last = claim.rstrip()[-1:]
+    end = last if last and last in ".!" else "."
     parts = []
     starts = [0, *(k + 1 for k in cuts)]
     stops = [*cuts, len(words)]
