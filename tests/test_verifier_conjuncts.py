@@ -145,3 +145,26 @@ def test_claim_parts_never_fails_and_keeps_the_claims_words(words):
         assert 2 <= len(parts) <= 3 and all(p.strip(" .") for p in parts)
         said = set(claim.split())
         assert all(set(p.rstrip(".!").split()) <= said | {w.rstrip(".!") for w in said} for p in parts)
+
+
+def test_a_part_of_the_claim_meets_the_part_of_the_source_it_speaks_of():
+    # checked in parts against the whole source sentence, "is not approved" counted one negation
+    # against the sentence's one ("should not be taken") and passed; the source's parts are clauses too
+    source = ["The drug is approved for children over 12 and should not be taken by pregnant women."]
+    (claim,) = check_grounding(
+        "The drug is not approved for children and should not be taken by pregnant women.", source
+    ).claims
+    assert claim.verdict == "contradicted", claim.reason
+    assert claim.kind == "negation"
+    assert claim.evidence[0]["span"] == source[0]  # the evidence names the source's sentence as written
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The plan includes support and costs $10 a month and has no limits.",  # a verb the forms miss
+        "Cats and dogs are allowed and must be leashed.",
+    ],
+)
+def test_no_parts_when_an_and_comes_before_the_first_verb_found(claim):
+    assert claim_parts(claim) == [claim]

@@ -109,6 +109,8 @@ def claim_parts(claim: str) -> list[str]:
     first = _first_verb(words, outside)
     if first is None or first > _MAX_SUBJECT or _bare(words[0]) in _SUBORDINATORS:
         return [claim]
+    if any(_bare(w) in ("and", "or") for w in words[:first]):
+        return [claim]  # a verb missed before it ("includes support and costs $10"): no subject
     subject = " ".join(words[:first])
     first_word = _bare(words[first])
     present = first_word in _PRESENT or (first_word.endswith("s") and first_word not in _AUXILIARIES)

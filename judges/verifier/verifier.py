@@ -313,6 +313,9 @@ def _spans(sources: list[_Source]) -> list[_Span]:
                     merged[-1] = f"{merged[-1]} {p}"
                 else:
                     merged.append(p)
+            # a source's sentence that says two things of one subject gives each as a clause, as a
+            # claim's does (conjuncts.py), so that a claim's part meets the part it speaks of
+            merged = [q for p in merged for q in claim_parts(p)]
             if len(merged) <= 1:
                 spans.append(_Span(si, sent.text, sent.text, previous=ctx))
                 continue
