@@ -1381,3 +1381,8 @@ def test_every_n_hours_is_how_often_not_how_long():
 def test_a_hyphenated_name_names_its_parts():
     aligned = align(analyse("Trains run to Budapest."), analyse("Trains run to Budapest-Keleti."))
     assert aligned.missing == []
+
+
+def test_costs_nothing_is_free():
+    aligned = align(analyse("The service is free."), analyse("The service costs nothing."))
+    assert [c for c in aligned.conflicts if c.kind == "negation"] == []

@@ -152,7 +152,8 @@ def _free(an: Analysis) -> bool:
 
 
 def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
-    """(negation cue, index of the cost word it denies) in ``an``: "no fee", "does not charge"."""
+    """(negation cue, index of the cost word it denies) in ``an``: "no fee", "does not charge",
+    "costs nothing"."""
     toks = an.tokens
     out = []
     for i, t in enumerate(toks):
@@ -165,6 +166,8 @@ def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
                 ),
                 None,
             )
+            if k is None and t.low == "nothing" and i > 0 and stem(toks[i - 1].low) in COST_WORDS:
+                k = i - 1  # "costs nothing", "pay nothing"
             if k is not None:
                 out.append((t.low, k))
     return out
