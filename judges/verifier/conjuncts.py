@@ -31,6 +31,10 @@ _MAX_SUBJECT = 8
 #: claim costs at most this many times what it did whole.
 MAX_PARTS = 3
 _CURRENCY_SIGNS = "$€£¥"
+#: Plural nouns by their form ("facilities", "businesses", "meetings"), never a verb in "-s".
+_NOUN_ENDINGS = ("ities", "nesses", "ings", "ments", "tions", "sions")
+#: A first verb in the present tense, besides any in "-s".
+_PRESENT = frozenset("is are has have does can will".split())
 
 
 def _bare(word: str) -> str:
@@ -89,11 +93,6 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
     return False
 
 
-#: Plural nouns by their form ("facilities", "businesses", "meetings"), never a verb in "-s".
-_NOUN_ENDINGS = ("ities", "nesses", "ings", "ments", "tions", "sions")
-_PRESENT = frozenset("is are has have does can will".split())
-
-
 def claim_parts(claim: str) -> list[str]:
     """``claim`` split at each "and" that opens a second verb of its subject, the subject written
     again before each later part; ``[claim]`` when it says one thing."""
@@ -105,6 +104,7 @@ def claim_parts(claim: str) -> list[str]:
         opens = depth == 0 and not quoted
         depth = max(0, depth + w.count("(") - w.count(")"))
         quoted ^= w.count('"') % 2 == 1
+        quoted = (quoted or "“" in w) and "”" not in w
         outside.append(opens and depth == 0 and not quoted)
     first = _first_verb(words, outside)
     if first is None or first > _MAX_SUBJECT or _bare(words[0]) in _SUBORDINATORS:

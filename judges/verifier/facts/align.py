@@ -19,7 +19,7 @@ from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
 from .implied import CHANGE
-from .lexicon import _FILLER, _NEGATIONS, COST_WORDS, STOPWORDS, stem, words_match
+from .lexicon import _FILLER, _NEGATIONS, CHANGE_WORDS, COST_WORDS, END_VERBS, STOPWORDS, stem, words_match
 from .quantifiers import quantifier_mismatches
 from .roles import role_conflict
 
@@ -267,27 +267,13 @@ _PRONOUN_STARTS = (
 _NAME_HEAD = re.compile(r"\b(?:[A-Z][\w'’-]*\s+)+([A-Z][a-z]{2,})\b")
 
 
-#: Verbs of an end, stemmed: a clock time after one may be a start plus a duration (implied.py).
-_END_VERBS = frozenset(
-    stem(w) for w in "arrive arrives end ends finish finishes land lands reach conclude return".split()
-)
-
-
-#: Words of a change, stemmed: a percent after one may be the change between two amounts.
-_CHANGE_WORDS = frozenset(
-    stem(w)
-    for w in "increase increased rise rose risen grow grew grown fall fell fallen decline declined drop dropped "
-    "climb climbed jump jumped gain gained cut reduce reduced growth".split()
-)
-
-
 def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
     """An implied percent change (implied.py) stands for a claim's percent only when the claim
     speaks of a change ("increased by 25%"), never for a share ("25% of revenue")."""
     if implied.noun != CHANGE or not cf.tokens:
         return True
     first = min(cf.tokens)
-    return any(stem(t.low) in _CHANGE_WORDS for t in claim.tokens[max(0, first - 4) : first] if t.kind == "word")
+    return any(stem(t.low) in CHANGE_WORDS for t in claim.tokens[max(0, first - 4) : first] if t.kind == "word")
 
 
 def _an_end_time(cf: Fact, claim: Analysis) -> bool:
@@ -297,7 +283,7 @@ def _an_end_time(cf: Fact, claim: Analysis) -> bool:
     if cf.kind != "time" or not cf.tokens:
         return False
     first = min(cf.tokens)
-    return any(stem(t.low) in _END_VERBS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
+    return any(stem(t.low) in END_VERBS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
 
 
 def _owners(an: Analysis, value: Fact) -> list[Fact]:

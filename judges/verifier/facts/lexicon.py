@@ -521,6 +521,16 @@ def stem(word: str) -> str:
 #: What is paid, stemmed: a negation of one of these ("no fee", "does not charge", "without
 #: paying") says what the billing direction's "free" says (align._negations)
 COST_WORDS = frozenset(stem(w) for w in "charge fee cost pay payment price".split())
+#: Verbs of an end, stemmed: a clock time after one may be a start plus a duration (implied.py).
+END_VERBS = frozenset(
+    stem(w) for w in "arrive arrives end ends finish finishes land lands reach conclude return".split()
+)
+#: Words of a change, stemmed: a percent after one may be the change between two amounts (implied.py).
+CHANGE_WORDS = frozenset(
+    stem(w)
+    for w in "increase increased rise rose risen grow grew grown fall fell fallen decline declined drop dropped "
+    "climb climbed jump jumped gain gained cut reduce reduced growth".split()
+)
 
 
 @lru_cache(maxsize=65536)
