@@ -1386,3 +1386,20 @@ def test_a_hyphenated_name_names_its_parts():
 def test_costs_nothing_is_free():
     aligned = align(analyse("The service is free."), analyse("The service costs nothing."))
     assert [c for c in aligned.conflicts if c.kind == "negation"] == []
+
+
+@pytest.mark.parametrize(
+    "claim,source,relation",
+    [
+        ("The feature shipped before Q3 2023.", "The feature shipped in May 2023.", "match"),
+        ("The feature shipped before Q3 2023.", "The feature shipped in August 2023.", "conflict"),
+        ("The feature shipped after Q3 2023.", "The feature shipped in August 2023.", "conflict"),
+        ("The feature shipped after Q3 2023.", "The feature shipped in November 2023.", "match"),
+    ],
+)
+def test_a_quarter_after_before_or_by_is_a_bound(claim, source, relation):
+    aligned = align(analyse(claim), analyse(source))
+    dates = [c for c in aligned.conflicts if c.kind == "date"]
+    got = "conflict" if dates else "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
+    assert got == relation, (aligned.matched, aligned.conflicts)
+    assert one(claim, "date").describe().split()[0] in ("before", "after")

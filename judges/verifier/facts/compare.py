@@ -135,11 +135,18 @@ def _quarter_relation(c: Fact, s: Fact) -> str:
     conflicts; a month inside the claim's quarter matches it ("September 2023" holds "Q3 2023"),
     a quarter of the source says too little for the claim's month."""
     (cy, cm, _), (sy, sm, _) = c.date_value, s.date_value
-    if cy is not None and sy is not None and cy != sy:
-        return "conflict" if s.dim != "decade" else "none"
-    if s.dim == "decade" or cm is None or sm is None:
-        return "compatible"
+    if s.dim == "decade" or cm is None or sm is None or s.bound != "eq":
+        return "compatible" if cy is None or sy is None or cy == sy or s.dim == "decade" else "conflict"
     cq, sq = (cm - 1) // 3, (sm - 1) // 3
+    if c.bound != "eq":  # "before Q3 2023" holds May 2023 and Q2 2023, not August 2023
+        if (cy is None) != (sy is None):
+            return "compatible"
+        order = (sy or 0, sq) > (cy or 0, cq), (sy or 0, sq) == (cy or 0, cq)
+        after, same = order
+        inside = {"lt": not after and not same, "le": not after, "gt": after, "ge": after or same}[c.bound]
+        return "match" if inside else "conflict"
+    if cy is not None and sy is not None and cy != sy:
+        return "conflict"
     if cq != sq:
         return "conflict"
     if c.dim == "quarter" and (cy is None or sy is not None):

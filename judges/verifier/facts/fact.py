@@ -57,9 +57,9 @@ class Fact:
             y, m, d = self.date_value
             if self.dim == "decade":
                 return f"the {y}s"
-            if self.dim == "quarter" and m:
-                return f"Q{(m + 2) // 3} {y}" if y else f"Q{(m + 2) // 3}"
             prefix = _ORDER_PREFIX.get(self.bound, "")
+            if self.dim == "quarter" and m:
+                return f"{prefix}Q{(m + 2) // 3} {y}" if y else f"{prefix}Q{(m + 2) // 3}"
             if y and m and d:
                 return f"{prefix}{y:04d}-{m:02d}-{d:02d}"
             if y and m:
