@@ -1214,6 +1214,14 @@ def test_the_noun_of_a_hyphenated_count():
     assert aligned.missing == [] and aligned.conflicts == []
 
 
+def date_relation(claim, source):
+    """How the claim's date fares against the source's: "conflict", "match" or "none"."""
+    aligned = align(analyse(claim), analyse(source))
+    if any(c.kind == "date" for c in aligned.conflicts):
+        return "conflict"
+    return "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
+
+
 @pytest.mark.parametrize(
     "claim,source,relation",
     [
@@ -1230,10 +1238,7 @@ def test_the_noun_of_a_hyphenated_count():
     ],
 )
 def test_a_date_after_before_or_by_is_a_bound(claim, source, relation):
-    aligned = align(analyse(claim), analyse(source))
-    dates = [c for c in aligned.conflicts if c.kind == "date"]
-    got = "conflict" if dates else "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
-    assert got == relation, (aligned.matched, aligned.conflicts)
+    assert date_relation(claim, source) == relation
 
 
 def test_a_bound_date_is_described_with_its_bound():
@@ -1287,10 +1292,7 @@ def test_a_quarter_of_something_is_still_a_share():
     ],
 )
 def test_a_quarter_against_a_quarter_or_a_month(claim, source, relation):
-    aligned = align(analyse(claim), analyse(source))
-    dates = [c for c in aligned.conflicts if c.kind == "date"]
-    got = "conflict" if dates else "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
-    assert got == relation, (aligned.matched, aligned.conflicts)
+    assert date_relation(claim, source) == relation
 
 
 @pytest.mark.parametrize("weeks,same", [(16, True), (17, True), (18, True), (26, False), (12, False)])
@@ -1398,8 +1400,5 @@ def test_costs_nothing_is_free():
     ],
 )
 def test_a_quarter_after_before_or_by_is_a_bound(claim, source, relation):
-    aligned = align(analyse(claim), analyse(source))
-    dates = [c for c in aligned.conflicts if c.kind == "date"]
-    got = "conflict" if dates else "match" if any(m.kind == "date" for m, _ in aligned.matched) else "none"
-    assert got == relation, (aligned.matched, aligned.conflicts)
+    assert date_relation(claim, source) == relation
     assert one(claim, "date").describe().split()[0] in ("before", "after")
