@@ -1402,3 +1402,30 @@ def test_costs_nothing_is_free():
 def test_a_quarter_after_before_or_by_is_a_bound(claim, source, relation):
     assert date_relation(claim, source) == relation
     assert one(claim, "date").describe().split()[0] in ("before", "after")
+
+
+@pytest.mark.parametrize(
+    "claim,reason",
+    [
+        (
+            "The headquarters moved to Palo Alto in 2021.",
+            "order mismatch: claim says to Palo Alto, source says from Palo Alto to Austin",
+        ),
+        (
+            "The headquarters moved from Austin in 2021.",
+            "order mismatch: claim says from Austin, source says from Palo Alto to Austin",
+        ),
+        ("The headquarters moved to Austin in 2021.", None),
+        ("The headquarters moved from Palo Alto in 2021.", None),
+    ],
+)
+def test_one_end_of_a_route_against_the_whole_route(claim, reason):
+    source = analyse("In 2021 the company moved its headquarters from Palo Alto to Austin, Texas.")
+    found = [c.reason for c in align(analyse(claim), source).conflicts if c.reason.startswith("order mismatch")]
+    assert found == ([reason] if reason else [])
+
+
+def test_an_end_the_sources_also_go_to_is_no_reversed_route():
+    source = analyse("The team flew from Paris to Rome and returned to Paris on Sunday.")
+    found = [c.reason for c in align(analyse("The team returned to Paris."), source).conflicts]
+    assert not [r for r in found if r.startswith("order mismatch")]

@@ -611,7 +611,7 @@ def align(
                 f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
             )
         )
-    for kind, swapped in (("comparison", reversed_pair(claim, span)), ("entity", reversed_route(claim, span))):
+    for kind, swapped in (("comparison", reversed_pair(claim, span)), ("entity", reversed_route(claim, span, doc))):
         if swapped is not None:  # "2 to 7" against "voted 7 to 2"; "from Basel to Zürich" the other way
             conflicts.append(
                 Conflict(

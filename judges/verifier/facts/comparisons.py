@@ -152,11 +152,39 @@ def _key(name: str) -> str:
     return fold_accents(name.lower())
 
 
-def reversed_route(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
-    """("from A to B", "from B to A") when the span gives the claim's route the other way."""
-    theirs = {(_key(a), _key(b)): (a, b) for a, b in _routes(span)}
+def _route_ends(an: Analysis) -> list[tuple[str, str]]:
+    """("to" or "from", name) of each "to <name>" / "from <name>" that is no part of a whole route
+    ("moved to Palo Alto")."""
+    starts = {f.tokens[0]: f for f in an.facts if f.kind == "entity" and f.tokens}
+    ends = {i: starts[i + 1] for i, t in enumerate(an.tokens) if t.low in ("to", "from") and i + 1 in starts}
+    # the "to" of "from A to B" and the "from" before it belong to a whole route
+    in_route = set()
+    for i, name in ends.items():
+        k = max(name.tokens) + 1
+        if an.tokens[i].low == "from" and k in ends and an.tokens[k].low == "to":
+            in_route |= {i, k}
+    return [(an.tokens[i].low, name.text) for i, name in ends.items() if i not in in_route]
+
+
+def reversed_route(claim: Analysis, span: Analysis, doc: Analysis | None = None) -> tuple[str, str] | None:
+    """("from A to B", "from B to A") when the span gives the claim's route the other way; ("to A",
+    "from A to B") when the claim's destination is where the span's route starts ("moved its
+    headquarters to Palo Alto" against "from Palo Alto to Austin"), and the same for an origin."""
+    routes = _routes(span)
+    theirs = {(_key(a), _key(b)): (a, b) for a, b in routes}
     for a, b in _routes(claim):
         other = theirs.get((_key(b), _key(a)))
         if other is not None and (_key(a), _key(b)) not in theirs:
             return f"from {a} to {b}", f"from {other[0]} to {other[1]}"
+    # where the sources (``doc``: every sentence) also go, or come from
+    whole = doc or span
+    said = {(side, _key(name)) for side, name in _route_ends(whole)}
+    said |= {(side, _key(n)) for a, b in _routes(whole) for side, n in (("from", a), ("to", b))}
+    for side, name in _route_ends(claim):
+        if (side, _key(name)) in said:
+            continue  # "… and returned to Paris": the span goes there too
+        for a, b in routes:
+            start, end = (a, b) if side == "to" else (b, a)
+            if _key(name) == _key(start) and _key(name) != _key(end):
+                return f"{side} {name}", f"from {a} to {b}"
     return None
