@@ -13,6 +13,8 @@ countries" and "offers rooms and suites with sea views" stay whole.
 
 from __future__ import annotations
 
+from .facts.lexicon import has_s_ending
+
 _AUXILIARIES = frozenset("is was are were has have had can will does did cannot may must should would could".split())
 #: A claim opening with one of these is a subordinate clause first: its subject is not the
 #: subject of what follows "and".
@@ -54,8 +56,7 @@ def _first_verb(words: list[str], outside: list[bool]) -> int | None:
         if (
             k + 1 < len(words)
             and len(low) >= 4
-            and low.endswith("s")
-            and not low.endswith(("ss", "us", "is"))
+            and has_s_ending(low)
             and words[k][:1].islower()
             and _bare(words[k - 1]) not in ("the", "a", "an")
             and _bare(words[k + 1]) in _PREPOSITIONS
@@ -77,7 +78,7 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
         return True
     if len(low) >= 5 and low.endswith("ed") and not low.endswith("eed"):
         return True
-    if len(low) >= 4 and low.endswith("s") and not low.endswith(("ss", "us", "is")) and k + 1 < len(words):
+    if len(low) >= 4 and has_s_ending(low) and k + 1 < len(words):
         nxt = _bare(words[k + 1])
         if nxt in _AFTER_VERB or nxt[:1].isdigit() or words[k + 1][:1] in _CURRENCY_SIGNS:
             return True

@@ -133,54 +133,49 @@ def reversed_pair(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
     return None
 
 
-def _routes(an: Analysis) -> list[tuple[str, str]]:
-    """The names of each "from <name> to <name>" ("moved from Basel to Zürich")."""
-    starts = {f.tokens[0]: f for f in an.facts if f.kind == "entity" and f.tokens}
-    out = []
-    for i, t in enumerate(an.tokens):
-        a = starts.get(i + 1) if t.low == "from" else None
-        if a is None:
-            continue
-        k = max(a.tokens) + 1
-        b = starts.get(k + 1) if k < len(an.tokens) and an.tokens[k].low == "to" else None
-        if b is not None:
-            out.append((a.text, b.text))
-    return out
+def _route_marks(an: Analysis) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The names of each "from <name> to <name>" ("moved from Basel to Zürich"), and ("to" or
+    "from", name) of each "to <name>" / "from <name>" that is no part of one ("moved to Palo
+    Alto"). Worked out once per text: the sources' marks are read for every claim of a call."""
+    key = ("route marks",)
+    if key not in an.memo:
+        starts = {f.tokens[0]: f for f in an.facts if f.kind == "entity" and f.tokens}
+        marks = {i: starts[i + 1] for i, t in enumerate(an.tokens) if t.low in ("to", "from") and i + 1 in starts}
+        routes, in_route = [], set()
+        for i, name in marks.items():
+            k = max(name.tokens) + 1
+            if an.tokens[i].low == "from" and k in marks and an.tokens[k].low == "to":
+                routes.append((name.text, marks[k].text))
+                in_route |= {i, k}
+        ends = [(an.tokens[i].low, name.text) for i, name in marks.items() if i not in in_route]
+        an.memo[key] = (routes, ends)
+    return an.memo[key]  # type: ignore[return-value]
 
 
 def _key(name: str) -> str:
     return fold_accents(name.lower())
 
 
-def _route_ends(an: Analysis) -> list[tuple[str, str]]:
-    """("to" or "from", name) of each "to <name>" / "from <name>" that is no part of a whole route
-    ("moved to Palo Alto")."""
-    starts = {f.tokens[0]: f for f in an.facts if f.kind == "entity" and f.tokens}
-    ends = {i: starts[i + 1] for i, t in enumerate(an.tokens) if t.low in ("to", "from") and i + 1 in starts}
-    # the "to" of "from A to B" and the "from" before it belong to a whole route
-    in_route = set()
-    for i, name in ends.items():
-        k = max(name.tokens) + 1
-        if an.tokens[i].low == "from" and k in ends and an.tokens[k].low == "to":
-            in_route |= {i, k}
-    return [(an.tokens[i].low, name.text) for i, name in ends.items() if i not in in_route]
-
-
 def reversed_route(claim: Analysis, span: Analysis, doc: Analysis | None = None) -> tuple[str, str] | None:
     """("from A to B", "from B to A") when the span gives the claim's route the other way; ("to A",
     "from A to B") when the claim's destination is where the span's route starts ("moved its
     headquarters to Palo Alto" against "from Palo Alto to Austin"), and the same for an origin."""
-    routes = _routes(span)
+    routes, _ = _route_marks(span)
+    if not routes:
+        return None
+    claim_routes, claim_ends = _route_marks(claim)
     theirs = {(_key(a), _key(b)): (a, b) for a, b in routes}
-    for a, b in _routes(claim):
+    for a, b in claim_routes:
         other = theirs.get((_key(b), _key(a)))
         if other is not None and (_key(a), _key(b)) not in theirs:
             return f"from {a} to {b}", f"from {other[0]} to {other[1]}"
+    if not claim_ends:
+        return None
     # where the sources (``doc``: every sentence) also go, or come from
-    whole = doc or span
-    said = {(side, _key(name)) for side, name in _route_ends(whole)}
-    said |= {(side, _key(n)) for a, b in _routes(whole) for side, n in (("from", a), ("to", b))}
-    for side, name in _route_ends(claim):
+    whole_routes, whole_ends = _route_marks(doc or span)
+    said = {(side, _key(name)) for side, name in whole_ends}
+    said |= {(side, _key(n)) for a, b in whole_routes for side, n in (("from", a), ("to", b))}
+    for side, name in claim_ends:
         if (side, _key(name)) in said:
             continue  # "… and returned to Paris": the span goes there too
         for a, b in routes:

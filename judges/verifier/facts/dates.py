@@ -14,6 +14,7 @@ from .lexicon import (
     _WEEKDAYS,
     _YEAR_PREPOSITIONS,
     STOPWORDS,
+    has_s_ending,
 )
 from .tokens import Token
 
@@ -80,7 +81,7 @@ def _counts(word: str) -> bool:
     or an abbreviation ("req"); a year names a singular noun ("the 2016 report", "the 2019 season")."""
     if word in _PLURALS_WITHOUT_S or len(word) <= 3:
         return True
-    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return has_s_ending(word)
 
 
 def _numeric_date(tokens: list[Token], i: int) -> tuple[tuple, int] | None:

@@ -486,6 +486,12 @@ _IRREGULAR = {
 }
 
 
+def has_s_ending(word: str) -> bool:
+    """Whether a word ends in the "-s" of a plural or a third person ("requests", "runs"), not one
+    of its own ("class", "status", "analysis")."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
 def stem(word: str) -> str:
     """A light stemmer: lower case, irregular forms, plural and verb endings."""
     w = word.lower().replace("’", "'")
@@ -509,7 +515,7 @@ def stem(word: str) -> str:
         ("s", ""),
     ):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            if suffix == "s" and w.endswith(("ss", "us", "is")):
+            if suffix == "s" and not has_s_ending(w):
                 return w
             base = w[: len(w) - len(suffix)] + repl
             if suffix in ("ing", "ed") and len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "lsz":
