@@ -221,6 +221,59 @@ def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
     return False
 
 
+def _bare_number_of_its_unit(cf: Fact, claim: Analysis, an: Analysis) -> Fact | None:
+    """A bare number of ``an`` that is the claim's value where ``an`` names the claim's unit or
+    noun in another place: "waits 30 seconds" against "the number of seconds the client waits
+    … Defaults to 30" (a reference's way of writing a default)."""
+    if cf.raw is None or cf.dim == "count" and not cf.noun:
+        return None
+    last = claim.tokens[max(cf.tokens)] if cf.tokens else None
+    if last is None or last.kind != "word" or not an.states(last.low):
+        return None
+    return next(
+        (
+            sf
+            for sf in an.facts
+            if sf.kind == "quantity" and sf.dim == "count" and not sf.noun and sf.raw == cf.raw and sf.bound == cf.bound
+        ),
+        None,
+    )
+
+
+def _count_of_something_unsaid(cf: Fact, sf: Fact, span: Analysis) -> bool:
+    """A count of the claim's noun ("300 employees") against a bare number of a sentence that never
+    names that noun ("revenue of 5 million dollars, up from 4 million"): the number counts what
+    the sentence is about, not the claim's noun, so it is no rival (the count is missing)."""
+    return cf.dim == "count" and bool(cf.noun) and not sf.noun and not any(span.states(n) for n in cf.noun)
+
+
+def _anothers_value(cf: Fact, sf: Fact, claim: Analysis) -> bool:
+    """Whether the source's value ``sf`` is the value of another fact of the claim: "provided in
+    1956 …, and in 1958 reports recommended closing it" against "In 1956, a new siding was
+    provided" -- the sentence's 1956 is the claim's own 1956, not a rival of its 1958."""
+    return any(
+        of is not cf and (of.kind, of.dim) == (sf.kind, sf.dim) and _fact_relation(of, sf) == "match" and _exact(of, sf)
+        for of in claim.facts
+    )
+
+
+def _year_given_elsewhere(cf: Fact, an: Analysis, doc: Analysis) -> Fact | None:
+    """A date of ``an`` written without its year that is the claim's date, when the sources give
+    the claim's year elsewhere: "aired on March 4, 2019" against "… on March 6th, 2019 … weekly
+    from March 4th". A news text states its year once and then writes "March 4th"; another year
+    is never read into it, so this can only match, never conflict."""
+    year, month, day = cf.date_value
+    if year is None or month is None or cf.dim or cf.bound != "eq":
+        return None
+    for sf in an.facts:
+        if sf.kind == "date" and not sf.dim and sf.bound == "eq" and sf.date_value == (None, month, day):
+            key = ("year", year)
+            if key not in doc.memo:
+                doc.memo[key] = any(f.kind == "date" and f.date_value[0] == year for f in doc.facts)
+            return sf if doc.memo[key] else None
+    return None
+
+
 def _range_without(cf: Fact, an: Analysis) -> Fact | None:
     """A range of weekdays in the text that holds none of the claim's days ("Monday to Saturday"
     for "Sundays"): read with the polarity of the two sentences, it supports a claim that the
@@ -413,6 +466,10 @@ def align(
             hit = _alias_among(cf, span)  # "World Health Organization" for the source's "WHO"
         if hit is None:
             hit = _in_identifier(cf, span)
+        if hit is None and cf.kind == "date":
+            hit = _year_given_elsewhere(cf, span, doc)
+        if hit is None and cf.kind == "quantity":
+            hit = _bare_number_of_its_unit(cf, claim, span)
         if hit is None and cf.kind == "weekday":
             outside = _range_without(cf, span)
             if outside is not None and len(claim.negation_cues) % 2 != len(span.negation_cues) % 2:
@@ -449,6 +506,8 @@ def align(
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
         )
         in_doc = in_doc or _in_identifier(cf, doc) is not None
+        in_doc = in_doc or (cf.kind == "date" and _year_given_elsewhere(cf, doc, doc) is not None)
+        in_doc = in_doc or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
         in_doc = in_doc or (cf.kind == "entity" and cf.dim != "identifier" and _alias_among(cf, doc) is not None)
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it
@@ -482,7 +541,7 @@ def align(
                         f"unit mismatch: claim says {cf.describe()}, source says {sf.describe()}",
                     )
                 )
-            elif rel == "conflict":
+            elif rel == "conflict" and not _anothers_value(cf, sf, claim):
                 kind = {
                     "quantity": "number",
                     "date": "date",
@@ -494,6 +553,8 @@ def align(
                 if cf.kind == "quantity":
                     strong_dim = cf.dim in _STRONG_DIMS or (cf.dim == "count" and bool(cf.noun) and bool(sf.noun))
                     conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
+                    if _count_of_something_unsaid(cf, sf, span):
+                        conf = min(conf, DOUBTFUL)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                     if in_doc:
