@@ -37,7 +37,7 @@ OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
 
 #: Recall floors on the untouched test half of the development set (measured 0.569 / 0.577 / 0.801).
-DEVSET_FLOORS = {"supported": 0.52, "contradicted": 0.56, "unverifiable": 0.78}
+DEVSET_FLOORS = {"supported": 0.55, "contradicted": 0.56, "unverifiable": 0.76}
 #: ... on its hand-written rows, the kinds of issue 10's table (measured 0.766 / 0.779 / 0.864) ...
 DEVSET_OWN_FLOORS = {"supported": 0.70, "contradicted": 0.76, "unverifiable": 0.80}
 #: ... and on the independent author's rows alone (measured 0.633 / 0.688 / 0.796).
@@ -433,3 +433,30 @@ def test_fresh_independent_pairs_hold_on_their_untouched_half(record_property):
     for label, floor in FRESH_UNTOUCHED_FLOORS.items():
         record_property(f"fresh_untouched_recall_{label}", round(_recall(halves["untouched"], label), 3))
         assert _recall(halves["untouched"], label) >= floor, label
+
+
+def test_a_sufficient_facts_row_gives_the_full_and_the_reduced_evidence():
+    """build_nli_data --with-extra (the packaged model's data): the claim against the evidence as
+    it was (its label) and without the removed constituent (neutral when that left too little)."""
+    from judges.verifier.training.build_nli_data import sufficient_pairs
+
+    row = {
+        "claim": "Nina Jacobson worked for Buena Vista Motion Pictures Group until July.",
+        "evidence": [["Nina Jacobson", "Nina Jacobson ( born 1965 ) is an American film executive ."]],
+        "label_before": "SUPPORTS",
+        "label_after": "NOT ENOUGH",
+        "text_orig": '[[Nina Jacobson]] Nina Jacobson ( born 1965 ) is an American film executive <span style="color:'
+        'red;">who , until July 2006 , was president of the Buena Vista Motion Pictures Group</span> .',
+    }
+    full, reduced = sufficient_pairs(row, "t")
+    assert full["label"] == "entailment" and reduced["label"] == "neutral"
+    assert full["premise"] == (
+        "Nina Jacobson (born 1965) is an American film executive who, until July 2006, was president of the "
+        "Buena Vista Motion Pictures Group."
+    )
+    assert reduced["premise"] == "Nina Jacobson (born 1965) is an American film executive."
+    assert [p["label"] for p in sufficient_pairs(row | {"label_before": "REFUTES", "label_after": "ENOUGH"}, "t")] == [
+        "contradiction",
+        "contradiction",
+    ]
+    assert sufficient_pairs(row | {"label_before": "NOT ENOUGH INFO"}, "t") == []

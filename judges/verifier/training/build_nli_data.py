@@ -23,14 +23,29 @@ with the cross-encoder's outputs as features, sees them on pairs the cross-encod
 * Derived contradictions: every entailed pair above with one fact changed by
   :func:`build_devset.perturb` (a number, a year, a month, a name, a negated auxiliary).
 
-Only with ``--with-snli`` (tried; the shipped model was not trained on them, and its data card
-says why), before the derived contradictions are made:
+Only with ``--with-snli`` (alone, tried and not shipped; with ``--with-extra``, shipped: the data
+card says both), before the derived contradictions are made:
 
 * SNLI development and test pairs (github.com/OanaMariaCamburu/e-SNLI, ``dataset/eSNLI``: its
   tokenised copy of SNLI; e-SNLI MIT, SNLI CC BY-SA 4.0): short everyday sentences in three
   balanced labels, what the model leaned to call contradictions when it had too few of them.
 * HANS's MNLI contradictions (github.com/tommccoy1/hans, ``mnli_contradicting_examples``; MIT):
   MultiNLI pairs whose hypothesis drops or adds a negation.
+
+Only with ``--with-extra`` (added 2026-11-26; the packaged model is trained with it and with
+``--with-snli``, its data card says why):
+
+* ConjNLI (github.com/swarnaHub/ConjNLI, ``data/NLI/adversarial_train_15k.tsv``; MIT): Wikipedia
+  sentences joined by "and", "but", "or", with a conjunct dropped, kept or changed -- claims that
+  join facts, as the verifier's do.
+* Counterfactually augmented SNLI (github.com/acmi-lab/counterfactually-augmented-data,
+  ``NLI/all_combined``; Apache-2.0): SNLI pairs with a minimal edit that flips the label.
+* Negation in NLI (github.com/mosharafhossain/negation-and-nli, ``new_benchmarks/clean_data``;
+  MIT): MultiNLI and SNLI pairs with a negation added where it matters.
+* SufficientFacts (github.com/copenlu/sufficient_facts; MIT per its dataset card, the repository
+  has no licence file; evidence from Wikipedia, CC BY-SA): FEVER, HoVer and VitaminC claims with
+  their full evidence (supports / refutes) and with a constituent removed, annotated as still
+  enough (the same label) or not enough (neutral) -- same topic, the fact missing.
 
 Labels are written as words; ``train_cross_encoder.LABEL2ID`` gives their ids.
 """
@@ -180,6 +195,69 @@ def hans_mnli(mirror: Path) -> list[dict]:
     return out
 
 
+def conjnli(mirror: Path) -> list[dict]:
+    text = _git_show(mirror, "swarnaHub+ConjNLI", "data/NLI/adversarial_train_15k.tsv").lstrip("\ufeff")
+    rows = csv.DictReader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+    return [
+        _pair(r["Premise"], r["Hypothesis"], r["Label"], f"ConjNLI {i}")
+        for i, r in enumerate(rows)
+        if r.get("Label") in LABEL2ID and r.get("Premise") and r.get("Hypothesis")
+    ]
+
+
+def cad_snli(mirror: Path) -> list[dict]:
+    return [
+        _pair(r["sentence1"], r["sentence2"], r["gold_label"], f"CAD-SNLI {split} {i}")
+        for split in ("train", "dev", "test")
+        for i, r in enumerate(_tsv(mirror, "acmi-lab+counterfactually-augmented-data", f"NLI/all_combined/{split}.tsv"))
+        if r.get("gold_label") in LABEL2ID and r.get("sentence1") and r.get("sentence2")
+    ]
+
+
+def negation_nli(mirror: Path) -> list[dict]:
+    out = []
+    for name in ("MNLI", "SNLI"):
+        blob = _git_bytes(mirror, "mosharafhossain+negation-and-nli", f"data/new_benchmarks/clean_data/{name}.txt")
+        rows = csv.DictReader(io.StringIO(blob.decode("cp1252")), delimiter="\t", quoting=csv.QUOTE_NONE)
+        out += [
+            _pair(r["Text"], r["Hypothesis"], r["gold_label"], f"Negation-NLI {name} {r['index']}")
+            for r in rows
+            if r.get("gold_label") in LABEL2ID and r.get("Text") and r.get("Hypothesis")
+        ]
+    return out
+
+
+_SUFFICIENT = {"SUPPORTS": "entailment", "REFUTES": "contradiction"}
+_MARKED = re.compile(r'<span style="color:red;">(.*?)</span>')
+
+
+def sufficient_pairs(r: dict, origin: str) -> list[dict]:
+    """A SufficientFacts row's two pairs: the claim against its full evidence (the label before
+    the removal) and against the evidence with a constituent removed (the label after: "not
+    enough" is neutral, "enough" keeps the label). A row labelled otherwise gives none."""
+    before = _SUFFICIENT.get(r.get("label_before", ""))
+    if before is None:
+        return []
+    after = "neutral" if r.get("label_after") == "NOT ENOUGH" else before
+    full = _detokenise(re.sub(r"\[\[.*?\]\]", "", _MARKED.sub(r"\1", r["text_orig"])))
+    reduced = _detokenise(" ".join(sentence for _, sentence in r["evidence"]))
+    return [_pair(full, r["claim"], before, origin), _pair(reduced, r["claim"], after, origin + " -removed")]
+
+
+def sufficient_facts(mirror: Path) -> list[dict]:
+    out = []
+    for name in ("fever", "hover", "vitaminc"):
+        text = _git_show(mirror, "copenlu+sufficient_facts", f"data/sufficient_facts/{name}_sufficient_facts.jsonl")
+        for i, line in enumerate(text.splitlines()):
+            if line.strip():
+                out += sufficient_pairs(json.loads(line), f"SufficientFacts {name} {i}")
+    return out
+
+
+def extra(mirror: Path) -> list[dict]:
+    return conjnli(mirror) + cad_snli(mirror) + negation_nli(mirror) + sufficient_facts(mirror)
+
+
 def derived(pairs: list[dict], rng: random.Random) -> list[dict]:
     out = []
     for i, p in enumerate(pairs):
@@ -258,7 +336,9 @@ def composed(pairs: list[dict], rng: random.Random, n: int) -> list[dict]:
     return out
 
 
-def build(mirror: Path, seed: int = 10, with_snli: bool = False, compose: int = 0) -> list[dict]:
+def build(
+    mirror: Path, seed: int = 10, with_snli: bool = False, compose: int = 0, with_extra: bool = False
+) -> list[dict]:
     rng = random.Random(seed)
     devset_groups = {r["group"] for r in load()}
     pairs = wice(mirror, devset_groups) + climate_fever(mirror, devset_groups) + breaking_nli(mirror, rng)
@@ -268,6 +348,8 @@ def build(mirror: Path, seed: int = 10, with_snli: bool = False, compose: int = 
     pairs += derived(pairs, rng)
     if compose:
         pairs += composed(pairs, rng, compose)
+    if with_extra:  # after the derived pairs: the same rng draws make the shipped set without it
+        pairs += extra(mirror)
     rng.shuffle(pairs)
     return pairs
 
@@ -279,11 +361,12 @@ def main() -> None:
     ap.add_argument(
         "--with-snli",
         action="store_true",
-        help="add SNLI dev/test and HANS's MNLI contradictions (tried, not shipped: crossencoder/README.md)",
+        help="add SNLI dev/test and HANS's MNLI contradictions (the packaged model: with --with-extra)",
     )
     ap.add_argument("--compose", type=int, default=0, help="add this many pairs made of two pairs (composed())")
+    ap.add_argument("--with-extra", action="store_true", help="add ConjNLI, CAD-SNLI, Negation-NLI, SufficientFacts")
     args = ap.parse_args()
-    pairs = build(args.mirror, with_snli=args.with_snli, compose=args.compose)
+    pairs = build(args.mirror, with_snli=args.with_snli, compose=args.compose, with_extra=args.with_extra)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as fh:
         for p in pairs:
