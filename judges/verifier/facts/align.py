@@ -21,6 +21,7 @@ from .fact import Fact
 from .implied import CHANGE
 from .lexicon import _FILLER, _NEGATIONS, CHANGE_WORDS, COST_WORDS, END_VERBS, STOPWORDS, stem, words_match
 from .quantifiers import quantifier_mismatches
+from .ranges import every_day, range_text, time_in_range, version_in_range
 from .roles import role_conflict
 
 
@@ -470,6 +471,16 @@ def align(
             hit = _year_given_elsewhere(cf, span, doc)
         if hit is None and cf.kind == "quantity":
             hit = _bare_number_of_its_unit(cf, claim, span)
+        if hit is None and cf.kind == "entity" and cf.dim == "identifier":
+            hit = version_in_range(cf, span)  # "2.3.2" in "versions 2.3.0 through 2.3.4"
+        if hit is None and cf.kind == "weekday":
+            hit = every_day(cf, span)  # "on a Sunday" against "7 days a week"
+        ranged: dict[int, str] = {}
+        if hit is None and cf.kind == "time":  # "at 10 a.m." against "9 am to 6 pm", "24 hours a day"
+            hit, outside = time_in_range(cf, span)
+            if outside is not None:  # its two ends are one value, not two rivals
+                span_rel = [(rel, sf) for rel, sf in span_rel if sf.kind != "time"] + [("conflict", outside)]
+                ranged[id(outside)] = range_text(outside, span)
         if hit is None and cf.kind == "weekday":
             outside = _range_without(cf, span)
             if outside is not None and len(claim.negation_cues) % 2 != len(span.negation_cues) % 2:
@@ -508,6 +519,7 @@ def align(
         in_doc = in_doc or _in_identifier(cf, doc) is not None
         in_doc = in_doc or (cf.kind == "date" and _year_given_elsewhere(cf, doc, doc) is not None)
         in_doc = in_doc or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
+        in_doc = in_doc or version_in_range(cf, doc) is not None or time_in_range(cf, doc)[0] is not None
         in_doc = in_doc or (cf.kind == "entity" and cf.dim != "identifier" and _alias_among(cf, doc) is not None)
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it
@@ -571,13 +583,14 @@ def align(
                         doc.memo[key] = _stated_with_its_words(cf, claim, doc)
                     if doc.memo[key]:
                         conf = min(conf, DOUBTFUL)
+                said = ranged.get(id(sf)) or sf.describe()
                 conflicts.append(
                     Conflict(
                         kind,
                         cf.describe(),
-                        sf.describe(),
+                        said,
                         conf,
-                        f"{kind} mismatch: claim says {cf.describe()}, source says {sf.describe()}",
+                        f"{kind} mismatch: claim says {cf.describe()}, source says {said}",
                     )
                 )
         if cf.kind == "entity" and cf.dim != "identifier" and not (set(cf.tokens) & given):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import replace
 
@@ -365,11 +366,25 @@ def bound_dates(tokens: list[Token], facts: list[Fact]) -> list[Fact]:
             if k >= len(words) and tuple(t.low for t in tokens[k - len(words) : k]) == words:
                 bound = b
                 break
+        if bound is None and edge is _END and k > 0 and tokens[k - 1].low in _UNTIL:
+            out.append(_last_day(f))  # "until the end of January" is until 31 January
+            continue
         if bound is None:
             out.append(f)
             continue
         out.append(replace(f, bound=edge[bound] if edge is not None else bound))
     return out
+
+
+_UNTIL = frozenset({"until", "till", "through"})
+
+
+def _last_day(f: Fact) -> Fact:
+    """A month as its last day (a date with a day, or without a month, stays as it is)."""
+    y, m, d = f.date_value
+    if m is None or d is not None or f.dim:
+        return f
+    return replace(f, value=(y, m, calendar.monthrange(y or 2001, m)[1]))
 
 
 #: A word before a clock time that makes it a bound: "after noon" is any time past 12:00.

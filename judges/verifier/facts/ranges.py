@@ -1,0 +1,94 @@
+"""Values a source gives as a range, read as the range (docs/verifier.md, "How a verdict is made",
+step 2): opening hours ("9 am to 6 pm" holds 10 a.m. and not 8 p.m.), service around the clock
+("24 hours a day", "24/7" hold 3 a.m.; "7 days a week" holds Sunday) and releases ("versions
+2.3.0 through 2.3.4" hold 2.3.2). Without this, each end of a range is read as a value of its own:
+"open at 10 a.m." was a time mismatch with "9 am", and "version 2.3.2" was missing."""
+
+from __future__ import annotations
+
+import re
+
+from .analysis import Analysis
+from .fact import Fact
+
+#: Words and signs between the two ends of a range.
+_BETWEEN = frozenset({"to", "-", "–", "—", "until", "till", "through", "thru", "and"})
+#: How a text says it runs at every hour of the day, and on every day of the week.
+_ALL_DAY = re.compile(r"\b(?:24 hours a day|24 hours per day|24/7|24x7|around the clock|round[- ]the[- ]clock)\b")
+_EVERY_DAY = re.compile(r"\b(?:24/7|24x7|7 days a week|seven days a week|every day of the week|every day|daily)\b")
+_DAY_MINUTES = 24 * 60
+
+
+def _joined(an: Analysis, first: Fact, second: Fact) -> bool:
+    """Whether only a range word separates two facts ("9 am to 6 pm", "2.3.0 through 2.3.4")."""
+    if not first.tokens or not second.tokens:
+        return False
+    between = an.tokens[max(first.tokens) + 1 : min(second.tokens)]
+    return 1 <= len(between) <= 2 and all(t.low in _BETWEEN for t in between)
+
+
+def _pairs(an: Analysis, kind: str, dim: str | None = None) -> list[tuple[Fact, Fact]]:
+    facts = sorted(
+        (f for f in an.facts if f.kind == kind and (dim is None or f.dim == dim) and f.tokens),
+        key=lambda f: min(f.tokens),
+    )
+    return [(a, b) for a, b in zip(facts, facts[1:]) if _joined(an, a, b)]
+
+
+def time_in_range(cf: Fact, an: Analysis) -> tuple[Fact | None, Fact | None]:
+    """(a fact of ``an`` whose range holds the claim's clock time, the first fact of a range that
+    does not hold it); either may be None. Around the clock holds every time."""
+    if cf.kind != "time" or cf.bound != "eq":
+        return None, None
+    t = int(cf.num_value)
+    outside = None
+    for a, b in _pairs(an, "time"):
+        start, end = int(a.num_value), int(b.num_value)
+        inside = start <= t <= end if start <= end else (t >= start or t <= end)  # "10 pm to 2 am"
+        if inside:
+            return a, None
+        outside = outside or a
+    if outside is None and (m := _ALL_DAY.search(an.text_low)):
+        return Fact("time", t, m.group(0), 0, 0, implied=True), None
+    return None, outside
+
+
+def range_text(first: Fact, an: Analysis) -> str:
+    """How a range that starts with ``first`` is written back ("09:00–18:00")."""
+    second = next(b for a, b in _pairs(an, first.kind, first.dim or None) if a is first)
+    return f"{first.describe()}–{second.describe()}"
+
+
+def every_day(cf: Fact, an: Analysis) -> Fact | None:
+    """What in ``an`` holds the claim's weekday when it runs on every day ("7 days a week")."""
+    m = _EVERY_DAY.search(an.text_low) if cf.kind == "weekday" else None
+    return Fact("weekday", cf.value, m.group(0), 0, 0, weak=True, implied=True) if m else None
+
+
+#: What may name a bare release number ("Version 2.3.2" is the "2.3.2" of a range).
+_RELEASE_WORDS = frozenset({"", "version", "versions", "v", "release", "build"})
+
+
+def _version(value: object) -> tuple[str, tuple[int, ...]] | None:
+    """("python", (3, 12)) of "python 3.12"; None for what is not a dotted release number."""
+    name, _, number = str(value).rpartition(" ")
+    parts = number.split(".")
+    return (name, tuple(int(p) for p in parts)) if len(parts) >= 2 and all(p.isdigit() for p in parts) else None
+
+
+def version_in_range(cf: Fact, an: Analysis) -> Fact | None:
+    """A release range of ``an`` that holds the claim's version ("2.3.0 through 2.3.4" holds 2.3.2,
+    at the precision the range is written in, and of the same product where the range names one);
+    a version outside every range is simply not found."""
+    found = _version(cf.value) if cf.kind == "entity" and cf.dim == "identifier" else None
+    if found is None:
+        return None
+    name, v = found
+    for a, b in _pairs(an, "entity", "identifier"):
+        lo, hi = _version(a.value), _version(b.value)
+        if lo is None or hi is None or not len(lo[1]) == len(hi[1]) == len(v):
+            continue
+        same = name == lo[0] or (lo[0] == "" and name in _RELEASE_WORDS)
+        if same and lo[1] <= v <= hi[1]:
+            return a
+    return None

@@ -1,0 +1,84 @@
+"""Values a source gives as a range (judges/verifier/facts/ranges.py; pure Python, no model)."""
+
+import pytest
+
+from judges.verifier.facts import align, analyse
+
+HOURS = "The store is open Monday to Saturday, 9 am to 6 pm."
+
+
+def _align(claim: str, span: str):
+    an = analyse(span)
+    return align(analyse(claim), an, an)
+
+
+def _times(found):
+    return [(c.describe(), s.text) for c, s in found.matched if c.kind == "time"]
+
+
+@pytest.mark.parametrize(
+    "claim", ["The store is open at 10 a.m.", "The store is open at 9 am.", "It is open at 5:30 pm."]
+)
+def test_a_time_inside_opening_hours_is_held_by_them(claim):
+    found = _align(claim, HOURS)
+    assert _times(found) and not [c for c in found.conflicts if c.kind == "time"]
+
+
+def test_a_time_outside_opening_hours_conflicts_with_the_range():
+    found = _align("The store is open at 8 p.m.", HOURS)
+    assert [c.reason for c in found.conflicts if c.kind == "time"] == [
+        "time mismatch: claim says 20:00, source says 09:00–18:00"
+    ]
+
+
+def test_a_range_past_midnight():
+    span = "The bar serves food from 10 pm until 2 am."
+    assert _times(_align("Food is served at 1 a.m.", span))
+    assert [c.kind for c in _align("Food is served at 4 a.m.", span).conflicts] == ["time"]
+
+
+@pytest.mark.parametrize(
+    "span", ["Our phone line is staffed 24 hours a day, 7 days a week.", "Support is available 24/7 by phone."]
+)
+def test_around_the_clock_holds_any_hour_and_any_day(span):
+    found = _align("You can reach an agent by phone at 3 a.m. on a Sunday.", span)
+    assert {c.kind for c, _ in found.matched} >= {"time", "weekday"}
+    assert not found.missing and not found.conflicts
+
+
+def test_two_times_that_are_no_range_are_two_values():
+    found = _align("The ferry leaves at 10:00.", "The ferry leaves at 9:00 and at 17:00 on weekdays.")
+    assert "time mismatch: claim says 10:00, source says 09:00" in [c.reason for c in found.conflicts]
+
+
+@pytest.mark.parametrize(
+    "claim,inside",
+    [("Version 2.3.2 is affected.", True), ("Version 2.3.4 is affected.", True), ("Version 2.3.7 is affected.", False)],
+)
+def test_a_version_inside_a_release_range(claim, inside):
+    found = _align(claim, "The bug affects versions 2.3.0 through 2.3.4 and is fixed in 2.3.5.")
+    assert (not found.missing) == inside
+
+
+def test_a_range_of_another_product_holds_no_version():
+    found = _align("Python 3.11 is supported.", "Node 3.10 through 3.12 are supported.")
+    assert [f.text for f in found.missing] == ["Python 3.11"]
+
+
+@pytest.mark.parametrize(
+    "source,relation",
+    [
+        ("The discount is available until 15 January.", "conflict"),
+        ("The discount is available until 31 January.", "match"),
+        ("The discount is available until the end of January.", "match"),
+    ],
+)
+def test_until_the_end_of_a_month_is_until_its_last_day(source, relation):
+    found = _align("The discount can be claimed until the end of January.", source)
+    got = "conflict" if any(c.kind == "date" for c in found.conflicts) else "match"
+    assert got == relation and (relation == "conflict" or [c.kind for c, _ in found.matched] == ["date"])
+
+
+def test_the_end_of_february_in_a_leap_year():
+    (fact,) = [f for f in analyse("The offer runs until the end of February 2024.").facts if f.kind == "date"]
+    assert fact.date_value == (2024, 2, 29)
