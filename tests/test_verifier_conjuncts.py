@@ -168,3 +168,15 @@ def test_a_part_of_the_claim_meets_the_part_of_the_source_it_speaks_of():
 )
 def test_no_parts_when_an_and_comes_before_the_first_verb_found(claim):
     assert claim_parts(claim) == [claim]
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "System requirements: the software runs on Windows 10 or later and macOS 12 or later.",
+        "The app runs on iOS 17 and iPadOS 17.",
+    ],
+)
+def test_a_name_with_a_capital_inside_is_no_second_verb(claim):
+    # "macOS 12" read as a verb in "-s" before a number made "System macOS 12 or later." a part
+    assert claim_parts(claim) == [claim]

@@ -72,8 +72,8 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
     facilities close", "and users can")."""
     w = words[k]
     low = _bare(w)
-    if not low.isalpha() or not w[:1].islower():
-        return False
+    if not low.isalpha() or not w[:1].islower() or not w.rstrip(",;:.").islower():
+        return False  # a capital inside the word is a name ("macOS 12", "iPadOS 17"), not a verb
     if low in _AUXILIARIES:
         return True
     if len(low) >= 5 and low.endswith("ed") and not low.endswith("eed"):
