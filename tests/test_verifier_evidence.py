@@ -207,9 +207,23 @@ def test_a_sentence_naming_the_previous_sentences_name_by_its_head_noun_refers_b
         # "Park" written as a name of its own is another name ("The Park Service"), not a reference
         ("The Park Service runs the site.", "Yellowstone National Park was founded in 1872.", False),
         ("Glacier National Park lies in Montana.", "Yellowstone National Park was founded in 1872.", False),
+        # the kind of thing the name names: "the tournament" is the 2018 FIFA World Cup
+        ("France won the tournament, beating Croatia.", "The 2018 FIFA World Cup was hosted by Russia.", True),
+        ("France won the tournament, beating Croatia.", "The 2018 tournament was hosted by Russia.", False),
+        ("The company moved to Austin.", "The tournament was hosted by Russia.", False),  # no name before
     ],
 )
 def test_refers_back(sentence, before, refers):
     from judges.verifier.facts import refers_back
 
     assert refers_back(sentence, before) is refers
+
+
+def test_who_won_the_tournament_the_previous_sentence_names():
+    sources = [
+        "The 2018 FIFA World Cup was hosted by Russia. France won the tournament, beating Croatia 4–2 in the final."
+    ]
+    (claim,) = check_grounding("Croatia won the 2018 FIFA World Cup.", sources).claims
+    assert claim.verdict == "contradicted", claim.reason
+    assert claim.failed == "role mismatch: claim says Croatia won, source says France won"
+    assert check_grounding("France won the 2018 FIFA World Cup.", sources).claims[0].verdict == "supported"

@@ -397,7 +397,22 @@ def refers_back(sentence: str, before: str | None = None) -> bool:
         head = m.group(1)
         if head not in sentence and re.search(rf"\bthe {head.lower()}\b", low):
             return True
+    # "The 2018 FIFA World Cup was hosted by Russia. France won the tournament": what the name is
+    if _NAME_HEAD.search(before) and (m := _THE_KIND.search(low)) and m.group(1) not in before.lower():
+        return True
     return False
+
+
+#: Nouns for the kind of thing a name names, which a next sentence uses to name it again
+#: ("the tournament" for "the 2018 FIFA World Cup", "the company" for "Helix Systems").
+_KINDS_OF_NAMED = (
+    "tournament championship competition league festival conference summit company firm "
+    "corporation startup brand organisation organization agency band film movie series album "
+    "novel team club city town village country island river lake museum university hospital "
+    "bridge election war battle treaty report study survey programme program project product "
+    "device app service platform software vaccine drug mission ship"
+).split()
+_THE_KIND = re.compile(rf"\bthe ({'|'.join(_KINDS_OF_NAMED)})\b")
 
 
 _DIGITS = re.compile(r"\d+")
