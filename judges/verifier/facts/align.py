@@ -20,6 +20,7 @@ from .equations import equation_conflict
 from .fact import Fact
 from .implied import CHANGE
 from .lexicon import _FILLER, _NEGATIONS, CHANGE_WORDS, COST_WORDS, END_VERBS, STOPWORDS, stem, words_match
+from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
 from .ranges import every_day, range_text, time_in_range, version_in_range
 from .roles import role_conflict
@@ -92,7 +93,8 @@ def _coverage(
     ``given`` token indices count as covered (names the source mentions in another sentence,
     which the span refers back to with a pronoun)."""
     span_words = [w for _, w in span.content] + [t.low for t in span.tokens if t.kind == "word"]
-    span_set = set(span_words)
+    # "free-tier" and "free tier" are one wording: a compound's parts are words of the span too
+    span_set = set(span_words) | {p for w in span_words if "-" in w for p in w.split("-") if len(p) > 2}
     words = [(i, w) for i, w in claim.content if i not in exclude]
     if not words:
         return 0.5, []
@@ -100,6 +102,12 @@ def _coverage(
     uncovered: list[str] = []
     for i, w in words:
         if i in given or w in span_set or any(words_match(w, s) for s in span_set if len(s) > 2):
+            covered += 1
+            continue
+        parts = [p for p in w.split("-") if p] if "-" in w else []
+        if len(parts) > 1 and all(
+            p in span_set or any(words_match(p, s) for s in span_set if len(s) > 2) for p in parts
+        ):
             covered += 1
             continue
         if word_sim is not None:
@@ -398,7 +406,7 @@ def refers_back(sentence: str, before: str | None = None) -> bool:
         if head not in sentence and re.search(rf"\bthe {head.lower()}\b", low):
             return True
     # "The 2018 FIFA World Cup was hosted by Russia. France won the tournament": what the name is
-    if _NAME_HEAD.search(before) and (m := _THE_KIND.search(low)) and m.group(1) not in before.lower():
+    if _NAME_HEAD.search(before) and (kind := _THE_KIND.search(low)) and kind.group(1) not in before.lower():
         return True
     return False
 
@@ -465,6 +473,7 @@ def align(
     # context coverage (for conflict confidence): without the words whose meaning may flip
     ctx_cov, _ = _coverage(claim, span, fact_tokens | claim.polar, word_sim, given)
 
+    limit = limit_side(claim)
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
         span_rel = [(_fact_relation(cf, _as_claim_reads(cf, sf, claim)), sf) for sf in span.facts]
@@ -486,6 +495,11 @@ def align(
             hit = _year_given_elsewhere(cf, span, doc)
         if hit is None and cf.kind == "quantity":
             hit = _bare_number_of_its_unit(cf, claim, span)
+        if hit is None and cf.kind == "quantity" and limit is not None:
+            # "1,500 calls a day would go over the limit" against "allows 1,000 calls per day"
+            hit = next(
+                (sf for rel, sf in span_rel if rel in ("match", "conflict") and against_limit(cf, sf, limit)), None
+            )
         if hit is None and cf.kind == "entity" and cf.dim == "identifier":
             hit = version_in_range(cf, span)  # "2.3.2" in "versions 2.3.0 through 2.3.4"
         if hit is None and cf.kind == "weekday":
@@ -592,6 +606,8 @@ def align(
                     conf = _conf(0.35, 0.55, ctx_cov)
                 if implied_in_doc:  # "arrives at 09:30" against "departs at 08:30" + "takes 1 hour"
                     conf = min(conf, DOUBTFUL)
+                if limit is not None and any(against_limit(cf, df, limit) for df in doc.facts):
+                    conf = min(conf, DOUBTFUL)  # over the free tier's limit, under the paid plans' one
                 if cf.kind != "entity":
                     key = ("stated", id(cf))  # the same for every sentence of the call
                     if key not in doc.memo:

@@ -181,6 +181,15 @@ def _fraction_ahead(tokens: list[Token], i: int) -> bool:
     )
 
 
+def _opening_gerund(tokens: list[Token], k: int) -> bool:
+    """ "Making 1,200 API calls a day …": a sentence's opening "-ing" word is a verb, so the number
+    after it counts something; it is no name numbered like "Apollo 11"."""
+    opens = k == 0 or tokens[k - 1].text in (".", "!", "?", ":", ";")
+    low = tokens[k].low
+    # a consonant before the "-ing" ("mak-ing", "send-ing"): "Boeing 747" stays a name
+    return opens and low.endswith("ing") and len(low) > 5 and low[-4] not in "aeiouy"
+
+
 def extract_hash_identifiers(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     """Numbers after a hash: "Order #4471" numbers one order, an identifier ("order 4471", as
     "Order 4471" reads), never a count to compare with other numbers, nor a year ("#1289"); read
@@ -526,6 +535,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 and prev.low not in ("chapter",)
                 and not currency
                 and not _score_at(tokens, i)
+                and not _opening_gerund(tokens, i - 1)
             ):
                 tail = ""
                 e = i

@@ -1,0 +1,65 @@
+"""A value set against a limit the sources state (judges/verifier/facts/limits.py), and compound
+words written with or without a hyphen (pure Python, no model)."""
+
+import pytest
+
+from judges.verifier.facts import align, analyse
+
+FREE = "The free tier allows 1,000 API calls per day and up to 3 projects. Paid plans start at 50,000 calls per day."
+
+
+def _align(claim: str, span: str, doc: str | None = None):
+    return align(analyse(claim), analyse(span), analyse(doc or span))
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("A user who needs 1,500 API calls a day would go over the limit.", True),
+        ("A user who needs 800 API calls a day would go over the limit.", False),
+        ("A user who needs 800 API calls a day stays within the limit.", True),
+        ("A user who needs 1,500 API calls a day stays within the limit.", False),
+        ("Making 1,200 API calls a day exceeds the daily quota.", True),
+    ],
+)
+def test_a_value_over_or_within_the_sources_limit(claim, held):
+    found = _align(claim, FREE.split(". ")[0] + ".", FREE)
+    matched = [(c.describe(), s.describe()) for c, s in found.matched if c.kind == "quantity"]
+    numbers = [c.reason for c in found.conflicts if c.kind == "number"]
+    assert bool(matched) == held
+    assert bool(numbers) != held
+
+
+def test_another_plans_value_is_a_doubtful_rival_of_a_value_over_the_limit():
+    claim = "A user who needs 1,500 API calls a day would go over the limit."
+    found = _align(claim, "Paid plans start at 50,000 calls per day.", FREE)
+    (conflict,) = [c for c in found.conflicts if c.kind == "number"]
+    assert conflict.confidence <= 0.45
+
+
+def test_a_value_stated_as_it_is_still_conflicts():
+    found = _align("The free tier allows 1,500 API calls a day.", FREE.split(". ")[0] + ".")
+    assert "number mismatch: claim says 1500 call, source says 1000 call" in [c.reason for c in found.conflicts]
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The free tier allows 1,000 calls a day.", "The free-tier plan allows 1,000 calls a day."),
+        ("The free-tier plan allows 1,000 calls a day.", "The free tier plan allows 1,000 calls a day."),
+    ],
+)
+def test_a_compound_with_or_without_its_hyphen(claim, source):
+    assert _align(claim, source).uncovered == []
+
+
+@pytest.mark.parametrize(
+    "text,identifier",
+    [
+        ("Making 1,200 API calls a day is allowed.", False),
+        ("Apollo 11 landed in 1969.", True),
+        ("Boeing 747 jets fly.", True),
+    ],
+)
+def test_an_opening_gerund_numbers_nothing(text, identifier):
+    assert any(f.dim == "identifier" for f in analyse(text).facts) == identifier
