@@ -98,3 +98,10 @@ def test_a_default_written_as_a_bare_number_is_the_claims_value():
     assert not found.missing
     other = _align("The client raises a `TimeoutError` after waiting 30 minutes.", span, span)
     assert [f.describe() for f in other.missing] == ["30 min"]  # "minutes" is never said
+
+
+@pytest.mark.parametrize("label", ["System requirements", "Opening hours", "Pricing"])
+def test_a_label_opening_the_sentence_is_no_name(label):
+    span = f"{label}: the software runs on Windows 10 or later."
+    found = _align("You can install the software on Linux.", span, span)
+    assert not [c.reason for c in found.conflicts if label.split()[0] in c.reason]

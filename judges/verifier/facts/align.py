@@ -773,6 +773,12 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+def _labels(an: Analysis, k: int) -> bool:
+    """Whether the word at ``k`` opens a label ("System requirements:", "Opening hours:",
+    "Pricing:"), which names what follows, not who or where."""
+    return any(t.text == ":" for t in an.tokens[k + 1 : k + 4])
+
+
 def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = True) -> tuple[Fact, bool] | None:
     """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
     claim_words = claim.words
@@ -796,6 +802,7 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
             and stem(t.low) not in claim_words
             and not any(k in f.tokens for f in span.facts)
             and k not in span.polar
+            and not _labels(span, k)
         ):
             candidates.append(Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(k,)))
     # same multi-word name with one part changed: "Pierre Curie" vs "Marie Curie"; the changed
