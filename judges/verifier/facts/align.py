@@ -23,6 +23,7 @@ from .lexicon import _FILLER, _NEGATIONS, CHANGE_WORDS, COST_WORDS, END_VERBS, S
 from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
 from .ranges import every_day, range_text, time_in_range, version_in_range
+from .reckoning import days_apart, rate_times_count
 from .roles import role_conflict
 
 
@@ -500,6 +501,10 @@ def align(
             hit = next(
                 (sf for rel, sf in span_rel if rel in ("match", "conflict") and against_limit(cf, sf, limit)), None
             )
+        if hit is None and cf.kind == "quantity":
+            hit = rate_times_count(cf, claim, span, doc)  # "$300" from "$20 per user" and "15 users"
+        if hit is None and cf.kind == "date":
+            hit = days_apart(cf, claim, span)  # "1 March … 22 March" against "21 days apart"
         if hit is None and cf.kind == "entity" and cf.dim == "identifier":
             hit = version_in_range(cf, span)  # "2.3.2" in "versions 2.3.0 through 2.3.4"
         if hit is None and cf.kind == "weekday":
@@ -549,6 +554,7 @@ def align(
         in_doc = in_doc or (cf.kind == "date" and _year_given_elsewhere(cf, doc, doc) is not None)
         in_doc = in_doc or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
         in_doc = in_doc or version_in_range(cf, doc) is not None or time_in_range(cf, doc)[0] is not None
+        in_doc = in_doc or rate_times_count(cf, claim, doc, doc) is not None or days_apart(cf, claim, doc) is not None
         in_doc = in_doc or (cf.kind == "entity" and cf.dim != "identifier" and _alias_among(cf, doc) is not None)
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it

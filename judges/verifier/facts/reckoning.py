@@ -1,0 +1,102 @@
+"""Values a claim works out from the sources' values together with its own (docs/verifier.md, "How a
+verdict is made", step 2):
+
+* two dates of the claim as far apart as a duration the sources state: "first dose on 1 March
+  … second dose on 22 March" against "two doses given 21 days apart" (or "three weeks apart");
+* an amount that is a rate the sources state times a count of what the rate is per: "$300"
+  against "$20 per user" and "15 active users" (the count from the claim or the sources), "400 g
+  of rice for eight people" against "50 g per person".
+
+Like the implied facts (implied.py), these only ever *match* a claim's value: which two values
+the arithmetic should join is a guess, so a result that differs is no conflict."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from .analysis import Analysis
+from .fact import Fact
+from .lexicon import stem
+
+_DAY = 86400.0
+#: How close a product must come to the claim's amount (rounding of a stated rate).
+_PRODUCT_TOL = 0.01
+
+
+def _day_number(value: tuple) -> int | None:
+    y, m, d = value
+    if m is None or d is None:
+        return None
+    try:
+        return date(y or 2001, m, d).toordinal()
+    except ValueError:
+        return None
+
+
+def days_apart(cf: Fact, claim: Analysis, doc: Analysis) -> Fact | None:
+    """The duration of ``doc`` that the claim's date ``cf`` and another of its dates are apart by
+    (counted either way: "21 days apart" is 1 to 22 March; a count of both ends, 22, also fits)."""
+    if cf.kind != "date" or cf.dim or cf.bound != "eq":
+        return None
+    day = _day_number(cf.date_value)
+    if day is None:
+        return None
+    gaps = {
+        abs(day - other)
+        for f in claim.facts
+        if f is not cf and f.kind == "date" and not f.dim and (other := _day_number(f.date_value)) is not None
+    }
+    gaps.discard(0)
+    for f in doc.facts:
+        if f.kind == "quantity" and f.dim == "duration" and not f.per and f.bound in ("eq", "approx"):
+            days = f.num_value / _DAY
+            if any(abs(days - g) < 1e-6 or abs(days - (g + 1)) < 1e-6 for g in gaps):
+                return f
+    return None
+
+
+def _counts(noun: str, an: Analysis) -> list[Fact]:
+    """Counts of ``noun`` in ``an`` ("15 active users" for "user", "eight people" for "person")."""
+    return [
+        f
+        for f in an.facts
+        if f.kind == "quantity" and f.dim == "count" and f.noun and f.noun[-1] == noun and f.bound in ("eq", "approx")
+    ]
+
+
+def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -> Fact | None:
+    """A rate of ``span`` per some noun that, times a count of that noun in the claim or the
+    sources, gives the claim's amount ``cf``; for a count of the claim ("for eight people"), the
+    rate that gives another of the claim's amounts from it ("400 g" at "50 g per person")."""
+    if cf.kind != "quantity" or cf.bound not in ("eq", "approx") or cf.num_value <= 0:
+        return None
+    if cf.dim == "count":
+        if not cf.noun:
+            return None
+        for rate in span.facts:
+            if rate.kind == "quantity" and rate.per not in ("", "duration") and stem(rate.per) == cf.noun[-1]:
+                product = rate.num_value * cf.num_value
+                if any(
+                    f.kind == "quantity" and f.dim == rate.dim and abs(product - _base(f)) <= _PRODUCT_TOL * _base(f)
+                    for f in claim.facts
+                    if f is not cf and _base(f) > 0
+                ):
+                    return rate
+        return None
+    for rate in span.facts:
+        if rate.kind != "quantity" or rate.dim != cf.dim or rate.per in ("", "duration") or rate.bound != "eq":
+            continue
+        noun = stem(rate.per)
+        for count in _counts(noun, claim) + _counts(noun, doc):
+            product = rate.num_value * count.num_value
+            # a claim's "per month" may be the rate's second "per" ("$20 per user per month")
+            per_ok = cf.per in ("", "duration")
+            if per_ok and abs(product - _base(cf)) <= _PRODUCT_TOL * abs(_base(cf)):
+                return rate
+    return None
+
+
+def _base(cf: Fact) -> float:
+    """The claim's amount: a rate per month ("$300 per month") as the amount written (its value is
+    per second); a scaled amount ("$1.5 million per month") then fails to match, which is safe."""
+    return float(cf.raw) if cf.per == "duration" and cf.raw is not None else cf.num_value
