@@ -56,3 +56,16 @@ def test_an_amount_from_a_rate_and_the_claims_own_count():
         "8 person",
         "300 g",
     ]
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("Café Nordlys was founded more than two decades before 2024.", True),
+        ("Café Nordlys was founded about 26 years before 2024.", True),
+        ("Café Nordlys was founded more than three decades before 2024.", False),
+    ],
+)
+def test_a_duration_from_a_year_of_the_claim_to_a_year_the_sources_state(claim, held):
+    found = _align(claim, "Café Nordlys was founded in Bergen in 1998 by the Haugen family.")
+    assert (not [f for f in found.missing if f.kind == "quantity"]) == held

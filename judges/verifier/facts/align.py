@@ -23,7 +23,7 @@ from .lexicon import _FILLER, _NEGATIONS, CHANGE_WORDS, COST_WORDS, END_VERBS, S
 from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
 from .ranges import every_day, range_text, time_in_range, version_in_range
-from .reckoning import days_apart, rate_times_count
+from .reckoning import days_apart, rate_times_count, years_between
 from .roles import role_conflict
 
 
@@ -503,6 +503,8 @@ def align(
             )
         if hit is None and cf.kind == "quantity":
             hit = rate_times_count(cf, claim, span, doc)  # "$300" from "$20 per user" and "15 users"
+        if hit is None and cf.kind == "quantity":
+            hit = years_between(cf, claim, span)  # "more than two decades before 2024" from "in 1998"
         if hit is None and cf.kind == "date":
             hit = days_apart(cf, claim, span)  # "1 March … 22 March" against "21 days apart"
         if hit is None and cf.kind == "entity" and cf.dim == "identifier":
@@ -555,6 +557,7 @@ def align(
         in_doc = in_doc or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
         in_doc = in_doc or version_in_range(cf, doc) is not None or time_in_range(cf, doc)[0] is not None
         in_doc = in_doc or rate_times_count(cf, claim, doc, doc) is not None or days_apart(cf, claim, doc) is not None
+        in_doc = in_doc or years_between(cf, claim, doc) is not None
         in_doc = in_doc or (cf.kind == "entity" and cf.dim != "identifier" and _alias_among(cf, doc) is not None)
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it

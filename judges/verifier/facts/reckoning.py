@@ -3,6 +3,8 @@ verdict is made", step 2):
 
 * two dates of the claim as far apart as a duration the sources state: "first dose on 1 March
   … second dose on 22 March" against "two doses given 21 days apart" (or "three weeks apart");
+* a duration of the claim from a year of its own to a year the sources state: "founded more
+  than two decades before 2024" against "founded in 1998";
 * an amount that is a rate the sources state times a count of what the rate is per: "$300"
   against "$20 per user" and "15 active users" (the count from the claim or the sources), "400 g
   of rice for eight people" against "50 g per person".
@@ -15,8 +17,10 @@ from __future__ import annotations
 from datetime import date
 
 from .analysis import Analysis
+from .compare import _fact_relation
 from .fact import Fact
-from .lexicon import stem
+from .implied import MAX_YEARS, _duration
+from .lexicon import _YEAR, stem
 
 _DAY = 86400.0
 #: How close a product must come to the claim's amount (rounding of a stated rate).
@@ -52,6 +56,23 @@ def days_apart(cf: Fact, claim: Analysis, doc: Analysis) -> Fact | None:
             days = f.num_value / _DAY
             if any(abs(days - g) < 1e-6 or abs(days - (g + 1)) < 1e-6 for g in gaps):
                 return f
+    return None
+
+
+def years_between(cf: Fact, claim: Analysis, doc: Analysis) -> Fact | None:
+    """The years from a year the sources state to a year of the claim, as long as the claim's
+    duration says: "founded more than two decades before 2024" against "founded in 1998"."""
+    if cf.kind != "quantity" or cf.dim != "duration" or cf.per or cf.unit not in ("year", "decade", "century"):
+        return None
+    mine = {f.date_value[0] for f in claim.facts if f.kind == "date" and not f.dim and f.date_value[0]}
+    theirs = {f.date_value[0] for f in doc.facts if f.kind == "date" and not f.dim and f.date_value[0]}
+    for a in mine:
+        for b in theirs - mine:
+            n = abs(a - b)
+            if 0 < n <= MAX_YEARS:
+                span = _duration(n * _YEAR, f"{min(a, b)} to {max(a, b)}", "year", n)
+                if _fact_relation(cf, span) == "match":
+                    return span
     return None
 
 
