@@ -231,11 +231,26 @@ def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
     return False
 
 
+def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
+    """Whether the sources give the claim's value in another way than as it is written: a date
+    whose year they state elsewhere, a bare number of its unit, inside a range, or by arithmetic
+    (ranges.py, reckoning.py)."""
+    return (
+        (cf.kind == "date" and _year_given_elsewhere(cf, doc, doc) is not None)
+        or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
+        or version_in_range(cf, doc) is not None
+        or time_in_range(cf, doc)[0] is not None
+        or rate_times_count(cf, claim, doc, doc) is not None
+        or days_apart(cf, claim, doc) is not None
+        or years_between(cf, claim, doc) is not None
+    )
+
+
 def _bare_number_of_its_unit(cf: Fact, claim: Analysis, an: Analysis) -> Fact | None:
     """A bare number of ``an`` that is the claim's value where ``an`` names the claim's unit or
     noun in another place: "waits 30 seconds" against "the number of seconds the client waits
     … Defaults to 30" (a reference's way of writing a default)."""
-    if cf.raw is None or cf.dim == "count" and not cf.noun:
+    if cf.raw is None or (cf.dim == "count" and not cf.noun):
         return None
     last = claim.tokens[max(cf.tokens)] if cf.tokens else None
     if last is None or last.kind != "word" or not an.states(last.low):
@@ -553,11 +568,11 @@ def align(
             cf.kind == "entity" and _entity_present(cf, doc.words, doc_text_low)
         )
         in_doc = in_doc or _in_identifier(cf, doc) is not None
-        in_doc = in_doc or (cf.kind == "date" and _year_given_elsewhere(cf, doc, doc) is not None)
-        in_doc = in_doc or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
-        in_doc = in_doc or version_in_range(cf, doc) is not None or time_in_range(cf, doc)[0] is not None
-        in_doc = in_doc or rate_times_count(cf, claim, doc, doc) is not None or days_apart(cf, claim, doc) is not None
-        in_doc = in_doc or years_between(cf, claim, doc) is not None
+        if not in_doc:  # the same for every sentence of the call
+            key = ("worked out", claim.text, cf)  # by value: an id may be reused once a claim is done
+            if key not in doc.memo:
+                doc.memo[key] = _worked_out_in(cf, claim, doc)
+            in_doc = bool(doc.memo[key])
         in_doc = in_doc or (cf.kind == "entity" and cf.dim != "identifier" and _alias_among(cf, doc) is not None)
         # a value the sources give only by arithmetic across sentences ("70 percent" of "$310
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it
@@ -618,7 +633,7 @@ def align(
                 if limit is not None and any(against_limit(cf, df, limit) for df in doc.facts):
                     conf = min(conf, DOUBTFUL)  # over the free tier's limit, under the paid plans' one
                 if cf.kind != "entity":
-                    key = ("stated", id(cf))  # the same for every sentence of the call
+                    key = ("stated", claim.text, cf)  # the same for every sentence of the call
                     if key not in doc.memo:
                         doc.memo[key] = _stated_with_its_words(cf, claim, doc)
                     if doc.memo[key]:
@@ -710,10 +725,10 @@ def align(
     if settled is None and doc is not span and sum(f.kind == "quantity" for f in span.facts) < 2:
         # the two sides' values in two sentences: "Standard includes 100 GB. Premium includes 1 TB."
         # (the same for every sentence of the call: worked out once per claim)
-        key = ("settled", id(claim))
-        if key not in doc.memo:
-            doc.memo[key] = reversed_comparison(claim, doc)
-        settled = doc.memo[key]  # type: ignore[assignment]
+        settled_key = ("settled", claim.text)  # by text: an id may be reused once a claim is done
+        if settled_key not in doc.memo:
+            doc.memo[settled_key] = reversed_comparison(claim, doc)
+        settled = doc.memo[settled_key]  # type: ignore[assignment]
     if settled is not None:
         word, first, second = settled
         conflicts.append(

@@ -28,11 +28,15 @@ def _joined(an: Analysis, first: Fact, second: Fact) -> bool:
 
 
 def _pairs(an: Analysis, kind: str, dim: str | None = None) -> list[tuple[Fact, Fact]]:
-    facts = sorted(
-        (f for f in an.facts if f.kind == kind and (dim is None or f.dim == dim) and f.tokens),
-        key=lambda f: min(f.tokens),
-    )
-    return [(a, b) for a, b in zip(facts, facts[1:]) if _joined(an, a, b)]
+    """The ranges of ``an`` among its facts of one kind, worked out once per text."""
+    key = ("ranges", kind, dim)
+    if key not in an.memo:
+        facts = sorted(
+            (f for f in an.facts if f.kind == kind and (dim is None or f.dim == dim) and f.tokens),
+            key=lambda f: min(f.tokens),
+        )
+        an.memo[key] = [(a, b) for a, b in zip(facts, facts[1:]) if _joined(an, a, b)]
+    return an.memo[key]  # type: ignore[return-value]
 
 
 def time_in_range(cf: Fact, an: Analysis) -> tuple[Fact | None, Fact | None]:
