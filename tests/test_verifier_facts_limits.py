@@ -3,13 +3,10 @@ words written with or without a hyphen (pure Python, no model)."""
 
 import pytest
 
-from judges.verifier.facts import align, analyse
+from judges.verifier.facts import analyse
+from tests.verifier_support import align_texts
 
 FREE = "The free tier allows 1,000 API calls per day and up to 3 projects. Paid plans start at 50,000 calls per day."
-
-
-def _align(claim: str, span: str, doc: str | None = None):
-    return align(analyse(claim), analyse(span), analyse(doc or span))
 
 
 @pytest.mark.parametrize(
@@ -23,7 +20,7 @@ def _align(claim: str, span: str, doc: str | None = None):
     ],
 )
 def test_a_value_over_or_within_the_sources_limit(claim, held):
-    found = _align(claim, FREE.split(". ")[0] + ".", FREE)
+    found = align_texts(claim, FREE.split(". ")[0] + ".", FREE)
     matched = [(c.describe(), s.describe()) for c, s in found.matched if c.kind == "quantity"]
     numbers = [c.reason for c in found.conflicts if c.kind == "number"]
     assert bool(matched) == held
@@ -32,13 +29,13 @@ def test_a_value_over_or_within_the_sources_limit(claim, held):
 
 def test_another_plans_value_is_a_doubtful_rival_of_a_value_over_the_limit():
     claim = "A user who needs 1,500 API calls a day would go over the limit."
-    found = _align(claim, "Paid plans start at 50,000 calls per day.", FREE)
+    found = align_texts(claim, "Paid plans start at 50,000 calls per day.", FREE)
     (conflict,) = [c for c in found.conflicts if c.kind == "number"]
     assert conflict.confidence <= 0.45
 
 
 def test_a_value_stated_as_it_is_still_conflicts():
-    found = _align("The free tier allows 1,500 API calls a day.", FREE.split(". ")[0] + ".")
+    found = align_texts("The free tier allows 1,500 API calls a day.", FREE.split(". ")[0] + ".")
     assert "number mismatch: claim says 1500 call, source says 1000 call" in [c.reason for c in found.conflicts]
 
 
@@ -50,7 +47,7 @@ def test_a_value_stated_as_it_is_still_conflicts():
     ],
 )
 def test_a_compound_with_or_without_its_hyphen(claim, source):
-    assert _align(claim, source).uncovered == []
+    assert align_texts(claim, source).uncovered == []
 
 
 @pytest.mark.parametrize(

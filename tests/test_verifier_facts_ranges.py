@@ -2,14 +2,10 @@
 
 import pytest
 
-from judges.verifier.facts import align, analyse
+from judges.verifier.facts import analyse
+from tests.verifier_support import align_texts
 
 HOURS = "The store is open Monday to Saturday, 9 am to 6 pm."
-
-
-def _align(claim: str, span: str):
-    an = analyse(span)
-    return align(analyse(claim), an, an)
 
 
 def _times(found):
@@ -20,12 +16,12 @@ def _times(found):
     "claim", ["The store is open at 10 a.m.", "The store is open at 9 am.", "It is open at 5:30 pm."]
 )
 def test_a_time_inside_opening_hours_is_held_by_them(claim):
-    found = _align(claim, HOURS)
+    found = align_texts(claim, HOURS)
     assert _times(found) and not [c for c in found.conflicts if c.kind == "time"]
 
 
 def test_a_time_outside_opening_hours_conflicts_with_the_range():
-    found = _align("The store is open at 8 p.m.", HOURS)
+    found = align_texts("The store is open at 8 p.m.", HOURS)
     assert [c.reason for c in found.conflicts if c.kind == "time"] == [
         "time mismatch: claim says 20:00, source says 09:00–18:00"
     ]
@@ -33,21 +29,21 @@ def test_a_time_outside_opening_hours_conflicts_with_the_range():
 
 def test_a_range_past_midnight():
     span = "The bar serves food from 10 pm until 2 am."
-    assert _times(_align("Food is served at 1 a.m.", span))
-    assert [c.kind for c in _align("Food is served at 4 a.m.", span).conflicts] == ["time"]
+    assert _times(align_texts("Food is served at 1 a.m.", span))
+    assert [c.kind for c in align_texts("Food is served at 4 a.m.", span).conflicts] == ["time"]
 
 
 @pytest.mark.parametrize(
     "span", ["Our phone line is staffed 24 hours a day, 7 days a week.", "Support is available 24/7 by phone."]
 )
 def test_around_the_clock_holds_any_hour_and_any_day(span):
-    found = _align("You can reach an agent by phone at 3 a.m. on a Sunday.", span)
+    found = align_texts("You can reach an agent by phone at 3 a.m. on a Sunday.", span)
     assert {c.kind for c, _ in found.matched} >= {"time", "weekday"}
     assert not found.missing and not found.conflicts
 
 
 def test_two_times_that_are_no_range_are_two_values():
-    found = _align("The ferry leaves at 10:00.", "The ferry leaves at 9:00 and at 17:00 on weekdays.")
+    found = align_texts("The ferry leaves at 10:00.", "The ferry leaves at 9:00 and at 17:00 on weekdays.")
     assert "time mismatch: claim says 10:00, source says 09:00" in [c.reason for c in found.conflicts]
 
 
@@ -56,12 +52,12 @@ def test_two_times_that_are_no_range_are_two_values():
     [("Version 2.3.2 is affected.", True), ("Version 2.3.4 is affected.", True), ("Version 2.3.7 is affected.", False)],
 )
 def test_a_version_inside_a_release_range(claim, inside):
-    found = _align(claim, "The bug affects versions 2.3.0 through 2.3.4 and is fixed in 2.3.5.")
+    found = align_texts(claim, "The bug affects versions 2.3.0 through 2.3.4 and is fixed in 2.3.5.")
     assert (not found.missing) == inside
 
 
 def test_a_range_of_another_product_holds_no_version():
-    found = _align("Python 3.11 is supported.", "Node 3.10 through 3.12 are supported.")
+    found = align_texts("Python 3.11 is supported.", "Node 3.10 through 3.12 are supported.")
     assert [f.text for f in found.missing] == ["Python 3.11"]
 
 
@@ -74,7 +70,7 @@ def test_a_range_of_another_product_holds_no_version():
     ],
 )
 def test_until_the_end_of_a_month_is_until_its_last_day(source, relation):
-    found = _align("The discount can be claimed until the end of January.", source)
+    found = align_texts("The discount can be claimed until the end of January.", source)
     got = "conflict" if any(c.kind == "date" for c in found.conflicts) else "match"
     assert got == relation and (relation == "conflict" or [c.kind for c, _ in found.matched] == ["date"])
 
