@@ -78,3 +78,20 @@ def test_until_the_end_of_a_month_is_until_its_last_day(source, relation):
 def test_the_end_of_february_in_a_leap_year():
     (fact,) = [f for f in analyse("The offer runs until the end of February 2024.").facts if f.kind == "date"]
     assert fact.date_value == (2024, 2, 29)
+
+
+@pytest.mark.parametrize(
+    "text,days",
+    [
+        ("The conference takes place on 12 and 13 May in Lisbon.", [(None, 5, 12), (None, 5, 13)]),
+        ("Held on 3, 4 and 5 June 2025.", [(2025, 6, 3), (2025, 6, 4), (2025, 6, 5)]),
+        ("It runs 5–7 June 2024.", [(2024, 6, 5), (2024, 6, 7)]),
+    ],
+)
+def test_days_of_one_month_written_before_it(text, days):
+    assert [f.date_value for f in analyse(text).facts if f.kind == "date"] == days
+
+
+def test_the_days_of_a_list_are_found_in_a_range():
+    found = align_texts("The summit is on 12 and 13 May.", "The Data Summit will be held in Lisbon on 12–13 May 2025.")
+    assert not found.missing and not found.conflicts

@@ -195,11 +195,12 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
         day = _day_at(tokens, i)
         if day is not None:
             d1, j = day
-            d2 = None
+            # more days of the same month: "5–7 June", "12 and 13 May", "3, 4 and 5 June"
+            days = [(d1, i, j)]
             k = j + 1
-            if k + 1 < n and tokens[k].text in ("–", "-", "—") and (day2 := _day_at(tokens, k + 1)) is not None:
-                d2, j2 = day2
-                k = j2 + 1
+            while k + 1 < n and tokens[k].low in _DAY_JOINERS and (more := _day_at(tokens, k + 1)) is not None:
+                days.append((more[0], k + 1, more[1]))
+                k = more[1] + 1
             if k < n and tokens[k].low == "of":
                 k += 1
             if k < n and _month_at(tokens, k):
@@ -209,11 +210,8 @@ def _extract_dates(tokens: list[Token], used: set[int], facts: list[Fact], text:
                 k2 = _next_word(tokens, k, skip=",." if tokens[k].low in _MONTH_ABBREVIATIONS else ",")
                 if k2 is not None and _year_at(tokens, k2):
                     year, end = _year_at(tokens, k2), k2
-                if d2 is not None:
-                    add((year, month, d1), i, i)
-                    add((year, month, d2), i + 2 if tokens[i + 1].text in ("–", "-", "—") else i, end)
-                else:
-                    add((year, month, d1), i, end)
+                for idx, (d, a, b) in enumerate(days):
+                    add((year, month, d), a, end if idx == len(days) - 1 else b)
                 i = end + 1
                 continue
         month = _month_at(tokens, i)
@@ -377,6 +375,8 @@ def bound_dates(tokens: list[Token], facts: list[Fact]) -> list[Fact]:
 
 
 _UNTIL = frozenset({"until", "till", "through"})
+#: What joins the days of one month written before it ("5–7 June", "12 and 13 May").
+_DAY_JOINERS = frozenset({"–", "-", "—", ",", "and", "or", "&"})
 
 
 def _last_day(f: Fact) -> Fact:
