@@ -95,3 +95,23 @@ def test_days_of_one_month_written_before_it(text, days):
 def test_the_days_of_a_list_are_found_in_a_range():
     found = align_texts("The summit is on 12 and 13 May.", "The Data Summit will be held in Lisbon on 12–13 May 2025.")
     assert not found.missing and not found.conflicts
+
+
+@pytest.mark.parametrize(
+    "claim,verdict",
+    [
+        ("The store is closed on Sundays.", "supported"),
+        ("The store is not open at 8 p.m.", "supported"),
+        ("The store is closed at 8 p.m.", "supported"),
+        ("The store is not open at 10 a.m.", "contradicted"),
+        ("The store is open at 8 p.m.", "contradicted"),
+        ("The store is open on Sundays.", "contradicted"),
+    ],
+)
+def test_a_value_the_claim_denies_outside_the_sources_range(claim, verdict):
+    # the two sentences' polarities differ, and the denied day or hour is outside the range:
+    # the difference is explained, so it is no negation mismatch either
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, ["The store is open Monday to Saturday, 9 am to 6 pm."]).claims
+    assert found.verdict == verdict, found.reason

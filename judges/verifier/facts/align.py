@@ -490,6 +490,10 @@ def align(
     ctx_cov, _ = _coverage(claim, span, fact_tokens | claim.polar, word_sim, given)
 
     limit = limit_side(claim)
+    # the two sentences' polarities differ; a value outside the source's range then is what the
+    # claim denies ("closed on Sundays", "not open at 8 p.m."), which explains the difference
+    flipped = len(claim.negation_cues) % 2 != len(span.negation_cues) % 2
+    explained = False
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
         span_rel = [(_fact_relation(cf, _as_claim_reads(cf, sf, claim)), sf) for sf in span.facts]
@@ -529,13 +533,17 @@ def align(
         ranged: dict[int, str] = {}
         if hit is None and cf.kind == "time":  # "at 10 a.m." against "9 am to 6 pm", "24 hours a day"
             hit, outside = time_in_range(cf, span)
-            if outside is not None:  # its two ends are one value, not two rivals
+            if outside is not None and flipped:
+                hit = outside  # "not open at 8 p.m." against "9 am to 6 pm"
+                explained = True
+            elif outside is not None:  # its two ends are one value, not two rivals
                 span_rel = [(rel, sf) for rel, sf in span_rel if sf.kind != "time"] + [("conflict", outside)]
                 ranged[id(outside)] = range_text(outside, span)
         if hit is None and cf.kind == "weekday":
             outside = _range_without(cf, span)
-            if outside is not None and len(claim.negation_cues) % 2 != len(span.negation_cues) % 2:
+            if outside is not None and flipped:
                 hit = outside  # "closed on Sundays" against "open Monday to Saturday"
+                explained = True
             elif outside is not None:
                 span_rel.append(("conflict", outside))  # "open on Sundays" against the same
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
@@ -670,7 +678,7 @@ def align(
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
     neg_c, neg_s = _negations(claim, span), _negations(span, claim)
-    if len(neg_c) % 2 != len(neg_s) % 2:
+    if len(neg_c) % 2 != len(neg_s) % 2 and not explained:
         cue_c = ", ".join(neg_c) or "no negation"
         cue_s = ", ".join(neg_s) or "no negation"
         conflicts.append(
