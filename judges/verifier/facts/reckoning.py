@@ -104,15 +104,15 @@ def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -
                 ):
                     return rate
         return None
+    # a claim's "per month" may be the rate's second "per" ("$20 per user per month")
+    if cf.per not in ("", "duration"):
+        return None
     for rate in span.facts:
         if rate.kind != "quantity" or rate.dim != cf.dim or rate.per in ("", "duration") or rate.bound != "eq":
             continue
         noun = stem(rate.per)
         for count in _counts(noun, claim) + _counts(noun, doc):
-            product = rate.num_value * count.num_value
-            # a claim's "per month" may be the rate's second "per" ("$20 per user per month")
-            per_ok = cf.per in ("", "duration")
-            if per_ok and abs(product - _base(cf)) <= _PRODUCT_TOL * abs(_base(cf)):
+            if abs(rate.num_value * count.num_value - _base(cf)) <= _PRODUCT_TOL * abs(_base(cf)):
                 return rate
     return None
 
