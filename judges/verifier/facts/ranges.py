@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 
 from .analysis import Analysis
+from .dates import _RANGE_WORDS
 from .fact import Fact
 
-#: Words and signs between the two ends of a range.
-_BETWEEN = frozenset({"to", "-", "–", "—", "until", "till", "through", "thru", "and"})
+#: Words and signs between the two ends of a range (a date range's, and "between 9 and 5").
+_BETWEEN = _RANGE_WORDS | {"—", "and"}
 #: How a text says it runs at every hour of the day, and on every day of the week.
 _ALL_DAY = re.compile(r"\b(?:24 hours a day|24 hours per day|24/7|24x7|around the clock|round[- ]the[- ]clock)\b")
 _EVERY_DAY = re.compile(r"\b(?:24/7|24x7|7 days a week|seven days a week|every day of the week|every day|daily)\b")
-_DAY_MINUTES = 24 * 60
 
 
 def _joined(an: Analysis, first: Fact, second: Fact) -> bool:

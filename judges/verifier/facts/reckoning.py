@@ -14,27 +14,19 @@ the arithmetic should join is a guess, so a result that differs is no conflict."
 
 from __future__ import annotations
 
-from datetime import date
-
 from .analysis import Analysis
 from .compare import _fact_relation
 from .fact import Fact
-from .implied import MAX_YEARS, _duration
+from .implied import _DAY, MAX_YEARS, _duration, _ordinal_day
 from .lexicon import _YEAR, stem
 
-_DAY = 86400.0
 #: How close a product must come to the claim's amount (rounding of a stated rate).
 _PRODUCT_TOL = 0.01
 
 
 def _day_number(value: tuple) -> int | None:
-    y, m, d = value
-    if m is None or d is None:
-        return None
-    try:
-        return date(y or 2001, m, d).toordinal()
-    except ValueError:
-        return None
+    _, m, d = value
+    return _ordinal_day(value) if m is not None and d is not None else None
 
 
 def days_apart(cf: Fact, claim: Analysis, doc: Analysis) -> Fact | None:
