@@ -115,3 +115,25 @@ def test_a_value_the_claim_denies_outside_the_sources_range(claim, verdict):
 
     (found,) = check_grounding(claim, ["The store is open Monday to Saturday, 9 am to 6 pm."]).claims
     assert found.verdict == verdict, found.reason
+
+
+@pytest.mark.parametrize(
+    "claim,verdict",
+    [
+        ("You won't be able to shop at the store on a Sunday.", "supported"),
+        ("Visitors cannot tour the store on Sundays.", "supported"),
+        ("You can visit the store on a Sunday.", "contradicted"),
+    ],
+)
+def test_what_opening_hours_say_one_can_do(claim, verdict):
+    # "closed" says one cannot visit or shop then, though the source never writes the verb
+    from judges.verifier import check_grounding
+
+    assert not {"shop", "visit", "tour"} & set(align_texts(claim, HOURS + " It is closed on Sundays.").uncovered)
+    (found,) = check_grounding(claim, [HOURS + " It is closed on Sundays and public holidays."]).claims
+    assert found.verdict == verdict, found.reason
+
+
+def test_verbs_of_a_visit_are_no_words_of_other_sources():
+    found = align_texts("You can shop for shoes at the store.", "The store sells shoes and bags.")
+    assert "shop" in found.uncovered

@@ -67,3 +67,65 @@ def test_an_amount_from_a_rate_and_the_claims_own_count():
 def test_a_duration_from_a_year_of_the_claim_to_a_year_the_sources_state(claim, held):
     found = align_texts(claim, "Café Nordlys was founded in Bergen in 1998 by the Haugen family.")
     assert (not [f for f in found.missing if f.kind == "quantity"]) == held
+
+
+RISOTTO = "Mushroom risotto (serves 4): 200 g arborio rice, 1 litre vegetable stock, 250 g mushrooms, 1 onion."
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("To make the dish for eight people you would need 400 g of rice.", True),
+        ("For two people the risotto takes 500 ml of vegetable stock.", True),
+        ("To make the dish for eight people you would need 300 g of rice.", False),
+        ("For 4 people you need 400 g of rice.", False),  # the same number of people: no scaling
+    ],
+)
+def test_an_amount_scaled_to_another_number_of_people(claim, held):
+    found = align_texts(claim, RISOTTO)
+    assert (not [f for f in found.missing if f.kind == "quantity"]) == held
+
+
+def test_serves_without_a_noun_and_a_count_of_an_ingredient():
+    found = align_texts("Feeding six guests takes 1.5 kg of lamb.", "Roast lamb, serves 4: 1 kg leg of lamb.")
+    assert not found.missing
+    found = align_texts("For 12 servings you need 6 eggs.", "Pancakes (makes 4 servings): 2 eggs, 250 ml milk.")
+    assert not found.missing
+    assert [
+        f.describe()
+        for f in align_texts("For 12 servings you need 8 eggs.", "Pancakes (makes 4 servings): 2 eggs.").missing
+    ] == [
+        "12 serving",
+        "8 egg",
+    ]
+
+
+def test_a_recipe_amount_before_its_ingredient_is_a_mass():
+    from judges.verifier.facts import analyse
+
+    amounts = {f.describe() for f in analyse(RISOTTO).facts if f.kind == "quantity"}
+    assert {"200 g", "250 g", "1 l"} <= amounts
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("Helix Systems has been operating for over 20 years.", True),
+        ("Helix Systems has been operating for more than 60 years.", False),
+    ],
+)
+def test_a_duration_without_a_year_of_the_claim_counts_to_this_year(claim, held):
+    found = align_texts(claim, "Helix Systems was founded in 1998.")
+    assert (not [f for f in found.missing if f.kind == "quantity"]) == held
+    assert not found.conflicts
+
+
+def test_or_to_the_last_year_the_sources_state():
+    profile = "Company profile (updated March 2024): Helix Systems was founded in 1998 by two graduates."
+    assert not align_texts("Helix Systems has been in business for 26 years.", profile).missing
+
+
+def test_a_company_founded_then_has_been_in_business_since():
+    found = align_texts("Helix Systems has been in business for over 20 years.", "Helix Systems was founded in 1998.")
+    assert "business" not in found.uncovered
+    assert "business" in align_texts("Helix Systems is in business in Ohio.", "Helix Systems sells software.").uncovered

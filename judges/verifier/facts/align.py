@@ -19,11 +19,21 @@ from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
 from .implied import CHANGE
-from .lexicon import _FILLER, _NEGATIONS, CHANGE_WORDS, COST_WORDS, END_VERBS, STOPWORDS, stem, words_match
+from .lexicon import (
+    _FILLER,
+    _NEGATIONS,
+    CHANGE_WORDS,
+    COST_WORDS,
+    END_VERBS,
+    IMPLIED_WORDS,
+    STOPWORDS,
+    stem,
+    words_match,
+)
 from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
 from .ranges import every_day, range_text, time_in_range, version_in_range
-from .reckoning import days_apart, rate_times_count, years_between
+from .reckoning import days_apart, rate_times_count, scaled, years_between
 from .roles import role_conflict
 
 
@@ -101,8 +111,10 @@ def _coverage(
         return 0.5, []
     covered = 0.0
     uncovered: list[str] = []
+    span_stems = {stem(s) for s in span_set}
+    implied = set().union(*(words for cues, words in IMPLIED_WORDS if not cues.isdisjoint(span_stems)))
     for i, w in words:
-        if i in given or w in span_set or any(words_match(w, s) for s in span_set if len(s) > 2):
+        if i in given or w in span_set or stem(w) in implied or any(words_match(w, s) for s in span_set if len(s) > 2):
             covered += 1
             continue
         parts = [p for p in w.split("-") if p] if "-" in w else []
@@ -241,6 +253,7 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or version_in_range(cf, doc) is not None
         or time_in_range(cf, doc)[0] is not None
         or rate_times_count(cf, claim, doc, doc) is not None
+        or scaled(cf, claim, doc) is not None
         or days_apart(cf, claim, doc) is not None
         or years_between(cf, claim, doc) is not None
     )
@@ -522,6 +535,8 @@ def align(
             )
         if hit is None and cf.kind == "quantity":
             hit = rate_times_count(cf, claim, span, doc)  # "$300" from "$20 per user" and "15 users"
+        if hit is None and cf.kind == "quantity":
+            hit = scaled(cf, claim, span)  # "400 g for eight people" from "serves 4: 200 g"
         if hit is None and cf.kind == "quantity":
             hit = years_between(cf, claim, span)  # "more than two decades before 2024" from "in 1998"
         if hit is None and cf.kind == "date":

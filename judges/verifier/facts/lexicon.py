@@ -24,7 +24,7 @@ because while although though whereas unless until till since after before durin
 within without through throughout across along among amongst between behind beyond toward towards
 up down out off again further once any some many much more most other another own same few less
 least lot lots several all every whole s t don't doesn't just like get gets got getting
-been make makes made use used using new now one ones around near also well may might
+been make makes made use used using new now one ones around near also well may might able
 """.split()
 ) | {"its", "it’s", "'s"}
 
@@ -539,6 +539,17 @@ CHANGE_WORDS = frozenset(
     stem(w)
     for w in "increase increased rise rose risen grow grew grown fall fell fallen decline declined drop dropped "
     "climb climbed jump jumped gain gained cut reduce reduced growth".split()
+)
+
+#: Words a source's word says without their being written, stemmed (align._coverage): a place
+#: "closed on Sundays" is one you cannot visit or shop at then; a company "founded in 1998" has
+#: been in business, operating, since.
+IMPLIED_WORDS = tuple(
+    (frozenset(stem(w) for w in cues.split()), frozenset(stem(w) for w in implied.split()))
+    for cues, implied in (
+        ("open opens opened closed closes opening", "visit shop enter tour attend"),
+        ("founded established launched incorporated", "business operating operate operation existence exist"),
+    )
 )
 
 

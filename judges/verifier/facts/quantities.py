@@ -139,8 +139,9 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
         # single letters only when glued to the number or clearly a unit ("5 m", "30 g")
         if len(low) == 1 and low not in ("m", "g", "h", "s", "l", "%"):
             return None
+        # ("200 g arborio rice", "1 l milk": a mass and a volume before the food they measure)
         if (
-            low in ("s", "h", "m", "g", "l")
+            low in ("s", "h", "m")
             and not glued
             and j + 1 < n
             and tokens[j + 1].kind == "word"

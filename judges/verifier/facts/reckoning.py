@@ -4,15 +4,20 @@ verdict is made", step 2):
 * two dates of the claim as far apart as a duration the sources state: "first dose on 1 March
   … second dose on 22 March" against "two doses given 21 days apart" (or "three weeks apart");
 * a duration of the claim from a year of its own to a year the sources state: "founded more
-  than two decades before 2024" against "founded in 1998";
+  than two decades before 2024" against "founded in 1998"; a claim without a year counts to this
+  year or to the sources' last ("in business for more than 25 years");
 * an amount that is a rate the sources state times a count of what the rate is per: "$300"
   against "$20 per user" and "15 active users" (the count from the claim or the sources), "400 g
-  of rice for eight people" against "50 g per person".
+  of rice for eight people" against "50 g per person";
+* an amount of a recipe or an order scaled to another number of people: "400 g of rice for eight
+  people" against "Risotto (serves 4): 200 g arborio rice".
 
 Like the implied facts (implied.py), these only ever *match* a claim's value: which two values
 the arithmetic should join is a guess, so a result that differs is no conflict."""
 
 from __future__ import annotations
+
+from datetime import date
 
 from .analysis import Analysis
 from .compare import _fact_relation
@@ -22,6 +27,10 @@ from .lexicon import _YEAR, stem
 
 #: How close a product must come to the claim's amount (rounding of a stated rate).
 _PRODUCT_TOL = 0.01
+#: Nouns of a count that amounts are given for ("for 4 people", "8 servings"), and the verbs that
+#: give one without a noun ("serves 4", "feeds 6").
+_PORTIONS = frozenset({"person", "serving", "portion", "guest"})
+_SERVES = frozenset({"serves", "serve", "serving", "feeds", "feed"})
 
 
 def _day_number(value: tuple) -> int | None:
@@ -58,8 +67,13 @@ def years_between(cf: Fact, claim: Analysis, doc: Analysis) -> Fact | None:
         return None
     mine = {f.date_value[0] for f in claim.facts if f.kind == "date" and not f.dim and f.date_value[0]}
     theirs = {f.date_value[0] for f in doc.facts if f.kind == "date" and not f.dim and f.date_value[0]}
-    for a in mine:
-        for b in theirs - mine:
+    ends = sorted(mine)
+    if not mine and theirs:
+        # "has been in business for more than 25 years": until the sources' last year ("Company
+        # profile (updated March 2024): founded in 1998"), else until now
+        ends = ([max(theirs)] if len(theirs) > 1 else []) + [date.today().year]
+    for a in ends:
+        for b in sorted(theirs - mine - {a}):
             n = abs(a - b)
             if 0 < n <= MAX_YEARS:
                 span = _duration(n * _YEAR, f"{min(a, b)} to {max(a, b)}", "year", n)
@@ -106,6 +120,57 @@ def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -
         for count in _counts(noun, claim) + _counts(noun, doc):
             if abs(rate.num_value * count.num_value - _base(cf)) <= _PRODUCT_TOL * abs(_base(cf)):
                 return rate
+    return None
+
+
+def _portions(an: Analysis) -> list[Fact]:
+    """Counts of ``an`` that say how many the amounts beside them are for: "eight people",
+    "4 servings", "serves 4"."""
+    out = []
+    for f in an.facts:
+        if f.kind != "quantity" or f.dim != "count" or f.bound != "eq" or f.num_value <= 0 or not f.tokens:
+            continue
+        before = an.tokens[min(f.tokens) - 1].low if min(f.tokens) > 0 else ""
+        if _PORTIONS.intersection(f.noun) or (not f.noun and before in _SERVES):
+            out.append(f)
+    return out
+
+
+def _amounts_alike(a: Fact, b: Fact) -> bool:
+    """Two amounts of one kind: a mass and a mass, a count of eggs and a count of eggs."""
+    if a.kind != "quantity" or b.kind != "quantity" or a.dim != b.dim or a.per or b.per:
+        return False
+    return a.dim != "count" or (bool(a.noun) and a.noun[-1:] == b.noun[-1:])
+
+
+def scaled(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """An amount of ``span`` given for N people that, scaled to the claim's number of people,
+    is the claim's amount ``cf``; for the claim's number of people itself, the amount that
+    scales to another of the claim's amounts ("400 g … for eight people" against "serves 4:
+    200 g rice")."""
+    if cf.kind != "quantity" or cf.bound not in ("eq", "approx") or cf.num_value <= 0:
+        return None
+    mine = _portions(claim)
+    theirs = _portions(span)
+    if not mine or not theirs:
+        return None
+    if cf in mine:
+        amounts = [f for f in claim.facts if f is not cf and f not in mine]
+        people = [cf]
+    else:
+        amounts = [cf]
+        people = mine
+    for m in people:
+        for n in theirs:
+            ratio = m.num_value / n.num_value
+            if ratio == 1:
+                continue
+            for a in amounts:
+                for sf in span.facts:
+                    if sf is n or sf in theirs or not _amounts_alike(a, sf):
+                        continue
+                    if abs(sf.num_value * ratio - a.num_value) <= _PRODUCT_TOL * a.num_value:
+                        return sf
     return None
 
 
