@@ -902,8 +902,8 @@ def test_names_in_any_script_are_whole_words():
     assert texts == {"Zürich", "São Paulo", "El Niño"}
     # the same name is found in a source, not read as a cut "Z" or "El Ni"
     assert align(analyse("It was held in Zürich."), analyse("Zürich hosted it in 2019.")).missing == []
-    # superscript digits are no letters: "25 km²" keeps its unit
-    assert [f.text for f in facts("The park covers 25 km² of land.", "quantity")] == ["25 km"]
+    # superscript digits are no letters: "25 km²" keeps its unit, an area
+    assert [f.text for f in facts("The park covers 25 km² of land.", "quantity")] == ["25 km²"]
 
 
 @pytest.mark.parametrize(

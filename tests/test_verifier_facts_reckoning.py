@@ -129,3 +129,15 @@ def test_a_company_founded_then_has_been_in_business_since():
     found = align_texts("Helix Systems has been in business for over 20 years.", "Helix Systems was founded in 1998.")
     assert "business" not in found.uncovered
     assert "business" in align_texts("Helix Systems is in business in Ohio.", "Helix Systems sells software.").uncovered
+
+
+@pytest.mark.parametrize(
+    "claim,held", [("at most six virtual machines in total", True), ("at most eight virtual machines in total", False)]
+)
+def test_a_count_per_something_times_the_number_of_those(claim, held):
+    source = (
+        "Free-tier accounts are limited to 3 virtual machines per region, "
+        "and the free tier is available in only two regions."
+    )
+    found = align_texts(f"A free-tier account can run {claim}.", source)
+    assert (not [f for f in found.missing if f.kind == "quantity"]) == held

@@ -495,6 +495,27 @@ def _fact_text(f) -> str:
     return f.text if f.kind == "entity" else f.describe()
 
 
+def _stated_otherwise(ev: Evidence) -> bool:
+    """Whether a date or a measured amount of the claim is missing from the sources while the
+    evidence states another in its place, with enough shared context to count (docs/verifier.md,
+    step 4)."""
+    c = ev.conflict
+    if (
+        c is None
+        or ev.conflict_span is None
+        or c.kind not in ("number", "unit", "date")
+        or c.confidence < BLOCKING_CONFLICT
+        or ev.features.get("conflict_on_evidence") != 1.0
+    ):
+        return False
+    # a bare count ("10 or 15 years", "30,000 scientists") is too often another number's rival
+    return any(
+        f.describe() == c.claim and (f.kind == "date" or f.dim not in ("", "count"))
+        for f in ev.alignment.missing
+        if not f.weak
+    )
+
+
 def _decide(
     g: _ClaimEvidence, spans: list[_Span], sources: list[_Source], config: VerifierConfig, combiner
 ) -> ClaimVerdict:
@@ -502,6 +523,12 @@ def _decide(
     if ev is None or not g.candidates:
         return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
     probs = combiner.probabilities(ev.features)
+    if _stated_otherwise(ev):
+        # a value of the claim that no source has and the evidence states otherwise ("3 October
+        # 1991" against "3 October 1990") cannot be supported, however close the wording: what
+        # the combiner gave "supported" is shared by the other two as they stand
+        rest = probs[CONTRADICTED] + probs[UNVERIFIABLE]
+        probs = {SUPPORTED: 0.0, CONTRADICTED: probs[CONTRADICTED] / rest, UNVERIFIABLE: probs[UNVERIFIABLE] / rest}
     p_sup, p_con, p_unv = probs[SUPPORTED], probs[CONTRADICTED], probs[UNVERIFIABLE]
     sims = {c.span_index: c.sim for c in g.candidates}
     used = [

@@ -66,7 +66,7 @@ WordSim = Callable[[str, str], float]
 # Physical dimensions name their slot by themselves; the others (durations, money, shares,
 # plain counts) recur in one text for different things, so a conflict needs more context.
 _STRONG_DIMS = frozenset(
-    "length mass volume temperature speed data charge energy power frequency calories dose".split()
+    "length area mass volume temperature speed data charge energy power frequency calories dose".split()
 )
 
 #: The most a number or date conflict weighs when the sources give the claim's value elsewhere, by
@@ -106,6 +106,8 @@ def _coverage(
     span_words = [w for _, w in span.content] + [t.low for t in span.tokens if t.kind == "word"]
     # "free-tier" and "free tier" are one wording: a compound's parts are words of the span too
     span_set = set(span_words) | {p for w in span_words if "-" in w for p in w.split("-") if len(p) > 2}
+    # "ineffective" speaks of "effective" (whether it denies the claim's is the negation check's)
+    span_set |= {rest for cue, rest in span.scoped_negations if cue != "without"}
     words = [(i, w) for i, w in claim.content if i not in exclude]
     if not words:
         return 0.5, []
@@ -137,6 +139,15 @@ def _coverage(
     return covered / len(words), uncovered
 
 
+def _same_day_of_year(a: Fact, b: Fact) -> bool:
+    """Two dates on the same day and month (of different years)."""
+    if a.kind != "date" or b.kind != "date" or a.dim or b.dim:
+        return False
+    _, ma, da = a.date_value
+    _, mb, db = b.date_value
+    return da is not None and (ma, da) == (mb, db)
+
+
 def _age(cf: Fact, years: Fact) -> bool:
     """A bare number of the claim that is an age the source gives in years: "he was 35 when he
     died" (the years between "born in 1756" and "died in 1791"), "kids under 12" ("younger than
@@ -166,7 +177,38 @@ def _negations(an: Analysis, other: Analysis) -> list[str]:
         for cue, _ in _denied_costs(an):
             if cue in cues:
                 cues.remove(cue)
+    if len(cues) > 1:
+        cues = _bearing(an, other, cues)
     return cues
+
+
+#: Words that end the reach of a negation: "do not receive credit and are not required to sit".
+_SCOPE_ENDS = frozenset("and but or while whereas although though because which who".split())
+
+
+def _bearing(an: Analysis, other: Analysis, cues: list[str]) -> list[str]:
+    """Of two or more negation cues, those whose clause speaks of something ``other`` says:
+    "Auditing students do not receive credit and are not required to sit the final examination"
+    denies "earn credit" once, though it says "not" twice. A cue whose clause has no content
+    word, and every cue when none bears, stays (the parity of all is all there is to go on)."""
+    toks = an.tokens
+    left = list(cues)
+    bearing, beside = [], []
+    for i, t in enumerate(toks):
+        if t.kind != "word" or t.low not in left:
+            continue
+        left.remove(t.low)
+        scope = []
+        for u in toks[i + 1 : i + 8]:
+            if (u.kind == "sym" and u.text in ",;:.!?") or u.low in _SCOPE_ENDS:
+                break
+            if u.kind == "word" and u.low not in STOPWORDS and u.low not in _NEGATIONS:
+                scope.append(u.low)
+        if scope and not any(other.states(w) for w in scope):
+            beside.append(t.low)
+        else:
+            bearing.append(t.low)
+    return bearing + left if bearing and beside else cues
 
 
 def _free(an: Analysis) -> bool:
@@ -193,6 +235,12 @@ def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
             if k is not None:
                 out.append((t.low, k))
     return out
+
+
+def _billing_denied(an: Analysis) -> bool:
+    """Whether the text's billing word is a cost it denies ("not charged", "paid nothing")."""
+    word = an.directions.get("billing", (0, ""))[1]
+    return any(an.tokens[k].low == word for _, k in _denied_costs(an))
 
 
 def _said_as_free(claim: Analysis, span: Analysis) -> set[int]:
@@ -505,7 +553,7 @@ def align(
     limit = limit_side(claim)
     # the two sentences' polarities differ; a value outside the source's range then is what the
     # claim denies ("closed on Sundays", "not open at 8 p.m."), which explains the difference
-    flipped = len(claim.negation_cues) % 2 != len(span.negation_cues) % 2
+    flipped = len(_negations(claim, span)) % 2 != len(_negations(span, claim)) % 2
     explained = False
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
@@ -651,6 +699,8 @@ def align(
                     conf = _conf(0.3, 0.5, ctx_cov)
                 else:
                     conf = _conf(0.35, 0.55, ctx_cov)
+                    if cf.kind == "date" and _same_day_of_year(cf, sf):
+                        conf += 0.05  # "3 October 1991" is about the day "3 October 1990" is
                 if implied_in_doc:  # "arrives at 09:30" against "departs at 08:30" + "takes 1 hour"
                     conf = min(conf, DOUBTFUL)
                 if limit is not None and any(against_limit(cf, df, limit) for df in doc.facts):
@@ -711,6 +761,8 @@ def align(
             continue
         if _swapped(claim, span):
             continue  # "A is less than B" = "B is more than A"
+        if group == "billing" and (_billing_denied(claim) or _billing_denied(span)):
+            continue  # "not charged" is "free": the negation check has weighed it
         conflicts.append(
             Conflict(
                 "antonym",

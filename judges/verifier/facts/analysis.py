@@ -32,6 +32,7 @@ from .lexicon import (
     _UNIVERSAL,
     STOPWORDS,
     negated_stem,
+    prefix_negated,
     stem,
 )
 from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
@@ -48,6 +49,14 @@ _ORDER_HINGES = frozenset("before after predates predated precedes preceded post
 def _none_of(tokens: list[Token], i: int) -> bool:
     """A capitalised "None" is Python's null, unless it opens "None of …"."""
     return i + 1 < len(tokens) and tokens[i + 1].low == "of"
+
+
+def _number_sign(tokens: list[Token], i: int) -> bool:
+    """ "No." before a number is "number" ("Symphony No. 9", "Platform No 4"), not a negation."""
+    after = tokens[i + 1 : i + 3]
+    if after and after[0].text == "." and len(after) > 1 and after[1].kind == "num":
+        return True
+    return tokens[i].text == "No" and not tokens[i].initial and bool(after) and after[0].kind == "num"
 
 
 @dataclass
@@ -153,6 +162,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
 
     entity_tokens = {i for f in facts if f.kind == "entity" for i in f.tokens}
     neg_cues: list[str] = []
+    prefixed: list[tuple[str, str]] = []
     directions: dict[str, tuple[int, str]] = {}
     universal: list[str] = []
     partial: list[str] = []
@@ -170,6 +180,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if i in used and i not in entity_tokens:
             continue
         if low in _NEGATIONS and not (low == "none" and t.text[0].isupper() and not _none_of(tokens, i)):
+            if low == "no" and _number_sign(tokens, i):
+                continue
             neg_cues.append(low)
             continue
         base = negated_stem(low)
@@ -179,7 +191,11 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             words.update((base, stem(base)))
             content.append((i, base))
             continue
-        if low in _NEGATIVE_STATES:
+        rest = prefix_negated(low)
+        if rest is not None:  # "ineffective": a negation where the other text says "effective"
+            neg_cues.append(low)
+            prefixed.append((low, rest))
+        elif low in _NEGATIVE_STATES:
             neg_cues.append(low)
             polar.add(i)
             content.append((i, low))
@@ -209,7 +225,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         content.append((i, low))
     # "not only", "at no cost", "no doubt" do not negate
     lows = [t.low for t in tokens]
-    scoped: list[tuple[str, str]] = []
+    scoped: list[tuple[str, str]] = list(prefixed)
     for i in range(len(lows) - 1):
         pair = (lows[i], lows[i + 1])
         if pair in _NON_NEGATING and pair[0] in neg_cues:

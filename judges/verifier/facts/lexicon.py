@@ -50,7 +50,8 @@ ain't n't
 _NEGATIVE_STATES = frozenset(
     """
 closed missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
-prohibited forbidden banned disallowed disabled excluded denied refused rejected exempt
+prohibited forbidden banned disallowed disabled excluded excludes exclude denied refused
+rejected exempt removed discontinued withdrawn
 impossible illegal unsupported unsafe invalid incorrect false
 """.split()
 )
@@ -118,7 +119,7 @@ _dir("access", +1, "public")
 _dir("access", -1, "private")
 _dir("connect", +1, "online")
 _dir("connect", -1, "offline")
-_dir("billing", +1, "paid")
+_dir("billing", +1, "paid charged")
 _dir("billing", -1, "free")
 
 _NON_NEGATING = {
@@ -254,6 +255,9 @@ _u("mass", 1.0, "kg", "kg kgs kilogram kilograms kilo kilos")
 _u("mass", 1e3, "t", "tonne tonnes ton tons")
 _u("mass", 0.45359237, "lb", "lb lbs pound pounds")
 _u("mass", 0.028349523, "oz", "oz ounce ounces")
+_u("area", 1e4, "ha", "ha hectare hectares")
+_u("area", 4046.8564224, "acre", "acre acres")
+_u("area", 1e6, "km²", "km2")
 _u("volume", 1e-3, "ml", "ml millilitre millilitres milliliter milliliters")
 _u("volume", 1.0, "l", "l litre litres liter liters")
 _u("volume", 3.785411784, "gal", "gallon gallons gal")
@@ -408,6 +412,29 @@ def negated_stem(word: str) -> str | None:
     return None
 
 
+#: Prefixes that negate an adjective or participle ("ineffective", "unlimited", "discontinued"),
+#: the endings such a word has, and the words that only look so ("discovered" is no "not covered").
+_NOT_PREFIXES = ("un", "in", "im", "il", "ir", "dis")
+_ADJECTIVE_ENDINGS = ("ive", "able", "ible", "al", "ful", "ent", "ant", "ate", "ed", "ous", "ic", "ar", "ure")
+_NOT_NEGATED = frozenset(
+    "discovered disclosed dismissed installed informed invaluable inflammable impressed imported "
+    "interested invented intended invested impaired".split()
+)
+
+
+def prefix_negated(word: str) -> str | None:
+    """The word a negating prefix denies ("effective" of "ineffective"), where the rest is an
+    adjective or a participle; whether it negates is for the other text to say (it must speak of
+    "effective": analysis.scoped_negations)."""
+    if word in _NOT_NEGATED or word in _NEGATIVE_STATES or "-" in word:
+        return None
+    for p in _NOT_PREFIXES:
+        rest = word[len(p) :]
+        if word.startswith(p) and len(rest) >= 4 and rest.endswith(_ADJECTIVE_ENDINGS):
+            return rest
+    return None
+
+
 _YEAR_PREPOSITIONS = frozenset(
     "in since by until till from of during before after circa to the early late mid end start beginning around".split()
 )
@@ -529,7 +556,9 @@ def stem(word: str) -> str:
 
 #: What is paid, stemmed: a negation of one of these ("no fee", "does not charge", "without
 #: paying") says what the billing direction's "free" says (align._negations)
-COST_WORDS = frozenset(stem(w) for w in "charge fee cost pay payment price".split())
+COST_WORDS = frozenset(
+    stem(w) for w in "charge charged charges charging fee fees cost costs pay pays paid paying payment price".split()
+)
 #: Verbs of an end, stemmed: a clock time after one may be a start plus a duration (implied.py).
 END_VERBS = frozenset(
     stem(w) for w in "arrive arrives end ends finish finishes land lands reach conclude return".split()

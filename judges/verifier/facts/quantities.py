@@ -104,6 +104,14 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
             return ("percent", 1.0, "%", j + 1)
         if two in ("percentage points", "percentage point"):
             return ("percent", 1.0, "%", j + 1)
+        # an area as a square of a length: "9.2 million square kilometres", "sq mi", "km²"
+        side = _UNITS.get(tokens[j + 1].low) if low in ("square", "sq") else None
+        if side is None and tokens[j + 1].text == "²" and tokens[j + 1].start == t.end:
+            side = _UNITS.get(low)
+            if side is not None:
+                return ("area", side[1] ** 2, side[2] + "²", j + 1) if side[0] == "length" else None
+        elif side is not None and side[0] == "length":
+            return ("area", side[1] ** 2, side[2] + "²", j + 1)
     if t.kind == "sym" and t.text.startswith("°"):
         scale = t.text[1:].upper()
         end = j

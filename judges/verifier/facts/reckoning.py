@@ -8,7 +8,8 @@ verdict is made", step 2):
   year or to the sources' last ("in business for more than 25 years");
 * an amount that is a rate the sources state times a count of what the rate is per: "$300"
   against "$20 per user" and "15 active users" (the count from the claim or the sources), "400 g
-  of rice for eight people" against "50 g per person";
+  of rice for eight people" against "50 g per person", "at most six virtual machines" against "3
+  virtual machines per region" and "two regions";
 * an amount of a recipe or an order scaled to another number of people: "400 g of rice for eight
   people" against "Risotto (serves 4): 200 g arborio rice".
 
@@ -95,6 +96,10 @@ def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -
     """A rate of ``span`` per some noun that, times a count of that noun in the claim or the
     sources, gives the claim's amount ``cf``; for a count of the claim ("for eight people"), the
     rate that gives another of the claim's amounts from it ("400 g" at "50 g per person")."""
+    if cf.kind == "quantity" and cf.dim == "count" and cf.noun and not cf.per and cf.num_value > 0:
+        hit = _count_per_something(cf, claim, span, doc)
+        if hit is not None:
+            return hit
     if cf.kind != "quantity" or cf.bound not in ("eq", "approx") or cf.num_value <= 0:
         return None
     if cf.dim == "count":
@@ -119,6 +124,27 @@ def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -
         noun = stem(rate.per)
         for count in _counts(noun, claim) + _counts(noun, doc):
             if abs(rate.num_value * count.num_value - _base(cf)) <= _PRODUCT_TOL * abs(_base(cf)):
+                return rate
+    return None
+
+
+def _count_per_something(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -> Fact | None:
+    """A count of the claim's noun that ``span`` gives per something, times the number of those:
+    "at most six virtual machines in total" against "limited to 3 virtual machines per region"
+    and "available in two regions" (a limit times a count is the same kind of limit)."""
+    for rate in span.facts:
+        if (
+            rate.kind != "quantity"
+            or rate.dim != "count"
+            or rate.per in ("", "duration")
+            or rate.noun[-1:] != cf.noun[-1:]
+        ):
+            continue
+        if rate.bound != cf.bound and not (rate.bound == "eq" and cf.bound == "approx"):
+            continue
+        noun = stem(rate.per)
+        for count in _counts(noun, claim) + _counts(noun, doc):
+            if abs(rate.num_value * count.num_value - cf.num_value) <= _PRODUCT_TOL * cf.num_value:
                 return rate
     return None
 

@@ -1,0 +1,102 @@
+"""Negations in other words: a prefix, a verb of exclusion, one cue of several, a cost denied
+(judges/verifier/facts/analysis.py, align.py; pure Python, no model)."""
+
+import pytest
+
+from judges.verifier.facts import analyse
+from tests.verifier_support import align_texts
+
+
+def _negation(claim: str, source: str):
+    return [c for c in align_texts(claim, source).conflicts if c.kind == "negation"]
+
+
+@pytest.mark.parametrize(
+    "text", ["Beethoven's Symphony No. 9 premiered in Vienna.", "Take Platform No 4 to Bern.", "See rule no. 12."]
+)
+def test_no_before_a_number_is_number_not_negation(text):
+    assert analyse(text).negation_cues == []
+
+
+@pytest.mark.parametrize("text", ["There is no parking.", "No 5-star hotels were built.", "We have no 5 star rooms."])
+def test_no_before_a_noun_still_negates(text):
+    assert analyse(text).negation_cues == ["no"]
+
+
+@pytest.mark.parametrize(
+    "claim,source,conflict",
+    [
+        (
+            "Antibiotics are effective against the common cold.",
+            "Antibiotics are ineffective against the common cold.",
+            True,
+        ),
+        (
+            "Antibiotics are not effective against the common cold.",
+            "Antibiotics are ineffective against the common cold.",
+            False,
+        ),
+        ("Paid plans offer limited storage.", "Paid plans come with unlimited storage.", True),
+        ("Paid plans offer unlimited storage.", "Paid plans come with unlimited storage.", False),
+        # the rest of "international" is no word the other text says: no negation
+        ("The firm operates in 40 markets.", "The firm operates in 40 international markets.", False),
+        # a word that only looks negated
+        ("The fossil was covered by ash in 1990.", "The fossil was discovered under ash in 1990.", False),
+    ],
+)
+def test_a_negating_prefix_denies_the_word_the_other_text_says(claim, source, conflict):
+    assert bool(_negation(claim, source)) == conflict
+
+
+def test_a_prefixed_word_covers_the_word_it_denies():
+    assert "effective" not in align_texts("Antibiotics are effective.", "Antibiotics are ineffective.").uncovered
+
+
+def test_a_policy_that_excludes_does_not_cover():
+    found = _negation(
+        "Pre-existing conditions are covered by the travel policy.",
+        "The travel policy covers emergency treatment but excludes pre-existing conditions.",
+    )
+    assert [c.source for c in found] == ["excludes"]
+
+
+def test_excluding_as_a_preposition_negates_nothing():
+    assert not _negation(
+        "It launched on Netflix on March 6, 2019.",
+        "It is due out on Netflix around the world (excluding Australia) on March 6th, 2019.",
+    )
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("Students who audit the course earn credit for it.", True),
+        ("Students who audit the course do not earn credit for it.", False),
+        ("Auditing students must sit the final examination.", True),
+    ],
+)
+def test_of_two_negations_the_one_about_the_claim_counts(claim, conflict):
+    source = "Auditing students do not receive credit and are not required to sit the final examination."
+    assert bool(_negation(claim, source)) == conflict
+
+
+def test_two_negations_about_the_claim_cancel_as_before():
+    assert not _negation("The museum is open on Mondays.", "The museum is not closed on Mondays, not even in winter.")
+
+
+FREE = "All ATM withdrawals within the Eurozone are free of charge for Premier account holders."
+
+
+@pytest.mark.parametrize(
+    "claim,verdict",
+    [
+        ("Premier account holders are charged for their ATM withdrawals within the Eurozone.", "contradicted"),
+        ("Premier account holders are not charged for ATM withdrawals within the Eurozone.", "supported"),
+        ("Premier account holders are charged nothing for ATM withdrawals within the Eurozone.", "supported"),
+    ],
+)
+def test_charged_is_the_opposite_of_free_unless_denied(claim, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, [FREE]).claims
+    assert found.verdict == verdict, found.reason
