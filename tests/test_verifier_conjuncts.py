@@ -180,3 +180,41 @@ def test_no_parts_when_an_and_comes_before_the_first_verb_found(claim):
 def test_a_name_with_a_capital_inside_is_no_second_verb(claim):
     # "macOS 12" read as a verb in "-s" before a number made "System macOS 12 or later." a part
     assert claim_parts(claim) == [claim]
+
+
+@pytest.mark.parametrize(
+    "claim,parts",
+    [
+        (
+            "The vaccine was 71% effective against infection and 85% effective against hospitalisation.",
+            [
+                "The vaccine was 71% effective against infection.",
+                "The vaccine was 85% effective against hospitalisation.",
+            ],
+        ),
+        (
+            "The plan costs $10 per month and $100 per year.",
+            ["The plan costs $10 per month.", "The plan costs $100 per year."],
+        ),
+        (
+            "Two doses of MMR are about 97% effective against measles, and the protection lasts for life.",
+            ["Two doses of MMR are about 97% effective against measles.", "The protection lasts for life."],
+        ),
+        # a second amount of something else, and a list after a comma, stay whole
+        ("The recipe needs 2 eggs and 200 g of flour.", ["The recipe needs 2 eggs and 200 g of flour."]),
+        (
+            "He visited Paris, Rome, and the city of Vienna in 1990.",
+            ["He visited Paris, Rome, and the city of Vienna in 1990."],
+        ),
+    ],
+)
+def test_a_second_amount_without_its_verb_and_a_clause_with_its_own_subject(claim, parts):
+    assert claim_parts(claim) == parts
+
+
+def test_the_added_clause_leaves_the_claim_unverifiable():
+    (found,) = check_grounding(
+        "Two doses of MMR are about 97% effective against measles, and the protection lasts for life.",
+        ["Two doses of MMR vaccine are about 97% effective at preventing measles."],
+    ).claims
+    assert found.verdict == "unverifiable", found.reason

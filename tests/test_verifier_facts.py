@@ -750,6 +750,16 @@ _OFFICERS = "Maria Lopez is the company's chief financial officer; the CEO is Da
             _OFFICERS,
             "claim says Maria Lopez is the company's CEO, source says Daniel Park is the CEO",
         ),
+        (  # a role opened by a possessive name
+            "Australia's capital is Sydney.",
+            "Although Sydney is Australia's largest city, the national capital is Canberra.",
+            "claim says Sydney is Australia's capital, source says Canberra is the national capital",
+        ),
+        (  # the doer of a participle after a comma is the sentence's subject
+            "France beat Argentina on penalties to win the 2022 World Cup final.",
+            "Argentina won the 2022 FIFA World Cup, beating France on penalties in the final.",
+            "claim says France beat, source says Argentina beating",
+        ),
     ],
 )
 def test_another_name_for_the_claims_role_is_a_role_mismatch(claim, source, reason):

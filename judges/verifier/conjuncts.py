@@ -8,7 +8,10 @@ them. No tagger ships with the package, so what reads as a verb is decided by it
 auxiliary, a past form in "-ed", or a word in "-s" followed by what opens an object, or, after a
 first verb in the present tense, by a word that is no preposition and no verb ("is open on weekdays
 and accepts walk-in patients"). "sells shoes and bags in Paris", "has teachers and students from 40
-countries" and "offers rooms and suites with sea views" stay whole.
+countries" and "offers rooms and suites with sea views" stay whole. A second amount said as the
+first was, its verb left out ("was 71% effective against infection and 85% effective against
+hospitalisation"), is a part of its own with the first verb written again, and so is a clause with a subject of its
+own after ", and" ("…, and the protection lasts for life").
 """
 
 from __future__ import annotations
@@ -94,6 +97,23 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
     return False
 
 
+#: Words that open a subject of its own after ", and" ("…, and the protection lasts for life").
+_CLAUSE_OPENERS = frozenset("the its their this these it they".split())
+
+
+def _is_amount(word: str) -> bool:
+    return word[:1].isdigit() or (word[:1] in _CURRENCY_SIGNS and word[1:2].isdigit())
+
+
+def _parallel_amount(words: list[str], first: int, k: int) -> bool:
+    """An "and" before a second amount said as the first was, its verb left out: "was 71%
+    effective against infection and 85% effective against hospitalisation"."""
+    if not _is_amount(words[k + 1]):
+        return False
+    after = _bare(words[k + 2])
+    return any(_is_amount(words[j - 1]) and _bare(words[j]) == after for j in range(first + 2, k))
+
+
 def claim_parts(claim: str) -> list[str]:
     """``claim`` split at each "and" that opens a second verb of its subject, the subject written
     again before each later part; ``[claim]`` when it says one thing."""
@@ -116,6 +136,8 @@ def claim_parts(claim: str) -> list[str]:
     first_word = _bare(words[first])
     present = first_word in _PRESENT or (first_word.endswith("s") and first_word not in _AUXILIARIES)
     cuts: list[int] = []
+    elliptic: set[int] = set()  # cuts whose part repeats the first verb too
+    own: set[int] = set()  # cuts whose part has a subject of its own
     for k in range(first + 1, len(words) - 2):
         w = words[k]
         if (
@@ -123,11 +145,26 @@ def claim_parts(claim: str) -> list[str]:
             and outside[k]
             and k - first >= 2
             and not words[k - 1].endswith((",", ";", ":"))
-            and _verb(words, k + 1, present)
             and (not cuts or k - cuts[-1] >= 3)
             and len(cuts) < MAX_PARTS - 1
         ):
-            cuts.append(k)
+            if _verb(words, k + 1, present):
+                cuts.append(k)
+            elif _parallel_amount(words, first, k):
+                cuts.append(k)
+                elliptic.add(k)
+        elif (
+            w == "and"
+            and outside[k]
+            and words[k - 1].endswith(",")
+            and _bare(words[k + 1]) in _CLAUSE_OPENERS
+            and (not cuts or k - cuts[-1] >= 3)
+            and len(cuts) < MAX_PARTS - 1
+            and (verb := _first_verb(words[k + 1 :], outside[k + 1 :])) is not None
+            and verb <= 3
+        ):
+            cuts.append(k)  # ", and the protection lasts for life": a clause with its own subject
+            own.add(k)
     if not cuts:
         return [claim]
     last = claim.rstrip()[-1:]
@@ -137,7 +174,11 @@ def claim_parts(claim: str) -> list[str]:
     stops = [*cuts, len(words)]
     for n, (a, b) in enumerate(zip(starts, stops)):
         text = " ".join(words[a:b]).rstrip(",;")
-        if n:
+        if n and a - 1 in elliptic:
+            text = f"{subject} {words[first]} {text}"
+        elif n and a - 1 in own:
+            text = text[:1].upper() + text[1:]
+        elif n:
             text = f"{subject} {text}"
         if text[-1:] not in ".!":
             text += end

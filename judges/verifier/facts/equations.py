@@ -4,12 +4,12 @@ name Sydney, so no name is missing and none is substituted; what differs is whic
 gives the claim's role.
 
 A clause "Name is the role" or "the role is Name" (one side a name, the other a role opened by a
-determiner or a possessive) is an equation. The role's words before its first preposition are
-what it is ("capital", "chief executive"); a possessor ("the company's") and the words after the
-preposition ("of Australia") are whose it is. The source gives the claim's role another name when
-one of its equations has every "what" word of the claim's role and mentions every "whose" word
-somewhere, names someone else, and the sources name the claim's name elsewhere (otherwise it is a
-plain substitution, which align already weighs)."""
+determiner or a possessive, "Australia's capital is Sydney") is an equation. The role's words
+before its first preposition are what it is ("capital", "chief executive"); a possessor ("the
+company's") and the words after the preposition ("of Australia") are whose it is. The source
+gives the claim's role another name when one of its equations has every "what" word of the
+claim's role and mentions every "whose" word somewhere, names someone else, and the sources name
+the claim's name elsewhere (otherwise it is a plain substitution, which align already weighs)."""
 
 from __future__ import annotations
 
@@ -52,14 +52,22 @@ def equations_of(an: Analysis) -> list[Equation]:
         left, right = list(range(clause.start, verb)), list(range(verb + 1, clause.stop))
         for name_side, role_side in ((left, right), (right, left)):
             name = _name_alone(by_first, name_side, tokens)
-            if name is None or not role_side or tokens[role_side[0]].low not in _DETERMINERS:
+            if name is None or not role_side or not _opens_a_role(tokens[role_side[0]]):
                 continue
             role = _role(role_side, an)
             if role is not None:
-                written = tokens[role_side[0]].low + an.text[tokens[role_side[0]].end : tokens[role_side[-1]].end]
+                opener = tokens[role_side[0]]
+                written = (opener.low if opener.low in _DETERMINERS else opener.text) + an.text[
+                    opener.end : tokens[role_side[-1]].end
+                ]
                 out.append(Equation(name[2], role[0], role[1], _written(tokens, names, name[2]), written))
             break
     return out
+
+
+def _opens_a_role(t: Token) -> bool:
+    """A determiner, or a possessive ("Australia's capital is Sydney")."""
+    return t.low in _DETERMINERS or t.text.endswith(("'s", "’s"))
 
 
 def _name_alone(by_first: dict, side: list[int], tokens: list[Token]) -> tuple[int, int, frozenset[str]] | None:

@@ -47,6 +47,8 @@ def _doer(tokens: list[Token], names, verb: int) -> tuple[frozenset[str], bool] 
                 found = next((w for first, _, w in names if first > j), None)
                 return (found, True) if found is not None else None
         return None
+    if verb > 0 and tokens[verb - 1].text == "," and tokens[verb].low.endswith("ing") and names and names[0][0] == 0:
+        return (names[0][2], False)  # "Argentina won the final, beating France": the sentence's subject
     found = next((w for _, last, w in names if last == verb - 1), None)  # "France won", not "…Ocean, opened"
     return (found, False) if found is not None else None
 
