@@ -100,3 +100,24 @@ def test_charged_is_the_opposite_of_free_unless_denied(claim, verdict):
 
     (found,) = check_grounding(claim, [FREE]).claims
     assert found.verdict == verdict, found.reason
+
+
+def test_a_claim_on_both_sides_of_a_direction_has_no_side_to_set_against():
+    source = "Quarterly operating profit fell 8% year on year to €410 million, blamed on higher energy costs."
+    claim = "The company blamed rising energy costs for an 8% drop in quarterly operating profit."
+    assert not [c for c in align_texts(claim, source).conflicts if c.kind == "antonym"]
+    assert [c.kind for c in align_texts("Operating profit rose 8% to €410 million.", source).conflicts] == ["antonym"]
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("The north wing is older than the south wing.", "The south wing is older than the north wing."),
+        (
+            "The west wing was built before the east wing.",
+            "The east wing was built some forty years before the west wing.",
+        ),
+    ],
+)
+def test_a_comparison_of_two_places_named_by_their_direction(claim, source):
+    assert [c.kind for c in align_texts(claim, source).conflicts if c.kind in ("comparative", "antonym")]

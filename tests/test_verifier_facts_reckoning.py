@@ -141,3 +141,10 @@ def test_a_count_per_something_times_the_number_of_those(claim, held):
     )
     found = align_texts(f"A free-tier account can run {claim}.", source)
     assert (not [f for f in found.missing if f.kind == "quantity"]) == held
+
+
+def test_serves_opening_a_sentence_of_its_own():
+    carbonara = "Spaghetti alla carbonara. Serves 4. Ingredients: 400 g spaghetti, 150 g guanciale."
+    span = "Ingredients: 400 g spaghetti, 150 g guanciale."
+    found = align_texts("Making this carbonara for eight people would take 800 g of spaghetti.", span, carbonara)
+    assert not found.missing and not found.conflicts

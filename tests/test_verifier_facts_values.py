@@ -5,6 +5,7 @@ models)."""
 import pytest
 
 from judges.verifier.facts import analyse
+from tests.verifier_support import align_texts
 
 
 @pytest.mark.parametrize(
@@ -53,3 +54,56 @@ def test_a_date_the_evidence_states_otherwise_is_never_supported(claim, source, 
     (found,) = check_grounding(claim, [source]).claims
     assert found.probabilities["supported"] == 0.0
     assert (found.verdict, found.reason) == ("contradicted", said)
+
+
+@pytest.mark.parametrize(
+    "text,amount",
+    [
+        ("Each dose contains 250 micrograms of folic acid.", "250 µg"),
+        ("Each dose contains 250 µg.", "250 µg"),
+        ("Work remotely for more than two consecutive weeks.", "more than 2 week"),
+        ("Refunds arrive within 10 working days.", "10 day"),
+    ],
+)
+def test_micrograms_and_a_word_between_a_number_and_its_unit_of_time(text, amount):
+    assert amount in [f.describe() for f in analyse(text).facts]
+
+
+def test_micrograms_are_not_milligrams():
+    found = align_texts(
+        "Each 5 ml dose contains 250 micrograms of amoxicillin.", "Each 5 ml contains 250 mg amoxicillin."
+    )
+    assert [c.kind for c in found.conflicts] == ["unit"]
+
+
+@pytest.mark.parametrize(
+    "claim,relation",
+    [
+        ("An order placed at 11:00 is dispatched the same day.", "match"),
+        ("An order placed at 15:00 is dispatched the same day.", "conflict"),
+    ],
+)
+def test_a_time_against_a_bound_of_the_source(claim, relation):
+    found = align_texts(claim, "Orders placed before 2 p.m. are dispatched the same day.")
+    times = [c for c in found.conflicts if c.kind == "time"]
+    assert (relation == "conflict") == bool(times)
+    assert (relation == "match") == any(c.kind == "time" for c, _ in found.matched)
+
+
+@pytest.mark.parametrize("claim,held", [("at about 09:00", True), ("at about 09:20", False)])
+def test_about_a_time_is_within_ten_minutes(claim, held):
+    found = align_texts(f"The bus reaches the airport {claim}.", "The bus arrives at the airport at 08:55.")
+    assert bool([c for c in found.conflicts if c.kind == "time"]) != held
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("The Business plan includes up to 50 seats.", True),
+        ("The Business plan includes up to 25 seats.", False),
+        ("The Business plan includes fewer than 50 seats.", False),  # a bound, not an allowance
+    ],
+)
+def test_up_to_is_an_allowance(claim, conflict):
+    found = align_texts(claim, "Plan: Business — $99/month, 25 seats, 1 TB storage.")
+    assert bool([c for c in found.conflicts if c.kind == "number"]) == conflict

@@ -237,6 +237,11 @@ def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
     return out
 
 
+#: Direction groups that name places ("the west wing … the east wing"): a claim with both sides
+#: speaks of two places, and which it names first is what the comparison turns on.
+_PLACES = frozenset({"ns", "ew"})
+
+
 def _billing_denied(an: Analysis) -> bool:
     """Whether the text's billing word is a cost it denies ("not charged", "paid nothing")."""
     word = an.directions.get("billing", (0, ""))[1]
@@ -301,7 +306,7 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or version_in_range(cf, doc) is not None
         or time_in_range(cf, doc)[0] is not None
         or rate_times_count(cf, claim, doc, doc) is not None
-        or scaled(cf, claim, doc) is not None
+        or scaled(cf, claim, doc, doc) is not None
         or days_apart(cf, claim, doc) is not None
         or years_between(cf, claim, doc) is not None
     )
@@ -584,7 +589,7 @@ def align(
         if hit is None and cf.kind == "quantity":
             hit = rate_times_count(cf, claim, span, doc)  # "$300" from "$20 per user" and "15 users"
         if hit is None and cf.kind == "quantity":
-            hit = scaled(cf, claim, span)  # "400 g for eight people" from "serves 4: 200 g"
+            hit = scaled(cf, claim, span, doc)  # "400 g for eight people" from "serves 4: 200 g"
         if hit is None and cf.kind == "quantity":
             hit = years_between(cf, claim, span)  # "more than two decades before 2024" from "in 1998"
         if hit is None and cf.kind == "date":
@@ -763,6 +768,8 @@ def align(
             continue  # "A is less than B" = "B is more than A"
         if group == "billing" and (_billing_denied(claim) or _billing_denied(span)):
             continue  # "not charged" is "free": the negation check has weighed it
+        if group in claim.two_way and group not in _PLACES:
+            continue  # "rising costs … a drop in profit" against "profit fell": no side to set against
         conflicts.append(
             Conflict(
                 "antonym",

@@ -80,6 +80,9 @@ class Analysis:
     #: way and dropped: "no increase", "no effect" deny the claim's own predicate, whose noun the
     #: source words otherwise -- "rising", "strengthened".)
     scoped_negations: list[tuple[str, str]] = field(default_factory=list)
+    #: direction groups the text has words of both sides of ("rising energy costs … an 8% drop in
+    #: profit"): which side its claim is on cannot be told from the words
+    two_way: set[str] = field(default_factory=set)
 
     def states(self, word: str) -> bool:
         """Whether the text has the word, or a word of its stem."""
@@ -164,6 +167,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     neg_cues: list[str] = []
     prefixed: list[tuple[str, str]] = []
     directions: dict[str, tuple[int, str]] = {}
+    two_way: set[str] = set()
     universal: list[str] = []
     partial: list[str] = []
     content: list[tuple[int, str]] = []
@@ -211,7 +215,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             continue  # "no later than": a bound (the number's), not a direction
         if low in _DIRECTION_WORDS and i not in entity_tokens:
             group, side = _DIRECTION_WORDS[low]
-            directions.setdefault(group, (side, low))
+            if directions.setdefault(group, (side, low))[0] != side:
+                two_way.add(group)
             polar.add(i)
             if low not in STOPWORDS:
                 content.append((i, low))
@@ -256,13 +261,14 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         hinge = hinges[0]
         # the words either side of the hinge that name a side ("Model A" keeps its letter); the
         # comparative just before it is no side ("more expensive than"), a verb further off that
-        # reads as a direction is ("the client raises an error after waiting")
+        # reads as a direction is ("the client raises an error after waiting"), and so is one
+        # after it ("older than the south wing")
         named = [
             k
             for k, x in enumerate(tokens)
             if x.kind == "word"
             and (x.low not in STOPWORDS or name_letter(tokens, k))
-            and not (x.low in _DIRECTION_WORDS and hinge - 3 < k)
+            and not (x.low in _DIRECTION_WORDS and hinge - 3 < k < hinge)
         ]
         than_after = {stem(tokens[k].low) for k in named if hinge < k < hinge + 6}
         than_before = {stem(tokens[k].low) for k in named if hinge - 8 <= k < hinge}
@@ -282,4 +288,5 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         than_before,
         polar,
         scoped,
+        two_way,
     )

@@ -11,6 +11,8 @@ from .lexicon import words_match
 _REL_TOL_SAME_UNIT = 1e-6
 _REL_TOL_CONVERTED = 0.02
 _APPROX_TOL = 0.10
+#: How far "about 09:00" reaches, in minutes.
+_ABOUT_MINUTES = 10
 #: Months run from 28 to 31 days: a count of weeks or days for months is rounded to whole weeks
 #: ("four months" = 16 or 17 weeks, 8 % apart).
 _MONTH_IN_WEEKS = 0.10
@@ -63,6 +65,10 @@ def _same_slot(c: Fact, s: Fact) -> bool:
     return True
 
 
+#: How a claim states an allowance (the most one gets), not a bound of what one has.
+_ALLOWANCES = ("up to", "a maximum of", "maximum of")
+
+
 def compare_quantities(c: Fact, s: Fact) -> str:
     """ "match", "conflict", "unit" (same number, different unit of the same kind) or "compatible"."""
     if (
@@ -96,6 +102,8 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         return "conflict"
     if c.bound in ("lt",) and slo >= cv and s.bound == "eq":
         return "conflict"
+    if c.bound == "le" and s.bound == "eq" and c.text.lower().startswith(_ALLOWANCES) and not _close(cv, sv, tol):
+        return "conflict"  # "up to 50 seats" is an allowance of 50: "25 seats" is another
     if clo - slack <= slo and shi <= chi + slack:
         return "match"  # the claim is as weak as or weaker than the source
     if c.bound in ("eq", "approx") and s.bound in ("le", "ge", "approx") and _close(cv, sv, max(tol, 0.001)):
@@ -214,6 +222,8 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         return "compatible"  # a bound in the source says too little for or against a date
     if c.kind == "date":
         return _dates_relation(c.date_value, s.date_value)
+    if c.kind == "time" and "approx" in (c.bound, s.bound):
+        return "match" if abs(c.num_value - s.num_value) <= _ABOUT_MINUTES else "conflict"
     if c.kind == "time" and c.bound != "eq" and s.bound == "eq":
         # "arrives after noon" and "arrives at 13:45"; minutes of one day
         cv, sv = c.num_value, s.num_value
@@ -224,6 +234,11 @@ def _fact_relation(c: Fact, s: Fact) -> str:
         cs = set(c.value) if isinstance(c.value, tuple) else {c.value}
         ss = set(s.value) if isinstance(s.value, tuple) else {s.value}
         return "match" if cs <= ss else "none"
+    if c.kind == "time" and c.bound == "eq" and s.bound in ("lt", "le", "gt", "ge"):
+        # "an order placed at 11:00" and "orders placed before 2 p.m."
+        cv, sv = c.num_value, s.num_value
+        inside = {"gt": cv > sv, "lt": cv < sv, "le": cv <= sv, "ge": cv >= sv}[s.bound]
+        return "match" if inside else "conflict"
     if c.kind in ("time", "ordinal", "weekday"):
         return "match" if c.value == s.value else "conflict"
     if c.kind == "entity":

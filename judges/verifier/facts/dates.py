@@ -388,7 +388,9 @@ def _last_day(f: Fact) -> Fact:
 
 
 #: A word before a clock time that makes it a bound: "after noon" is any time past 12:00.
-_TIME_BOUNDS = {"after": "gt", "past": "gt", "before": "lt", "until": "le", "till": "le", "by": "le"}
+_TIME_BOUNDS = {"after": "gt", "past": "gt", "before": "lt", "until": "le", "till": "le", "by": "le"} | dict.fromkeys(
+    ("about", "around", "approximately", "roughly", "circa"), "approx"
+)
 
 
 _RANGE_WORDS = frozenset("to through thru until till - –".split())

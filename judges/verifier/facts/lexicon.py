@@ -25,6 +25,7 @@ within without through throughout across along among amongst between behind beyo
 up down out off again further once any some many much more most other another own same few less
 least lot lots several all every whole s t don't doesn't just like get gets got getting
 been make makes made use used using new now one ones around near also well may might able
+making take takes took taken taking need needs needed
 """.split()
 ) | {"its", "it’s", "'s"}
 
@@ -249,6 +250,8 @@ _u("length", 0.0254, "in", "inch inches")
 _u("length", 0.3048, "ft", "ft foot feet")
 _u("length", 0.9144, "yd", "yd yds yard yards")
 _u("length", 1609.344, "mi", "mi mile miles")
+# the micro sign and the Greek mu (what the micro sign folds to, tokens.Token.low)
+_u("mass", 1e-9, "µg", "µg μg mcg microgram micrograms microgramme microgrammes")
 _u("mass", 1e-6, "mg", "mg milligram milligrams milligramme milligrammes")
 _u("mass", 1e-3, "g", "g gram grams gramme grammes")
 _u("mass", 1.0, "kg", "kg kgs kilogram kilograms kilo kilos")

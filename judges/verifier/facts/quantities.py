@@ -88,6 +88,10 @@ def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int
     return "eq", i
 
 
+#: Words between a number and its unit of time that leave it a duration.
+_DURATION_ADJECTIVES = frozenset("consecutive full whole straight working business calendar additional extra".split())
+
+
 def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str, int] | None:
     """Unit starting at token j: (dim, factor, canon, last index)."""
     n = len(tokens)
@@ -440,6 +444,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 k += 1  # "24-month"
             glued = k < n and tokens[k].start == tokens[k - 1].end
             ua = _unit_at(tokens, k, glued)
+            if ua is None and k + 1 < n and tokens[k].low in _DURATION_ADJECTIVES:
+                ua = _unit_at(tokens, k + 1, False)  # "two consecutive weeks", "10 working days"
+                ua = ua if ua is not None and ua[0] == "duration" else None
             if ua is not None:
                 dim, factor, unit, end = ua
                 j = end + 1

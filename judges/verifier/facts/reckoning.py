@@ -159,6 +159,11 @@ def _portions(an: Analysis) -> list[Fact]:
         before = an.tokens[min(f.tokens) - 1].low if min(f.tokens) > 0 else ""
         if _PORTIONS.intersection(f.noun) or (not f.noun and before in _SERVES):
             out.append(f)
+    for f in an.facts:  # "Serves 4." opening a sentence reads as a name with a number
+        if f.kind == "entity" and f.dim == "identifier" and len(f.tokens) == 2:
+            verb, number = (an.tokens[k] for k in f.tokens)
+            if verb.low in _SERVES and number.kind == "num" and number.text.isdigit() and int(number.text) > 0:
+                out.append(Fact("quantity", float(number.text), number.text, number.start, number.end, dim="count"))
     return out
 
 
@@ -169,7 +174,7 @@ def _amounts_alike(a: Fact, b: Fact) -> bool:
     return a.dim != "count" or (bool(a.noun) and a.noun[-1:] == b.noun[-1:])
 
 
-def scaled(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+def scaled(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -> Fact | None:
     """An amount of ``span`` given for N people that, scaled to the claim's number of people,
     is the claim's amount ``cf``; for the claim's number of people itself, the amount that
     scales to another of the claim's amounts ("400 g … for eight people" against "serves 4:
@@ -177,7 +182,7 @@ def scaled(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
     if cf.kind != "quantity" or cf.bound not in ("eq", "approx") or cf.num_value <= 0:
         return None
     mine = _portions(claim)
-    theirs = _portions(span)
+    theirs = _portions(span) or _portions(doc)  # "Serves 4. Ingredients: 400 g spaghetti, …"
     if not mine or not theirs:
         return None
     if cf in mine:
