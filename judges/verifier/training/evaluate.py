@@ -2,6 +2,7 @@
 
     python -m judges.verifier.training.evaluate [--half fit|test|both]
     python -m judges.verifier.training.evaluate --fresh     # the fresh independent pairs' halves
+                                                            # (fresh.jsonl, fresh2.jsonl)
 
 A pair's verdict is the verdict of ``check_grounding`` on its claim text, as the API gives it:
 when the claim text splits into several claims, any contradicted claim makes the pair
@@ -24,6 +25,8 @@ DEVSET = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
 #: 160 pairs an independent author wrote on 2026-11-26 (tests/data/verifier/README.md): the
 #: "looked" half's failures were read to find what to mend, the "untouched" half's never were
 FRESH = DEVSET.with_name("fresh.jsonl")
+#: 300 pairs two more independent authors wrote on 2026-11-27, split the same way (the README there)
+FRESH2 = DEVSET.with_name("fresh2.jsonl")
 LABELS = ("supported", "contradicted", "unverifiable")
 
 
@@ -128,10 +131,14 @@ def main() -> None:
         from judges.verifier import VerifierConfig
 
         config = VerifierConfig(entailment_threshold=args.threshold, contradiction_threshold=args.threshold)
-    halves = ("looked", "untouched") if args.fresh else ("fit", "test") if args.half == "both" else (args.half,)
-    for half in halves:
-        results = run(load(half, FRESH if args.fresh else DEVSET), config)
-        print(format_table(f"{half} half", results))
+    if args.fresh:
+        halves = [(f"{path.stem} {half}", half, path) for path in (FRESH, FRESH2) for half in ("looked", "untouched")]
+    else:
+        picked = ("fit", "test") if args.half == "both" else (args.half,)
+        halves = [(half, half, DEVSET) for half in picked]
+    for name, half, path in halves:
+        results = run(load(half, path), config)
+        print(format_table(f"{name} half", results))
         if args.misses:
             for r, v, check in results:
                 if v != r["label"]:
