@@ -107,3 +107,41 @@ def test_about_a_time_is_within_ten_minutes(claim, held):
 def test_up_to_is_an_allowance(claim, conflict):
     found = align_texts(claim, "Plan: Business — $99/month, 25 seats, 1 TB storage.")
     assert bool([c for c in found.conflicts if c.kind == "number"]) == conflict
+
+
+@pytest.mark.parametrize(
+    "claim,source,rival",
+    [
+        (
+            "Paid accounts can run up to 100 virtual machines per region.",
+            "Free-tier accounts are limited to 3 virtual machines per region.",
+            False,
+        ),
+        (
+            "Postgraduate students may register for up to four modules per semester.",
+            "Undergraduates may register for a maximum of 6 modules per semester.",
+            False,
+        ),
+        (
+            "On Sundays, Line 12 buses run every 30 minutes.",
+            "Line 12 runs every 10 minutes Monday to Friday, and every 15 minutes on Saturdays.",
+            False,
+        ),
+        (
+            "On Saturdays, Line 12 buses run every 30 minutes.",
+            "Line 12 runs every 10 minutes Monday to Friday, and every 15 minutes on Saturdays.",
+            True,
+        ),
+        (
+            "Free-tier accounts can run up to 5 virtual machines per region.",
+            "Free-tier accounts are limited to 3 virtual machines per region.",
+            True,
+        ),
+    ],
+)
+def test_a_value_given_for_another_group_is_no_rival(claim, source, rival):
+    from judges.verifier.facts.align import ANOTHER_GROUP
+
+    weights = [c.confidence for c in align_texts(claim, source).conflicts if c.kind == "number"]
+    assert weights
+    assert (max(weights) > ANOTHER_GROUP) == rival

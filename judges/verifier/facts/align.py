@@ -81,6 +81,10 @@ DOUBTFUL = 0.45
 #: dates through as supported). A number or date stated with the claim's own words around it weighs
 #: DOUBTFUL instead.
 STATED_ELSEWHERE = 0.65
+#: The most a number conflict weighs when the span gives its value for another group than the
+#: claim's ("free-tier accounts" against "paid accounts", weekdays against "on Sundays"): the
+#: claim's value is then missing rather than contradicted.
+ANOTHER_GROUP = 0.25
 
 #: In the support score, a matched number / date / name weighs as much as two content words.
 FACT_WEIGHT = 2
@@ -336,6 +340,49 @@ def _count_of_something_unsaid(cf: Fact, sf: Fact, span: Analysis) -> bool:
     names that noun ("revenue of 5 million dollars, up from 4 million"): the number counts what
     the sentence is about, not the claim's noun, so it is no rival (the count is missing)."""
     return cf.dim == "count" and bool(cf.noun) and not sf.noun and not any(span.states(n) for n in cf.noun)
+
+
+#: Words that name one of several groups a value may be given for: a value of "paid accounts"
+#: is no rival of one of "free-tier accounts" (lexicon-free rivals: "postgraduate" and
+#: "undergraduates" differ only before a shared ending).
+_GROUPS = tuple(
+    frozenset(stem(w) for w in words.split())
+    for words in (
+        "paid free free-tier premium basic standard pro enterprise starter business",
+        "adult adults child children kid kids senior seniors student students infant infants",
+        "domestic international",
+        "member members non-member non-members guest guests",
+        "peak off-peak",
+        "summer winter spring autumn",
+    )
+)
+
+
+def _another_group(claim: Analysis, span: Analysis) -> bool:
+    """Whether the claim speaks of another group than the span does ("Paid accounts can run up to
+    100 machines" against "Free-tier accounts are limited to 3"; "On Sundays …" against "Monday to
+    Friday …, and on Saturdays"): the span's values are then no rivals of the claim's."""
+    key = ("another group", claim.text)
+    if key in span.memo:
+        return bool(span.memo[key])
+    mine = {stem(w) for _, w in claim.content if not span.states(w)}
+    theirs = {stem(w) for _, w in span.content if not claim.states(w)}
+    found = any(mine & g and theirs & g for g in _GROUPS) or any(_rival_words(a, b) for a in mine for b in theirs)
+    days = [f for f in claim.facts if f.kind == "weekday"]
+    if not found and days and any(f.kind == "weekday" for f in span.facts):
+        found = not any(_fact_relation(d, sf) == "match" for d in days for sf in span.facts if sf.kind == "weekday")
+    span.memo[key] = found
+    return found
+
+
+def _rival_words(a: str, b: str) -> bool:
+    """ "postgraduate" and "undergraduate": one ending of five letters or more, another start."""
+    n = 0
+    for x, y in zip(reversed(a), reversed(b)):
+        if x != y:
+            break
+        n += 1
+    return n >= 5 and n < min(len(a), len(b)) and len(a) - n >= 3 and len(b) - n >= 3
 
 
 def _anothers_value(cf: Fact, sf: Fact, claim: Analysis) -> bool:
@@ -696,6 +743,8 @@ def align(
                     conf = _conf(0.7, 0.25, ctx_cov) if strong_dim else _conf(0.35, 0.55, ctx_cov)
                     if _count_of_something_unsaid(cf, sf, span):
                         conf = min(conf, DOUBTFUL)
+                    if _another_group(claim, span):
+                        conf = min(conf, ANOTHER_GROUP)
                 elif cf.kind == "entity":
                     conf = _conf(0.8, 0.15, ctx_cov)
                     if in_doc:
