@@ -145,3 +145,63 @@ def test_a_value_given_for_another_group_is_no_rival(claim, source, rival):
     weights = [c.confidence for c in align_texts(claim, source).conflicts if c.kind == "number"]
     assert weights
     assert (max(weights) > ANOTHER_GROUP) == rival
+
+
+@pytest.mark.parametrize(
+    "text,amount",
+    [
+        ("The deal runs at 12.99 pounds a month.", "12.99 GBP"),
+        ("It costs 50 pounds a month.", "50 GBP"),
+        ("The unit rate is 24.8p per kWh.", "0.248 GBP"),
+        ("Tariff: Flex — 28.4p/kWh, standing charge 53p/day.", "0.284 GBP"),
+        ("The bag weighs 12 pounds.", "12 lb"),
+        ("The baby weighed 7.5 pounds.", "7.5 lb"),
+    ],
+)
+def test_pounds_and_pence_as_money(text, amount):
+    assert any(f.describe().startswith(amount) for f in analyse(text).facts), [
+        f.describe() for f in analyse(text).facts
+    ]
+
+
+def test_a_resolution_is_no_pence():
+    assert not [f for f in analyse("It streams in 1080p.").facts if f.dim.startswith("currency")]
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("The Flex tariff's unit rate is 24.8p per kWh.", True),
+        ("The Flex tariff's unit rate is 28.4p per kWh.", False),
+    ],
+)
+def test_a_price_per_unit_of_energy(claim, conflict):
+    found = align_texts(claim, "Tariff: Flex — 28.4p/kWh, standing charge 53p/day.")
+    assert bool([c for c in found.conflicts if c.kind == "number"]) == conflict
+
+
+@pytest.mark.parametrize(
+    "claim,source,kind",
+    [
+        (
+            "A household uses around 2,700 kWh of electricity a month.",
+            "A household is assumed to use 2,700 kWh of electricity per year.",
+            "number",
+        ),
+        ("The plan comes with 100 MB of data each month.", "Max Data: 100 GB of 5G data per month.", "unit"),
+    ],
+)
+def test_an_amount_of_something_per_period_is_a_rate(claim, source, kind):
+    assert [c.kind for c in align_texts(claim, source).conflicts] == [kind]
+
+
+def test_a_monthly_price_on_a_contract_and_a_name_with_a_hyphen():
+    source = "SIM Only 30: Unlimited UK calls and texts, £12.99 a month on a 24-month contract."
+    found = align_texts("The SIM-only deal runs on a two-year contract at 12.99 pounds a month.", source)
+    assert not found.missing and not found.conflicts
+
+
+@pytest.mark.parametrize("claim,held", [("less than three months", True), ("more than three months", False)])
+def test_the_length_of_a_date_range_whose_first_day_has_no_year(claim, held):
+    found = align_texts(f"The exhibition is on for {claim}.", "The exhibition runs from 12 April to 30 June 2025.")
+    assert (not found.missing) == held

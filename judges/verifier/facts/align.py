@@ -94,6 +94,8 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     if f.dim == "identifier":  # "order 4471" is in "Order #4471"
         return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low.replace("#", ""))
     v = str(f.value)
+    if "-" in v and re.search(rf"\b{re.escape(v.replace('-', ' '))}\b", text_low):
+        return True  # "SIM-only" in "SIM Only 30"
     return v in words or stem(v) in words or _alias_in_text(f.text, text_low)
 
 

@@ -42,15 +42,22 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                 out.append(_duration(n * _YEAR, f"{first} to {last}", "year", n))
     # the days between two days of the year ("runs from 3 June to 7 June" -> 5 days, counting
     # both ends, or 4 between them: an implied fact only matches, so either reading may)
-    ordinals = (_ordinal_day(f.date_value) for f in facts if f.kind == "date" and f.date_value[1] and f.date_value[2])
-    days = sorted({d for d in ordinals if d is not None})
-    for i, first_day in enumerate(days):
-        for last_day in days[i + 1 :]:
-            n = last_day - first_day
-            for count in (n, n + 1) if n <= MAX_DAYS else ():
-                if len(out) >= MAX_IMPLIED:
-                    return out
-                out.append(_duration(count * _DAY, f"{count} days", "day", count))
+    # a day written without its year is read in the year of the other ("from 12 April to 30 June
+    # 2025" -> 80 days)
+    dated = sorted({f.date_value for f in facts if f.kind == "date" and f.date_value[1] and f.date_value[2]}, key=str)
+    gaps = set()
+    for i, a in enumerate(dated):
+        for b in dated[i + 1 :]:
+            year = a[0] or b[0] if not (a[0] and b[0]) else None
+            da = _ordinal_day((year, a[1], a[2]) if year else a)
+            db = _ordinal_day((year, b[1], b[2]) if year else b)
+            if da is not None and db is not None and da != db:
+                gaps.add(abs(db - da))
+    for n in sorted(gaps):
+        for count in (n, n + 1) if n <= MAX_DAYS else ():
+            if len(out) >= MAX_IMPLIED:
+                return out
+            out.append(_duration(count * _DAY, f"{count} days", "day", count))
     # the time between two clock times ("began at 10:00 and ended at 12:00" -> 2 hours)
     times = sorted({int(f.num_value) for f in facts if f.kind == "time" and f.bound == "eq"})
     for i, first in enumerate(times):

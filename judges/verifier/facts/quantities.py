@@ -88,6 +88,24 @@ def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int
     return "eq", i
 
 
+#: Video resolutions, which a glued "p" follows without being pence.
+_RESOLUTIONS = frozenset("144 240 360 480 576 720 1080 1440 2160 4320".split())
+
+
+def _money(tokens: list[Token], i: int, end: int) -> bool:
+    """Whether "pounds" after number ``i`` is sterling: pence written ("12.99 pounds"), a rate
+    of time after it ("50 pounds a month"), or "sterling"."""
+    whole, _, pence = tokens[i].text.partition(".")
+    if len(pence) == 2:
+        return True
+    after = [t.low for t in tokens[end + 1 : end + 3]]
+    if after[:1] == ["sterling"]:
+        return True
+    return (
+        len(after) == 2 and after[0] in ("a", "per", "each", "every") and _UNITS.get(after[1], ("",))[0] == "duration"
+    )
+
+
 #: Words between a number and its unit of time that leave it a duration.
 _DURATION_ADJECTIVES = frozenset("consecutive full whole straight working business calendar additional extra".split())
 
@@ -246,6 +264,9 @@ def _past_of_phrase(tokens: list[Token], j: int) -> tuple[int, str | None]:
         if t.low in _RATE_WORDS and m > j + 1:
             u = _UNITS.get(tokens[m + 1].low) if m + 1 < len(tokens) else None
             return (m, None) if u is not None and u[0] == "duration" else (j, None)
+        glued_word = m + 1 < len(tokens) and tokens[m + 1].kind == "word" and tokens[m + 1].start == t.end
+        if t.kind == "num" and glued_word:
+            continue  # "100 GB of 5G data per month"
         if t.kind != "word":
             return j, None
         if t.low in _RATE_ADJECTIVES:
@@ -450,6 +471,12 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             if ua is not None:
                 dim, factor, unit, end = ua
                 j = end + 1
+                if unit == "lb" and tokens[end].low.startswith("pound") and _money(tokens, i, end):
+                    currency = "GBP"  # "12.99 pounds a month": sterling, not a weight
+            elif k < n and glued and tokens[k].low == "p" and tokens[i].text not in _RESOLUTIONS:
+                currency = "GBP_PENCE"  # "28.4p/kWh", "53p a day" (not "1080p")
+                end = k
+                j = k + 1
             elif k < n and tokens[k].kind == "word" and tokens[k].low in _CURRENCY_WORDS:
                 currency = _CURRENCY_WORDS[tokens[k].low]
                 end = k
@@ -459,8 +486,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 end = k
                 j = k + 1
         if currency:
-            if currency == "USD_CENT":
-                currency, value, raw = "USD", value / 100, raw
+            if currency in ("USD_CENT", "GBP_PENCE"):  # "28.4p" is £0.284, and is shown so
+                currency, value = currency[:3], value / 100
+                raw = value
             dim, unit, factor = f"currency:{currency}", currency, 1.0
         if dim == "temperature":
             if unit == "°F":
@@ -510,7 +538,8 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         # rate: "per minute", "/min", "a year", "each day"
         per = ""
         # "1.5 days of paid leave per month", "25 days of annual leave" (not "5% of annual revenue")
-        k, adjective = _past_of_phrase(tokens, j) if dim in ("duration", "count") else (j, None)
+        # ("2,700 kWh of electricity per year" too; not "5% of annual revenue per year")
+        k, adjective = _past_of_phrase(tokens, j) if dim != "percent" else (j, None)
         by_adjective = _UNITS.get(adjective) if adjective and dim == "duration" else None
         if by_adjective is not None and value is not None:  # "25 days of paid annual leave"
             value = value / by_adjective[1]
@@ -522,11 +551,13 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             u = _UNITS.get(nxt.low)
             # "€950m a year earlier" is a time reference, not a rate
             later = tokens[k + 2].low if k + 2 < n else ""
+            if later == "on" and k + 3 < n and tokens[k + 3].low in ("a", "an", "the", "its", "their", "this", "each"):
+                later = ""  # "£12.99 a month on a 24-month contract": a rate, not "a year on"
             if u is not None and u[0] == "duration" and later not in _TIME_REFERENCE:
                 value = value / u[1]
                 per = "duration"
                 end = k + 1
-            elif tokens[k].low == "per" and nxt.kind == "word" and nxt.low not in STOPWORDS:
+            elif tokens[k].low in ("per", "/") and nxt.kind == "word" and nxt.low not in STOPWORDS:
                 per = stem(nxt.low)
                 end = k + 1
         elif k < n and tokens[k].low in _RATE_ADVERBS:  # "two times daily" = "twice a day"
