@@ -121,3 +121,19 @@ def test_a_claim_on_both_sides_of_a_direction_has_no_side_to_set_against():
 )
 def test_a_comparison_of_two_places_named_by_their_direction(claim, source):
     assert [c.kind for c in align_texts(claim, source).conflicts if c.kind in ("comparative", "antonym")]
+
+
+def test_never_stop_is_keep_going():
+    assert analyse("A rabbit's teeth never stop growing.").negation_cues == []
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("Chelsea lost to Arsenal on Saturday.", False),  # the other side of the same match
+        ("Arsenal lost to Chelsea on Saturday.", True),
+    ],
+)
+def test_winning_and_losing_are_opposites_for_the_same_side(claim, conflict):
+    found = align_texts(claim, "Arsenal won against Chelsea on Saturday.")
+    assert bool([c for c in found.conflicts if c.kind == "antonym"]) == conflict

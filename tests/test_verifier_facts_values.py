@@ -205,3 +205,62 @@ def test_a_monthly_price_on_a_contract_and_a_name_with_a_hyphen():
 def test_the_length_of_a_date_range_whose_first_day_has_no_year(claim, held):
     found = align_texts(f"The exhibition is on for {claim}.", "The exhibition runs from 12 April to 30 June 2025.")
     assert (not found.missing) == held
+
+
+@pytest.mark.parametrize(
+    "text,amount",
+    [
+        ("It lasted less than a quarter of a minute.", "less than 0.25 min"),
+        ("The walk takes half an hour.", "0 h 30 min"),
+        ("Add half a litre of milk.", "0.5 l"),
+        ("The museum had half a million visitors.", "500000 visitor"),
+        ("Dana worked 4 overtime hours that week.", "4 h"),
+        ("Half of the votes went to the proposal.", "50%"),  # a share stays a share
+    ],
+)
+def test_a_fraction_of_a_unit_and_a_word_before_hours(text, amount):
+    assert amount in [f.describe() for f in analyse(text).facts]
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("The 2022 World Cup final was level at 3–3 after extra time.", True),
+        ("The 2022 World Cup final was level at 2–2 after extra time.", False),
+    ],
+)
+def test_a_level_score_is_one_value(claim, held):
+    source = "Argentina won the 2022 FIFA World Cup, beating France 4–2 on penalties after the final finished 3–3."
+    found = align_texts(claim, source)
+    assert (not found.conflicts) == held
+
+
+def test_a_win_loss_record_stays_two_counts():
+    found = align_texts("The team finished with a 12–5 record.", "The team finished with 11 wins and 6 losses.")
+    assert [c.kind for c in found.conflicts][:1] == ["number"]
+
+
+@pytest.mark.parametrize(
+    "claim,source,relation",
+    [
+        ("Early-bird tickets are sold before April.", "Early-bird tickets cost €290 until 31 March.", "match"),
+        ("Online returns are due by 31 October.", "Online returns are due by 31 January.", "conflict"),  # deadlines
+    ],
+)
+def test_a_bound_date_against_a_bound_date(claim, source, relation):
+    found = align_texts(claim, source)
+    dates = [c for c in found.conflicts if c.kind == "date"]
+    assert bool(dates) == (relation == "conflict")
+
+
+def test_a_difference_of_two_sums_the_claim_speaks_of():
+    source = "Early-bird tickets cost €290 until 31 March; the regular price from 1 April is €390."
+    assert not align_texts("An early-bird ticket saves €100 compared with the regular price.", source).missing
+    assert align_texts("An early-bird ticket includes €100 of merchandise.", source).missing
+
+
+def test_a_possessive_acronym_is_the_name_it_abbreviates():
+    found = align_texts(
+        "Most of JWST's observing is done in the infrared.", "The James Webb Space Telescope observes in the infrared."
+    )
+    assert not [f for f in found.missing if f.kind == "entity"]

@@ -18,7 +18,7 @@ from .comparisons import reversed_comparison, reversed_pair, reversed_route
 from .entities import _alias_in_text, is_alias
 from .equations import equation_conflict
 from .fact import Fact
-from .implied import CHANGE
+from .implied import CHANGE, DIFFERENCE
 from .lexicon import (
     _FILLER,
     _NEGATIONS,
@@ -94,9 +94,10 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     if f.dim == "identifier":  # "order 4471" is in "Order #4471"
         return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low.replace("#", ""))
     v = str(f.value)
+    said = re.sub(r"['’]s$", "", f.text)  # "JWST's" is JWST, an alias of "James Webb Space Telescope"
     if "-" in v and re.search(rf"\b{re.escape(v.replace('-', ' '))}\b", text_low):
         return True  # "SIM-only" in "SIM Only 30"
-    return v in words or stem(v) in words or _alias_in_text(f.text, text_low)
+    return v in words or stem(v) in words or _alias_in_text(said, text_low)
 
 
 def _coverage(
@@ -246,6 +247,20 @@ def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
 #: Direction groups that name places ("the west wing … the east wing"): a claim with both sides
 #: speaks of two places, and which it names first is what the comparison turns on.
 _PLACES = frozenset({"ns", "ew"})
+
+
+def _other_side(claim: Analysis, span: Analysis) -> bool:
+    """Whether the claim and the span open with different names that both name: the winner of
+    one is the loser of the other."""
+    mine, theirs = claim.names, span.names
+    if not mine or not theirs:
+        return False
+    first, other = mine[0][2], theirs[0][2]
+    if first <= other or other <= first:
+        return False
+    return any(first <= w or w <= first for _, _, w in theirs[1:]) and any(
+        other <= w or w <= other for _, _, w in mine[1:]
+    )
 
 
 def _billing_denied(an: Analysis) -> bool:
@@ -460,12 +475,22 @@ _PRONOUN_STARTS = (
 _NAME_HEAD = re.compile(r"\b(?:[A-Z][\w'’-]*\s+)+([A-Z][a-z]{2,})\b")
 
 
+#: Words that make a claim's sum a difference of two ("saves €100", "€50 more than Starter").
+DIFFERENCE_WORDS = frozenset(
+    "save saves saving savings cheaper dearer more less extra difference higher lower above below than".split()
+)
+
+
 def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
     """An implied percent change (implied.py) stands for a claim's percent only when the claim
-    speaks of a change ("increased by 25%"), never for a share ("25% of revenue")."""
-    if implied.noun != CHANGE or not cf.tokens:
+    speaks of a change ("increased by 25%"), never for a share ("25% of revenue"); an implied
+    difference of two sums only when it speaks of a difference ("saves €100")."""
+    if implied.noun not in (CHANGE, DIFFERENCE) or not cf.tokens:
         return True
     first = min(cf.tokens)
+    if implied.noun == DIFFERENCE:  # "saves €100", "€50 more per month than"
+        near = claim.tokens[max(0, first - 4) : max(cf.tokens) + 4]
+        return any(t.low in DIFFERENCE_WORDS for t in near)
     return any(stem(t.low) in CHANGE_WORDS for t in claim.tokens[max(0, first - 4) : first] if t.kind == "word")
 
 
@@ -821,6 +846,8 @@ def align(
             continue  # "not charged" is "free": the negation check has weighed it
         if group in claim.two_way and group not in _PLACES:
             continue  # "rising costs … a drop in profit" against "profit fell": no side to set against
+        if group == "outcome" and _other_side(claim, span):
+            continue  # "Chelsea lost to Arsenal" is "Arsenal won against Chelsea"
         conflicts.append(
             Conflict(
                 "antonym",

@@ -166,6 +166,8 @@ def _date_order(s: DateValue, c: DateValue) -> int | None:
     """-1, 0 or 1 as ``s`` is before, within or after ``c`` at ``c``'s precision (year, then month,
     then day); None when ``s`` is too coarse to tell ("2019" against "before March 2019")."""
     for a, b in zip(s, c):
+        if a is None and b is None:
+            continue  # neither gives the year ("before April" and "31 March")
         if b is None:
             return 0
         if a is None:
@@ -218,6 +220,11 @@ def _fact_relation(c: Fact, s: Fact) -> str:
             return "compatible"
         inside = {"lt": order < 0, "gt": order > 0, "le": order <= 0, "ge": order >= 0}[c.bound]
         return "match" if inside else "conflict"
+    if c.kind == "date" and c.bound == "lt" and s.bound in ("lt", "le") and c.date_value[2] is None:
+        # "before April" holds "until 31 March" (but "by 31 October" is a deadline: another
+        # deadline is a conflict, as two dates are)
+        order = _date_order(s.date_value, c.date_value)
+        return "match" if order is not None and order < 0 else "compatible"
     if c.kind == "date" and s.bound != c.bound:
         return "compatible"  # a bound in the source says too little for or against a date
     if c.kind == "date":

@@ -24,6 +24,8 @@ _DAY_MINUTES = 24 * 60
 MAX_CHANGE = 1000
 #: The noun of an implied percent change (align reads it only for a claim's change).
 CHANGE = ("change",)
+#: The noun of an implied difference between two sums of money ("€390" and "€290" -> €100).
+DIFFERENCE = ("difference",)
 #: A sentence listing many values implies more pairs than is worth comparing.
 MAX_IMPLIED = 40
 
@@ -46,11 +48,11 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
     # 2025" -> 80 days)
     dated = sorted({f.date_value for f in facts if f.kind == "date" and f.date_value[1] and f.date_value[2]}, key=str)
     gaps = set()
-    for i, a in enumerate(dated):
-        for b in dated[i + 1 :]:
-            year = a[0] or b[0] if not (a[0] and b[0]) else None
-            da = _ordinal_day((year, a[1], a[2]) if year else a)
-            db = _ordinal_day((year, b[1], b[2]) if year else b)
+    for i, early in enumerate(dated):
+        for late in dated[i + 1 :]:
+            year = early[0] or late[0] if not (early[0] and late[0]) else None
+            da = _ordinal_day((year, early[1], early[2]) if year else early)
+            db = _ordinal_day((year, late[1], late[2]) if year else late)
             if da is not None and db is not None and da != db:
                 gaps.add(abs(db - da))
     for n in sorted(gaps):
@@ -116,6 +118,20 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                     raw=round(change, 6),
                     implied=True,
                 )
+            )
+    # the difference between two sums of money ("€290 until 31 March; the regular price … €390"
+    # -> €100): matched only by a claim's difference ("saves €100", "€50 more than", align)
+    sums = [f for f in amounts if f.dim.startswith("currency:") and not f.per]
+    for i, a in enumerate(sums):
+        for b in sums[i + 1 :]:
+            gap = abs(a.num_value - b.num_value)
+            if b.dim != a.dim or gap <= 0:
+                continue
+            if len(out) >= MAX_IMPLIED:
+                return out
+            text = f"{max(a, b, key=lambda f: f.num_value).text} − {min(a, b, key=lambda f: f.num_value).text}"
+            out.append(
+                Fact("quantity", gap, text, 0, 0, dim=a.dim, unit=a.unit, noun=DIFFERENCE, raw=gap, implied=True)
             )
     for share in shares:
         for amount in amounts:

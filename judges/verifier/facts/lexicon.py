@@ -130,6 +130,10 @@ _NON_NEGATING = {
     ("not", "just"),
     ("never", "mind"),
     ("no", "sooner"),
+    # "never stop growing" says "keep growing"
+    ("never", "stop"),
+    ("never", "stops"),
+    ("never", "ceases"),
 }
 
 _UNIVERSAL = frozenset("all every each always everyone everybody everything everywhere entire".split())

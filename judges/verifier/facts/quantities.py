@@ -107,7 +107,9 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
 
 
 #: Words between a number and its unit of time that leave it a duration.
-_DURATION_ADJECTIVES = frozenset("consecutive full whole straight working business calendar additional extra".split())
+_DURATION_ADJECTIVES = frozenset(
+    "consecutive full whole straight working business calendar additional extra overtime paid unpaid billable".split()
+)
 
 
 def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str, int] | None:
@@ -202,6 +204,22 @@ _FRACTION_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "seven": 
 _TIME_REFERENCE = frozenset({"earlier", "ago", "later", "before", "after", "prior", "previously", "on"})
 
 
+def _fraction_of_a_unit(tokens: list[Token], i: int) -> tuple[str, float, str, int] | None:
+    """(dim, factor, unit, last index) of "half an hour", "half a litre", "a quarter of a mile"
+    at ``i``; None otherwise."""
+    if tokens[i].low not in ("half", "quarter"):
+        return None
+    j = i + 1
+    if j < len(tokens) and tokens[j].low == "of" and tokens[i].low == "quarter":
+        j += 1
+    if j + 1 >= len(tokens) or tokens[j].low not in ("a", "an"):
+        return None
+    unit = _UNITS.get(tokens[j + 1].low)
+    if unit is None or unit[0] in ("percent", "currency"):
+        return None
+    return unit[0], unit[1], unit[2], j + 1
+
+
 def _fraction_ahead(tokens: list[Token], i: int) -> bool:
     """ "two" in "two thirds of": a fraction's count, not a number of its own."""
     return (
@@ -291,6 +309,21 @@ def _score_at(tokens: list[Token], i: int) -> bool:
     )
 
 
+#: Words of a game or a vote, without which "10-12" is a range ("pages 10-12"), not a score.
+_MATCH_WORDS = frozenset(
+    "beat beats beating won win wins winning lost lose loses losing draw drew drawn level tied final score "
+    "scored scoring victory defeat defeated penalties match game finished vote votes voted goals".split()
+)
+
+
+def _a_match(tokens: list[Token], i: int) -> bool:
+    """A score of a game or a vote, not a win–loss record ("a 12–5 record"), which sources spell
+    out as counts ("11 wins and 6 losses")."""
+    if i + 3 < len(tokens) and tokens[i + 3].low == "record":
+        return False
+    return any(t.low in _MATCH_WORDS for t in tokens)
+
+
 def _signed(tokens: list[Token], i: int) -> bool:
     """Whether a minus sign stands right before number ``i`` ("-5 °C", "(−3%)"), not a hyphen
     between two things ("2019-2020", "pages 10-12")."""
@@ -329,6 +362,19 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             if re.fullmatch(r"\d+\.\d+\.\d+", t.text):
                 i += 1
                 continue  # version numbers are handled as identifiers
+            if _score_at(tokens, i) and tokens[i].text == tokens[i + 2].text and _a_match(tokens, i):
+                # a level score ("level at 2–2 after extra time", "finished 3–3") is one value, not
+                # two counts that another score's "2" would match; a score with a winner stays two
+                # counts, whose order the comparison checks read ("beat Chelsea 1-3" is reversed)
+                a = b = tokens[i].text
+                score = tuple(range(i, i + 3))
+                used.update(score)
+                said = text[t.start : tokens[i + 2].end]
+                facts.append(
+                    Fact("entity", f"score {a}-{b}", said, t.start, tokens[i + 2].end, dim="identifier", tokens=score)
+                )
+                i += 3
+                continue
             always = _around_the_clock(tokens, i)
             if always:  # "24/7", "24/7/365": a way of saying "always", not two numbers; a fact
                 # still, which a source that never says it leaves missing ("24/7 priority support")
@@ -345,6 +391,30 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             low = t.low
             head = low.split("-")
             fifths = low in ("fifth", "fifths", "tenth", "tenths") and i > 0 and tokens[i - 1].low in _FRACTION_COUNTS
+            measure = _fraction_of_a_unit(tokens, i)
+            if measure is not None:  # "half an hour", "a quarter of a minute": a measure, not a share
+                dim, factor, unit, last = measure
+                start_i = i - 1 if i > 0 and tokens[i - 1].low in ("a", "one") else i
+                bound, b0 = _bound_before(tokens, start_i, used)
+                idx = tuple(range(b0, last + 1))
+                used.update(idx)
+                share = _FRACTIONS[low] / 100
+                facts.append(
+                    Fact(
+                        "quantity",
+                        share * factor,
+                        text[tokens[b0].start : tokens[last].end],
+                        tokens[b0].start,
+                        tokens[last].end,
+                        dim=dim,
+                        unit=unit,
+                        bound=bound,
+                        raw=share,
+                        tokens=idx,
+                    )
+                )
+                i = last + 1
+                continue
             if (
                 (low in ("half", "quarter", "third", "thirds", "quarters") or fifths)
                 and i + 1 < n
@@ -411,6 +481,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             elif low in ("a", "an") and i + 1 < n and tokens[i + 1].low in ("dozen", "hundred", "thousand", "million"):
                 value = parse_number(f"one {tokens[i + 1].low}") if tokens[i + 1].low != "dozen" else 12.0
                 end = i + 1
+            elif low == "half" and i + 2 < n and tokens[i + 1].low == "a" and tokens[i + 2].low in ("dozen", "million"):
+                value = 6.0 if tokens[i + 2].low == "dozen" else 5e5  # "half a million visitors"
+                end = i + 2
         if value is None:
             i += 1
             continue
