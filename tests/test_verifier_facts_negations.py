@@ -137,3 +137,17 @@ def test_never_stop_is_keep_going():
 def test_winning_and_losing_are_opposites_for_the_same_side(claim, conflict):
     found = align_texts(claim, "Arsenal won against Chelsea on Saturday.")
     assert bool([c for c in found.conflicts if c.kind == "antonym"]) == conflict
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("Only the central branch of the library provides free Wi-Fi.", True),
+        ("Every branch of the library provides free Wi-Fi.", False),
+        ("The library is the only one in town with free Wi-Fi.", False),  # "the only": no restriction
+        ("The free tier is available in only two regions.", False),  # "only" of an amount
+    ],
+)
+def test_only_against_all(claim, conflict):
+    found = align_texts(claim, "All branches of the library offer free Wi-Fi.")
+    assert bool([c for c in found.conflicts if c.kind == "quantifier"]) == conflict

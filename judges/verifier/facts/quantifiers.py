@@ -26,7 +26,22 @@ def quantifier_mismatches(claim: Analysis, span: Analysis) -> list[tuple[str, st
     scale = _opposite_frequency(claim, span)
     if scale is not None:
         out.append((scale[0], scale[1], True))
+    if span.universal and not claim.universal and _restricts(claim):
+        out.append(("only", span.universal[0], True))  # "only the keynotes" against "all sessions"
     return out
+
+
+def _restricts(claim: Analysis) -> bool:
+    """Whether the claim says "only" of what it speaks of ("Only the central branch provides …"),
+    not of an amount ("only $5", "in only two regions") nor as "the only" or "not only"."""
+    toks = claim.tokens
+    for i, t in enumerate(toks[:-1]):
+        if t.low != "only" or (i > 0 and toks[i - 1].low in ("the", "not", "an", "a")):
+            continue
+        nxt = toks[i + 1]
+        if nxt.kind == "word" and nxt.low not in ("one", "two", "three", "a", "an", "half") and nxt.low != "if":
+            return True
+    return False
 
 
 def _restriction(claim: Analysis, span: Analysis) -> str | None:
