@@ -36,16 +36,22 @@ LABELS = ("supported", "contradicted", "unverifiable")
 OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
 
-#: Recall floors on the untouched test half of the development set (measured 0.578 / 0.598 / 0.780;
-#: 0.569 / 0.577 / 0.801 before the cross-encoder of 82,663 pairs and the fifth stop's fact checks).
+#: Recall floors on the untouched test half of the development set (measured 0.578 / 0.628 / 0.774;
+#: 0.578 / 0.598 / 0.780 before the first stop of 2026-11-27, 0.569 / 0.577 / 0.801 before the
+#: cross-encoder of 82,663 pairs and the fifth stop's fact checks).
 DEVSET_FLOORS = {"supported": 0.55, "contradicted": 0.57, "unverifiable": 0.76}
-#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.766 / 0.800 / 0.841) ...
+#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.757 / 0.811 / 0.830) ...
 DEVSET_OWN_FLOORS = {"supported": 0.70, "contradicted": 0.76, "unverifiable": 0.80}
-#: ... and on the independent author's rows alone (measured 0.633 / 0.729 / 0.755).
+#: ... and on the independent author's rows alone (measured 0.617 / 0.750 / 0.735; 0.633 / 0.729 /
+#: 0.755 before the first stop of 2026-11-27).
 DEVSET_INDEPENDENT_FLOORS = {"supported": 0.58, "contradicted": 0.66, "unverifiable": 0.72}
 #: Recall floors on the untouched half of the fresh independent pairs (tests/data/verifier/fresh.jsonl;
 #: measured 0.774 / 0.640 / 0.727 when it was first kept, 0.774 / 0.680 / 0.818 now).
 FRESH_UNTOUCHED_FLOORS = {"supported": 0.70, "contradicted": 0.56, "unverifiable": 0.68}
+#: ... and of the 600 pairs four more authors wrote on 2026-11-27 (fresh2.jsonl; measured 0.664 /
+#: 0.636 / 0.730 on the tree before they were read, 0.672 / 0.659 / 0.730 on the final tree of
+#: the stop that read their looked half).
+FRESH2_UNTOUCHED_FLOORS = {"supported": 0.62, "contradicted": 0.60, "unverifiable": 0.68}
 
 
 @pytest.fixture(scope="module")
@@ -433,6 +439,22 @@ def test_fresh_independent_pairs_hold_on_their_untouched_half(record_property):
         print("\n" + format_table(f"fresh independent pairs, {half} half", results))
     for label, floor in FRESH_UNTOUCHED_FLOORS.items():
         record_property(f"fresh_untouched_recall_{label}", round(_recall(halves["untouched"], label), 3))
+        assert _recall(halves["untouched"], label) >= floor, label
+
+
+def test_second_fresh_pairs_hold_on_their_untouched_half(record_property):
+    """600 pairs four more authors wrote on 2026-11-27 without seeing the verifier, split by a hash
+    of each pair's id; the failures of the "looked" half were read to find what to mend, those of
+    the "untouched" half never were."""
+    from judges.verifier.training.evaluate import FRESH2, format_table, load, run
+
+    halves = {half: run(load(half, FRESH2)) for half in ("looked", "untouched")}
+    rows = [r for results in halves.values() for r, _, _ in results]
+    assert len(rows) == 600 and all(r["label"] in LABELS and r["kind"] and r["licence"] for r in rows)
+    for half, results in halves.items():
+        print("\n" + format_table(f"second fresh pairs, {half} half", results))
+    for label, floor in FRESH2_UNTOUCHED_FLOORS.items():
+        record_property(f"fresh2_untouched_recall_{label}", round(_recall(halves["untouched"], label), 3))
         assert _recall(halves["untouched"], label) >= floor, label
 
 
