@@ -100,6 +100,15 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     return v in words or stem(v) in words or _alias_in_text(said, text_low)
 
 
+def _implied_words(span: Analysis, span_set: set[str]) -> frozenset[str]:
+    """The words ``span`` says without writing them (lexicon.IMPLIED_WORDS), once per text."""
+    key = ("implied words",)
+    if key not in span.memo:
+        stems = {stem(w) for w in span_set}
+        span.memo[key] = frozenset().union(*(words for cues, words in IMPLIED_WORDS if not cues.isdisjoint(stems)))
+    return span.memo[key]  # type: ignore[return-value]
+
+
 def _coverage(
     claim: Analysis,
     span: Analysis,
@@ -120,8 +129,7 @@ def _coverage(
         return 0.5, []
     covered = 0.0
     uncovered: list[str] = []
-    span_stems = {stem(s) for s in span_set}
-    implied = set().union(*(words for cues, words in IMPLIED_WORDS if not cues.isdisjoint(span_stems)))
+    implied = _implied_words(span, span_set)
     for i, w in words:
         if i in given or w in span_set or stem(w) in implied or any(words_match(w, s) for s in span_set if len(s) > 2):
             covered += 1

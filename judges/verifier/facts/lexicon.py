@@ -529,6 +529,7 @@ def has_s_ending(word: str) -> bool:
     return word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light stemmer: lower case, irregular forms, plural and verb endings."""
     w = word.lower().replace("’", "'")
@@ -599,6 +600,7 @@ def porter(word: str) -> str:
     return stemmer.stemWord(word.lower().replace("’", "'").removesuffix("'s"))
 
 
+@lru_cache(maxsize=262144)  # the coverage of every claim word against every span word calls it
 def words_match(a: str, b: str) -> bool:
     """Lexical match of two words: same stem (light or Snowball) or a shared prefix of five or more letters."""
     if a == b:
