@@ -430,31 +430,31 @@ def test_composed_pairs_take_the_label_of_their_weakest_part():
 def test_fresh_independent_pairs_hold_on_their_untouched_half(record_property):
     """160 pairs a second author wrote on 2026-11-26 without seeing the verifier; the failures of
     the "looked" half were read to find what to mend, those of the "untouched" half never were."""
-    from judges.verifier.training.evaluate import FRESH, format_table, load, run
+    from judges.verifier.training.evaluate import FRESH
 
-    halves = {half: run(load(half, FRESH)) for half in ("looked", "untouched")}
-    rows = [r for results in halves.values() for r, _, _ in results]
-    assert len(rows) == 160 and all(r["label"] in LABELS and r["kind"] and r["licence"] for r in rows)
-    for half, results in halves.items():
-        print("\n" + format_table(f"fresh independent pairs, {half} half", results))
-    for label, floor in FRESH_UNTOUCHED_FLOORS.items():
-        record_property(f"fresh_untouched_recall_{label}", round(_recall(halves["untouched"], label), 3))
-        assert _recall(halves["untouched"], label) >= floor, label
+    _holds_on_untouched_half(FRESH, 160, FRESH_UNTOUCHED_FLOORS, "fresh", record_property)
 
 
 def test_second_fresh_pairs_hold_on_their_untouched_half(record_property):
     """600 pairs four more authors wrote on 2026-11-27 without seeing the verifier, split by a hash
     of each pair's id; the failures of the "looked" half were read to find what to mend, those of
     the "untouched" half never were."""
-    from judges.verifier.training.evaluate import FRESH2, format_table, load, run
+    from judges.verifier.training.evaluate import FRESH2
 
-    halves = {half: run(load(half, FRESH2)) for half in ("looked", "untouched")}
+    _holds_on_untouched_half(FRESH2, 600, FRESH2_UNTOUCHED_FLOORS, "fresh2", record_property)
+
+
+def _holds_on_untouched_half(path, count: int, floors: dict, name: str, record_property) -> None:
+    """Both halves of a fresh file printed, the untouched half's recall held to ``floors``."""
+    from judges.verifier.training.evaluate import format_table, load, run
+
+    halves = {half: run(load(half, path)) for half in ("looked", "untouched")}
     rows = [r for results in halves.values() for r, _, _ in results]
-    assert len(rows) == 600 and all(r["label"] in LABELS and r["kind"] and r["licence"] for r in rows)
+    assert len(rows) == count and all(r["label"] in LABELS and r["kind"] and r["licence"] for r in rows)
     for half, results in halves.items():
-        print("\n" + format_table(f"second fresh pairs, {half} half", results))
-    for label, floor in FRESH2_UNTOUCHED_FLOORS.items():
-        record_property(f"fresh2_untouched_recall_{label}", round(_recall(halves["untouched"], label), 3))
+        print("\n" + format_table(f"{path.name}, {half} half", results))
+    for label, floor in floors.items():
+        record_property(f"{name}_untouched_recall_{label}", round(_recall(halves["untouched"], label), 3))
         assert _recall(halves["untouched"], label) >= floor, label
 
 
