@@ -241,3 +241,21 @@ def test_a_possessive_acronym_is_the_name_it_abbreviates():
         "Most of JWST's observing is done in the infrared.", "The James Webb Space Telescope observes in the infrared."
     )
     assert not [f for f in found.missing if f.kind == "entity"]
+
+
+def test_a_combiner_sure_of_supported_leaves_nothing_to_share(monkeypatch):
+    # P(supported) = 1.0 leaves 0 to the other two: the claim is undecided (no division by zero)
+    from judges.verifier import check_grounding, verifier
+
+    real = verifier.get_combiner()
+
+    class Sure:
+        def probabilities(self, features):
+            return {key: float(key == "supported") for key in real.probabilities(features)}
+
+    monkeypatch.setattr(verifier, "get_combiner", lambda: Sure())
+    (found,) = check_grounding(
+        "Functions will keep accepting Python 3.8 deployments until 14 October 2025.",
+        ["Python 3.8 runtime support for Functions ends on 14 October 2024."],
+    ).claims
+    assert (found.verdict, found.probabilities["supported"]) == ("unverifiable", 0.0)

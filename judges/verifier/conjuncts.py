@@ -10,8 +10,8 @@ first verb in the present tense, by a word that is no preposition and no verb ("
 and accepts walk-in patients"). "sells shoes and bags in Paris", "has teachers and students from 40
 countries" and "offers rooms and suites with sea views" stay whole. A second amount said as the
 first was, its verb left out ("was 71% effective against infection and 85% effective against
-hospitalisation"), is a part of its own with the first verb written again, and so is a clause with a subject of its
-own after ", and" ("…, and the protection lasts for life").
+hospitalisation"), is a part of its own with the first verb written again, and so is a clause
+with a subject of its own after ", and" ("…, and the protection lasts for life").
 """
 
 from __future__ import annotations

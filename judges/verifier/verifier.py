@@ -498,7 +498,7 @@ def _fact_text(f) -> str:
 def _stated_otherwise(ev: Evidence) -> bool:
     """Whether a date or a measured amount of the claim is missing from the sources while the
     evidence states another in its place, with enough shared context to count (docs/verifier.md,
-    step 4)."""
+    "How a verdict is made", step 5)."""
     c = ev.conflict
     if (
         c is None
@@ -528,7 +528,10 @@ def _decide(
         # 1991" against "3 October 1990") cannot be supported, however close the wording: what
         # the combiner gave "supported" is shared by the other two as they stand
         rest = probs[CONTRADICTED] + probs[UNVERIFIABLE]
-        probs = {SUPPORTED: 0.0, CONTRADICTED: probs[CONTRADICTED] / rest, UNVERIFIABLE: probs[UNVERIFIABLE] / rest}
+        if rest > 0:
+            probs = {SUPPORTED: 0.0, CONTRADICTED: probs[CONTRADICTED] / rest, UNVERIFIABLE: probs[UNVERIFIABLE] / rest}
+        else:  # the combiner was sure of "supported": nothing to share, so nothing is decided
+            probs = {SUPPORTED: 0.0, CONTRADICTED: 0.0, UNVERIFIABLE: 1.0}
     p_sup, p_con, p_unv = probs[SUPPORTED], probs[CONTRADICTED], probs[UNVERIFIABLE]
     sims = {c.span_index: c.sim for c in g.candidates}
     used = [
