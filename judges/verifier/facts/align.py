@@ -24,7 +24,9 @@ from .lexicon import (
     _NEGATIONS,
     CHANGE_WORDS,
     COST_WORDS,
+    DIFFERENCE_WORDS,
     END_VERBS,
+    GROUP_WORDS,
     IMPLIED_WORDS,
     STOPWORDS,
     stem,
@@ -370,22 +372,6 @@ def _count_of_something_unsaid(cf: Fact, sf: Fact, span: Analysis) -> bool:
     return cf.dim == "count" and bool(cf.noun) and not sf.noun and not any(span.states(n) for n in cf.noun)
 
 
-#: Words that name one of several groups a value may be given for: a value of "paid accounts"
-#: is no rival of one of "free-tier accounts" (lexicon-free rivals: "postgraduate" and
-#: "undergraduates" differ only before a shared ending).
-_GROUPS = tuple(
-    frozenset(stem(w) for w in words.split())
-    for words in (
-        "paid free free-tier premium basic standard pro enterprise starter business",
-        "adult adults child children kid kids senior seniors student students infant infants",
-        "domestic international",
-        "member members non-member non-members guest guests",
-        "peak off-peak",
-        "summer winter spring autumn",
-    )
-)
-
-
 def _another_group(claim: Analysis, span: Analysis) -> bool:
     """Whether the claim speaks of another group than the span does ("Paid accounts can run up to
     100 machines" against "Free-tier accounts are limited to 3"; "On Sundays …" against "Monday to
@@ -395,7 +381,7 @@ def _another_group(claim: Analysis, span: Analysis) -> bool:
         return bool(span.memo[key])
     mine = {stem(w) for _, w in claim.content if not span.states(w)}
     theirs = {stem(w) for _, w in span.content if not claim.states(w)}
-    found = any(mine & g and theirs & g for g in _GROUPS) or any(_rival_words(a, b) for a in mine for b in theirs)
+    found = any(mine & g and theirs & g for g in GROUP_WORDS) or any(_rival_words(a, b) for a in mine for b in theirs)
     days = [f for f in claim.facts if f.kind == "weekday"]
     if not found and days and any(f.kind == "weekday" for f in span.facts):
         found = not any(_fact_relation(d, sf) == "match" for d in days for sf in span.facts if sf.kind == "weekday")
@@ -405,12 +391,8 @@ def _another_group(claim: Analysis, span: Analysis) -> bool:
 
 def _rival_words(a: str, b: str) -> bool:
     """ "postgraduate" and "undergraduate": one ending of five letters or more, another start."""
-    n = 0
-    for x, y in zip(reversed(a), reversed(b)):
-        if x != y:
-            break
-        n += 1
-    return n >= 5 and n < min(len(a), len(b)) and len(a) - n >= 3 and len(b) - n >= 3
+    n = _common_prefix(a[::-1], b[::-1])
+    return n >= 5 and len(a) - n >= 3 and len(b) - n >= 3
 
 
 def _anothers_value(cf: Fact, sf: Fact, claim: Analysis) -> bool:
@@ -484,12 +466,6 @@ _PRONOUN_STARTS = (
 #: The last word of a run of two or more capitalised words: the head noun a later "the park"
 #: or "the company" names again ("Yellowstone National Park", "Acme Mining Company").
 _NAME_HEAD = re.compile(r"\b(?:[A-Z][\w'’-]*\s+)+([A-Z][a-z]{2,})\b")
-
-
-#: Words that make a claim's sum a difference of two ("saves €100", "€50 more than Starter").
-DIFFERENCE_WORDS = frozenset(
-    "save saves saving savings cheaper dearer more less extra difference higher lower above below than".split()
-)
 
 
 def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
@@ -643,7 +619,8 @@ def align(
     limit = limit_side(claim)
     # the two sentences' polarities differ; a value outside the source's range then is what the
     # claim denies ("closed on Sundays", "not open at 8 p.m."), which explains the difference
-    flipped = len(_negations(claim, span)) % 2 != len(_negations(span, claim)) % 2
+    neg_c, neg_s = _negations(claim, span), _negations(span, claim)
+    flipped = len(neg_c) % 2 != len(neg_s) % 2
     explained = False
     for cf in claim.facts:
         # 1. is it matched in the span, or anywhere in the source?
@@ -834,8 +811,7 @@ def align(
     missing += added_items(claim, span, doc)
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
-    neg_c, neg_s = _negations(claim, span), _negations(span, claim)
-    if len(neg_c) % 2 != len(neg_s) % 2 and not explained:
+    if flipped and not explained:
         cue_c = ", ".join(neg_c) or "no negation"
         cue_s = ", ".join(neg_s) or "no negation"
         conflicts.append(

@@ -590,6 +590,27 @@ IMPLIED_WORDS = tuple(
 )
 
 
+#: Words that make a claim's sum a difference of two ("saves €100", "€50 more than Starter").
+DIFFERENCE_WORDS = frozenset(
+    "save saves saving savings cheaper dearer more less extra difference higher lower above below than".split()
+)
+
+#: Words that name one of several groups a value may be given for: a value of "paid accounts"
+#: is no rival of one of "free-tier accounts" (align._another_group; rivals outside these groups,
+#: "postgraduate" and "undergraduates", differ only before a shared ending).
+GROUP_WORDS = tuple(
+    frozenset(stem(w) for w in words.split())
+    for words in (
+        "paid free free-tier premium basic standard pro enterprise starter business",
+        "adult adults child children kid kids senior seniors student students infant infants",
+        "domestic international",
+        "member members non-member non-members guest guests",
+        "peak off-peak",
+        "summer winter spring autumn",
+    )
+)
+
+
 @lru_cache(maxsize=65536)
 def porter(word: str) -> str:
     """The Snowball (Porter2) stem: folds derivations the light :func:`stem` keeps apart

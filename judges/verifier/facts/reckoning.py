@@ -121,11 +121,19 @@ def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -
     for rate in span.facts:
         if rate.kind != "quantity" or rate.dim != cf.dim or rate.per in ("", "duration") or rate.bound != "eq":
             continue
-        noun = stem(rate.per)
-        for count in _counts(noun, claim) + _counts(noun, doc):
-            if abs(rate.num_value * count.num_value - _base(cf)) <= _PRODUCT_TOL * abs(_base(cf)):
-                return rate
+        if _times_a_count(rate, _base(cf), claim, doc):
+            return rate
     return None
+
+
+def _times_a_count(rate: Fact, amount: float, claim: Analysis, doc: Analysis) -> bool:
+    """Whether ``rate`` times a count of what it is per, in the claim or the sources, is ``amount``
+    ("$20 per user" and "15 active users" for $300)."""
+    noun = stem(rate.per)
+    return any(
+        abs(rate.num_value * count.num_value - amount) <= _PRODUCT_TOL * abs(amount)
+        for count in _counts(noun, claim) + _counts(noun, doc)
+    )
 
 
 def _count_per_something(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -> Fact | None:
@@ -142,10 +150,8 @@ def _count_per_something(cf: Fact, claim: Analysis, span: Analysis, doc: Analysi
             continue
         if rate.bound != cf.bound and not (rate.bound == "eq" and cf.bound == "approx"):
             continue
-        noun = stem(rate.per)
-        for count in _counts(noun, claim) + _counts(noun, doc):
-            if abs(rate.num_value * count.num_value - cf.num_value) <= _PRODUCT_TOL * cf.num_value:
-                return rate
+        if _times_a_count(rate, cf.num_value, claim, doc):
+            return rate
     return None
 
 
