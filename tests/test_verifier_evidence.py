@@ -40,7 +40,11 @@ def test_a_contradiction_names_the_fact_that_failed():
         ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."],
     ).claims[0]
     assert claim.verdict == "contradicted"
-    assert claim.failed == claim.reason == "number mismatch: claim says 500 request, source says 1000 request"
+    assert (
+        claim.failed
+        == claim.reason
+        == "number mismatch: claim says 500 requests a minute, source says 1000 requests a minute"
+    )
     assert claim.evidence[0]["span"] == "Premium users get 1,000 requests per minute."
 
 
@@ -117,7 +121,7 @@ def test_fact_backstop_decides_only_what_the_combiner_leaves_undecided():
     sources = ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."]
     claim = check_grounding(text, sources, VerifierConfig(contradiction_threshold=0.7)).claims[0]
     assert claim.verdict == "contradicted"
-    assert claim.reason == "number mismatch: claim says 1000 request, source says 100 request"
+    assert claim.reason == "number mismatch: claim says 1000 requests a minute, source says 100 requests a minute"
     assert claim.evidence[0]["span"] == "Free users get 100 requests per minute."
     if claim.decided_by == "fact_backstop":
         assert claim.probabilities["contradicted"] < 0.7 <= claim.confidence

@@ -336,7 +336,7 @@ def test_a_large_count_is_the_same_count_under_another_noun_a_small_one_is_not()
     same = align(analyse("The company had 12450 employees."), analyse("The company employed 12,450 people."))
     assert same.missing == [] and len(same.matched) == 1
     other = align(analyse("The plan includes 3 projects."), analyse("The trial lasts 3 days."))
-    assert [f.describe() for f in other.missing] == ["3 project"]
+    assert [f.describe() for f in other.missing] == ["3 projects"]
 
 
 def test_an_item_the_claim_adds_to_a_list_of_the_source_is_missing():
@@ -369,9 +369,9 @@ def test_a_count_of_times_counts_occurrences_of_whatever_the_sentence_says():
         analyse("Enter the wrong password five times in a row and the account is locked."),
         analyse("Accounts are locked after five consecutive failed login attempts."),
     )
-    assert al.missing == [] and [c.describe() for c, _ in al.matched] == ["5 time"]
+    assert al.missing == [] and [c.describe() for c, _ in al.matched] == ["5 times"]
     other = align(analyse("The plan includes 3 projects."), analyse("You may try 3 times."))
-    assert [f.describe() for f in other.missing] == ["3 project"]
+    assert [f.describe() for f in other.missing] == ["3 projects"]
 
 
 @pytest.mark.parametrize(
@@ -485,9 +485,9 @@ def test_a_bare_number_is_found_inside_an_identifier():
         (
             "Victoria was on the throne for more than 60 years.",
             "Queen Victoria reigned from 1837 until her death in 1901.",
-            "64 year (1837 to 1901)",
+            "64 years (1837 to 1901)",
         ),
-        ("The firm is 26 years old.", "Founded in 1998; this profile was updated in 2024.", "26 year (1998 to 2024)"),
+        ("The firm is 26 years old.", "Founded in 1998; this profile was updated in 2024.", "26 years (1998 to 2024)"),
         (
             "Subscription revenue was about $217 million.",
             "Revenue was $310 million, and subscriptions were 70 percent of it.",
@@ -1349,7 +1349,7 @@ def test_a_values_owner_named_after_it(claim, reversed_):
     [
         (
             "The Basic plan costs $20 a month.",
-            "number mismatch: claim says 20 USD, source says 10 USD for Basic",
+            "number mismatch: claim says 20 USD a month, source says 10 USD a month for Basic",
         ),
         ("The Basic plan costs $10 a month.", None),
         ("The Pro plan costs $20 a month.", None),

@@ -36,7 +36,9 @@ def test_another_plans_value_is_a_doubtful_rival_of_a_value_over_the_limit():
 
 def test_a_value_stated_as_it_is_still_conflicts():
     found = align_texts("The free tier allows 1,500 API calls a day.", FREE.split(". ")[0] + ".")
-    assert "number mismatch: claim says 1500 call, source says 1000 call" in [c.reason for c in found.conflicts]
+    assert "number mismatch: claim says 1500 calls a day, source says 1000 calls a day" in [
+        c.reason for c in found.conflicts
+    ]
 
 
 @pytest.mark.parametrize(

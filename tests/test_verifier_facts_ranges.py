@@ -137,3 +137,67 @@ def test_what_opening_hours_say_one_can_do(claim, verdict):
 def test_verbs_of_a_visit_are_no_words_of_other_sources():
     found = align_texts("You can shop for shoes at the store.", "The store sells shoes and bags.")
     assert "shop" in found.uncovered
+
+
+@pytest.mark.parametrize(
+    "text,ends",
+    [
+        ("The trail is 10–15 km long.", ["10 km", "15 km"]),
+        ("Recovery takes between 9 and 12 months.", ["9 months", "12 months"]),
+        ("The plan costs €10–15 a month.", ["10 EUR a month", "15 EUR a month"]),
+        ("It costs 10 to 15 dollars per month.", ["10 USD a month", "15 USD a month"]),
+        ("About 10 to 15 million visitors.", ["about 10000000 visitor", "15000000 visitors"]),
+        ("Delivery takes 2 or 3 days.", ["2 days", "3 days"]),
+        ("A call costs 20–30p a minute.", ["0.2 GBP a minute", "0.3 GBP a minute"]),
+    ],
+)
+def test_the_ends_of_a_range_share_the_unit_written_once(text, ends):
+    assert [f.describe() for f in analyse(text).facts if f.kind == "quantity"] == ends
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The team finished with a 12–5 record.", "It is 5 km to 10 minutes.", "The league has 12 teams - 5 promoted."],
+)
+def test_two_amounts_that_are_no_range_keep_their_own_units(text):
+    first, second = (f for f in analyse(text).facts if f.kind == "quantity")
+    assert (first.dim, first.noun) != (second.dim, second.noun)
+
+
+def test_two_amounts_joined_by_and_are_no_range():
+    found = align_texts("The trail is 4 km long.", "The trail is 3 km and the climb 5 km long.")
+    assert not found.matched
+
+
+@pytest.mark.parametrize(
+    "claim,source,verdict",
+    [
+        ("The route is 12 km long.", "The route is 10–15 km long.", "supported"),
+        ("Recovery takes 10 months.", "Recovery usually takes between 9 and 12 months.", "supported"),
+        ("The plan costs €12 a month.", "The plan costs €10–15 a month.", "supported"),
+        ("The route is 20 km long.", "The route is 10–15 km long.", "contradicted"),
+        ("Recovery takes 4 months.", "Recovery usually takes between 9 and 12 months.", "contradicted"),
+    ],
+)
+def test_an_amount_inside_or_outside_a_range(claim, source, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, [source]).claims
+    assert found.verdict == verdict
+    if verdict == "contradicted":  # the range is one value, written back once
+        assert found.reason in (
+            "number mismatch: claim says 20 km, source says 10–15 km",
+            "number mismatch: claim says 4 months, source says 9–12 months",
+        )
+
+
+def test_a_change_from_one_value_to_another_is_no_range():
+    found = align_texts("Unemployment was 12%.", "Unemployment rose from 10% to 15% in a year.")
+    assert not found.matched and [c.kind for c in found.conflicts][:1] == ["number"]
+
+
+def test_a_rate_conflict_names_both_periods():
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding("The subscription costs $12 per year.", ["The subscription costs $12 per month."]).claims
+    assert found.reason == "number mismatch: claim says 12 USD a year, source says 12 USD a month"

@@ -47,11 +47,11 @@ def test_an_amount_that_is_a_rate_times_a_count_the_sources_give(claim, held):
 def test_an_amount_from_a_rate_and_the_claims_own_count():
     found = align_texts("For eight people you need 400 g of rice.", "Rice: 50 g per person.")
     assert not found.missing
-    assert {c.describe() for c, _ in found.matched} == {"8 person", "400 g"}
+    assert {c.describe() for c, _ in found.matched} == {"8 people", "400 g"}
     assert [
         f.describe() for f in align_texts("For eight people you need 300 g of rice.", "Rice: 50 g per person.").missing
     ] == [
-        "8 person",
+        "8 people",
         "300 g",
     ]
 
@@ -95,8 +95,8 @@ def test_serves_without_a_noun_and_a_count_of_an_ingredient():
         f.describe()
         for f in align_texts("For 12 servings you need 8 eggs.", "Pancakes (makes 4 servings): 2 eggs.").missing
     ] == [
-        "12 serving",
-        "8 egg",
+        "12 servings",
+        "8 eggs",
     ]
 
 

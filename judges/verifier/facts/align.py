@@ -34,7 +34,7 @@ from .lexicon import (
 )
 from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
-from .ranges import every_day, range_text, time_in_range, version_in_range
+from .ranges import amount_in_range, every_day, range_end, range_text, time_in_range, version_in_range
 from .reckoning import days_apart, rate_times_count, scaled, years_between
 from .roles import role_conflict
 
@@ -339,6 +339,7 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or (cf.kind == "quantity" and _bare_number_of_its_unit(cf, claim, doc) is not None)
         or version_in_range(cf, doc) is not None
         or time_in_range(cf, doc)[0] is not None
+        or amount_in_range(cf, doc)[0] is not None
         or rate_times_count(cf, claim, doc, doc) is not None
         or scaled(cf, claim, doc, doc) is not None
         or days_apart(cf, claim, doc) is not None
@@ -668,6 +669,12 @@ def align(
                 explained = True
             elif outside is not None:  # its two ends are one value, not two rivals
                 span_rel = [(rel, sf) for rel, sf in span_rel if sf.kind != "time"] + [("conflict", outside)]
+                ranged[id(outside)] = range_text(outside, span)
+        if hit is None and cf.kind == "quantity":  # "12 km" against "10–15 km"
+            hit, outside = amount_in_range(cf, span)
+            if outside is not None:  # its two ends are one value, not two rivals
+                ends = {id(outside), id(range_end(outside, span))}
+                span_rel = [(rel, sf) for rel, sf in span_rel if id(sf) not in ends] + [("conflict", outside)]
                 ranged[id(outside)] = range_text(outside, span)
         if hit is None and cf.kind == "weekday":
             outside = _range_without(cf, span)

@@ -35,7 +35,13 @@ from .lexicon import (
     prefix_negated,
     stem,
 )
-from .quantities import _extract_ordinals, _extract_quantities, extract_hash_identifiers, merge_compound_durations
+from .quantities import (
+    _extract_ordinals,
+    _extract_quantities,
+    extract_hash_identifiers,
+    merge_compound_durations,
+    share_range_units,
+)
 from .tokens import Token, fold_accents, name_letter, tokenize
 
 if TYPE_CHECKING:
@@ -147,6 +153,33 @@ def _bound_phrase(tokens: list[Token], i: int) -> bool:
     return 0 < i < len(tokens) - 1 and tokens[i - 1].low == "no" and tokens[i + 1].low == "than"
 
 
+#: Words before a participle that describes the noun after it ("every failed attempt").
+_DETERMINERS = frozenset("a an the every each any all some this that these those its their our your his her my".split())
+#: Verbs that make a participle after them a state of the subject ("was withdrawn", "has failed").
+_STATE_VERBS = frozenset(
+    "is are was were be been being get gets got remain remains remained stay stays has have had become became".split()
+)
+
+
+def _describes_a_noun(tokens: list[Token], i: int) -> bool:
+    """Whether the participle at ``i`` describes a noun rather than saying something is not so:
+    "after every failed attempt", "regardless of the amount withdrawn", "the items removed from
+    the list" (and not "the offer was withdrawn", "the test failed")."""
+    low = tokens[i].low
+    if i == 0 or not (low.endswith("ed") or low in _AFTER_A_NOUN):
+        return False
+    prev, nxt = tokens[i - 1], tokens[i + 1] if i + 1 < len(tokens) else None
+    if prev.low in _DETERMINERS:
+        return nxt is not None and nxt.kind == "word" and nxt.low not in STOPWORDS
+    after_a_noun = prev.kind == "word" and prev.low not in STOPWORDS and prev.low not in _STATE_VERBS
+    return after_a_noun and low in _AFTER_A_NOUN and (nxt is None or nxt.kind != "word" or nxt.low in _PREPOSITIONS)
+
+
+#: Participles that, after a noun, describe it ("the amount withdrawn", "items removed from").
+_AFTER_A_NOUN = frozenset("withdrawn removed excluded rejected refused denied".split())
+_PREPOSITIONS = frozenset("from in on at by for with to of during after before".split())
+
+
 def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analysis:
     """Facts and alignment signals of one sentence (or a short passage)."""
     tokens = tokenize(text)
@@ -161,6 +194,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     _extract_ordinals(tokens, used, facts)
     facts.sort(key=lambda f: f.start)
     facts = merge_compound_durations(facts, text)
+    facts = share_range_units(facts, tokens)
     facts = bound_dates(tokens, facts)
 
     entity_tokens = {i for f in facts if f.kind == "entity" for i in f.tokens}
@@ -199,7 +233,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if rest is not None:  # "ineffective": a negation where the other text says "effective"
             neg_cues.append(low)
             prefixed.append((low, rest))
-        elif low in _NEGATIVE_STATES:
+        elif low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i):
             neg_cues.append(low)
             polar.add(i)
             content.append((i, low))

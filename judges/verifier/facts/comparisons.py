@@ -12,26 +12,31 @@ from __future__ import annotations
 
 from .analysis import Analysis
 from .fact import Fact
-from .lexicon import _DIRECTION_WORDS, stem, words_match
+from .lexicon import _DIRECTION_WORDS, STOPWORDS, stem, words_match
 from .tokens import fold_accents
 
 #: Direction groups whose comparative orders a value ("more storage", "heavier", "grew faster").
 #: "speed" only orders changes ("grew faster": a larger rise), never durations (a faster trip
 #: takes less time), and "cost" only money.
-_ORDERING = {"magnitude", "speed", "cost", "weight", "length"}
+_ORDERING = {"magnitude", "speed", "cost", "weight", "length", "heat"}
+#: How far before "than" its comparative may stand ("occurred more often in the treatment group
+#: than"), within one clause.
+_COMPARATIVE_REACH = 8
 #: How far back from a value its owner may be named.
 _WINDOW = 10
 
 
-def _comparative(claim: Analysis) -> tuple[str, int] | None:
-    """(comparative word, side) of the claim's first "than"."""
+def _comparative(claim: Analysis) -> tuple[str, int, str] | None:
+    """(comparative word, side, direction group) of the claim's first "than"."""
     for i, t in enumerate(claim.tokens):
         if t.low != "than":
             continue
-        for j in range(i - 1, max(-1, i - 4), -1):
+        for j in range(i - 1, max(-1, i - 1 - _COMPARATIVE_REACH), -1):
+            if claim.tokens[j].kind == "sym":
+                break
             found = _DIRECTION_WORDS.get(claim.tokens[j].low)
             if found is not None and found[0] in _ORDERING:
-                return claim.tokens[j].low, found[1]
+                return claim.tokens[j].low, found[1], found[0]
         return None
     return None
 
@@ -47,12 +52,20 @@ def _side_of(word: str, sides: tuple[set[str], set[str]]) -> int | None:
     return None
 
 
-def _owner(span: Analysis, fact: Fact, sides: tuple[set[str], set[str]], unique: set[str]) -> int | None:
+def _owner(
+    span: Analysis, fact: Fact, sides: tuple[set[str], set[str]], unique: set[str], named: dict[int, int]
+) -> int | None:
+    """The side of the claim's comparison that ``fact`` is the value of: named right after it
+    ("€38 on the express", "8.1% of patients in the treatment group"), else the nearest side named
+    before it in its sentence (a word of one side only, or one of the claim's identifiers,
+    ``named``: token → side, "the Orbis 14 … has a 70 Wh battery")."""
     first = min(fact.tokens) if fact.tokens else None
     if first is None:
         return None
     # "costs €38 on the express and €21 on the regional service": the owner follows the value
     k = max(fact.tokens) + 1
+    if k + 1 < len(span.tokens) and span.tokens[k].low == "of":  # "8.1% of patients in the …"
+        k = next((m for m in range(k + 1, min(k + 4, len(span.tokens))) if span.tokens[m].low in _OWNER_AFTER), k)
     if k < len(span.tokens) and span.tokens[k].low in _OWNER_AFTER:
         k += 1
         if k < len(span.tokens) and span.tokens[k].low == "the":
@@ -61,49 +74,157 @@ def _owner(span: Analysis, fact: Fact, sides: tuple[set[str], set[str]], unique:
             side = _side_of(span.tokens[k].low, sides)
             if side is not None:
                 return side
-    for t in reversed(span.tokens[max(0, first - _WINDOW) : first]):
-        if t.kind != "word" or stem(t.low) not in unique:
-            continue
-        side = _side_of(t.low, sides)
-        if side is not None:
-            return side
+    for k in range(first - 1, -1, -1):
+        t = span.tokens[k]
+        if k in named:
+            return named[k]
+        if t.kind == "word" and stem(t.low) in unique:
+            side = _side_of(t.low, sides)
+            # past the window, only as far as the sentence's start ("Lhotse, connected to Everest
+            # by the South Col, rises to 8,516 m")
+            if side is not None and (k >= first - _WINDOW or not _sentence_start_between(span, k, first)):
+                return side
+        if t.initial and k < first - _WINDOW:
+            break
     return None
+
+
+def _sentence_start_between(span: Analysis, k: int, first: int) -> bool:
+    return any(span.tokens[m].initial for m in range(k + 1, first))
+
+
+def _named_sides(claim: Analysis, span: Analysis) -> dict[int, int]:
+    """Token → side of the span's identifiers that the claim names on one side of its "than"
+    ("the Orbis 14 … than the Orbis 16": two names that differ by their number only)."""
+    hinge = next((i for i, t in enumerate(claim.tokens) if t.low == "than"), None)
+    if hinge is None:
+        return {}
+    side_of: dict[object, int] = {}
+    for f in claim.facts:
+        if f.kind == "entity" and f.dim == "identifier" and f.tokens:
+            side_of.setdefault(f.value, 0 if max(f.tokens) < hinge else 1)
+    if len(set(side_of.values())) < 2:
+        return {}
+    return {k: side_of[f.value] for f in span.facts if f.value in side_of for k in f.tokens}
 
 
 def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str] | None:
     """(the claim's comparative, the first side's value, the second side's value) when the span's
     values order the claim's two sides the other way; None when they agree or cannot be told."""
     found = _comparative(claim)
-    if found is None:
+    order = _order_sides(claim) if found is None else None
+    if found is None and order is None:
         return None
-    word, direction = found
-    # the analysis's words either side of "than", less those both sides share
-    sides = (claim.than_before - claim.than_after, claim.than_after - claim.than_before)
-    if not sides[0] or not sides[1]:
+    if order is not None:  # "Spain joined before Greece": the two names' dates
+        word, direction, sides = order
+        group = "order"
+    else:
+        word, direction, group = found  # type: ignore[misc]
+        # the analysis's words either side of "than", less those both sides share
+        sides = (claim.than_before - claim.than_after, claim.than_after - claim.than_before)
+    if (not sides[0] or not sides[1]) and not _named_sides(claim, span):
         return None
     counts: dict[str, int] = {}
     for t in span.tokens:
         if t.kind == "word":
             counts[stem(t.low)] = counts.get(stem(t.low), 0) + 1
     unique = {w for w, n in counts.items() if n == 1}
+    named = _named_sides(claim, span)
     values: dict[tuple[int, str], list[Fact]] = {}
     for f in span.facts:
-        if f.kind != "quantity" or f.implied or f.bound not in ("eq", "approx"):
+        if order is not None:
+            if f.kind != "date" or f.bound != "eq" or f.date_value[0] is None or f.dim:
+                continue
+        # "up to 6,000 kg" against "up to about 5,400 kg": two maximums compare as two values
+        elif f.kind != "quantity" or f.implied or f.bound not in ("eq", "approx", "le"):
             continue
         if word in ("faster", "slower", "quicker") and f.dim == "duration":
             continue
-        side = _owner(span, f, sides, unique)
+        side = _owner(span, f, sides, unique, named)
         if side is not None:
             values.setdefault((side, f.dim), []).append(f)
+    pairs = []
     for (side, dim), first in values.items():
         second = values.get((1 - side, dim))
         if side != 0 or not second or len(first) != 1 or len(second) != 1:
             continue
-        a, b = first[0].num_value, second[0].num_value
-        if a == b or (a > b) == (direction > 0):
-            return None
-        return word, first[0].describe(), second[0].describe()
-    return None
+        if {first[0].bound, second[0].bound} == {"le", "eq"}:
+            continue  # a maximum against a value says nothing of which is larger
+        pairs.append((first[0], second[0]))
+    if len(pairs) > 1 and group in _GROUP_DIMS:  # "heavier": the weights, not the screens
+        pairs = [(a, b) for a, b in pairs if a.dim == _GROUP_DIMS[group]]
+    if len(pairs) > 1:  # "bigger battery" of a span that gives weights too: the battery's values
+        topic = _topic(claim, word)
+        distance = {id(a): min(_distance(span, a, topic), _distance(span, b, topic)) for a, b in pairs}
+        nearest = min(distance.values())
+        pairs = [(a, b) for a, b in pairs if distance[id(a)] == nearest < _TOPIC_REACH]
+    if len(pairs) != 1:
+        return None
+    a, b = pairs[0]
+    x, y = (_when(a), _when(b)) if order is not None else (a.num_value, b.num_value)
+    if x == y or (x > y) == (direction > 0):  # type: ignore[operator]
+        return None
+    return word, a.describe(), b.describe()
+
+
+def _when(f: Fact) -> tuple[int, int, int]:
+    y, m, d = f.date_value
+    return (y or 0, m or 0, d or 0)
+
+
+#: "before" and "after" between two names, and which way each orders them.
+_ORDER_WORDS = {"before": -1, "after": 1, "predates": -1, "predated": -1, "postdates": 1, "postdated": 1}
+
+
+def _order_sides(claim: Analysis) -> tuple[str, int, tuple[set[str], set[str]]] | None:
+    """("before", -1, (the first name's words, the second's)) for "Spain joined the European
+    Communities before Greece did": the claim's subject and the name right after the hinge (its
+    other names, "the European Communities", are what both did). None where a date or a time
+    follows the hinge ("before 2000" is a bound of a date, facts/dates.py)."""
+    toks = claim.tokens
+    hinge = next((i for i, t in enumerate(toks) if t.low in _ORDER_WORDS), None)
+    if hinge is None or any(f.kind in ("date", "time") and min(f.tokens, default=0) > hinge for f in claim.facts):
+        return None
+    names = [f.tokens for f in claim.facts if f.kind == "entity" and f.dim != "identifier" and f.tokens]
+    # a name that opens the sentence is no entity fact ("Spain became a member …"): the subject
+    opening = []
+    for k, t in enumerate(toks[:hinge]):
+        if not t.text[:1].isupper() or t.low in STOPWORDS:
+            break
+        opening.append(k)
+    first = tuple(opening) or next((n for n in names if max(n) < hinge), ())
+    second = next((n for n in names if min(n) in (hinge + 1, hinge + 2)), ())
+    if not first or not second:
+        return None
+    side = ({stem(toks[k].low) for k in first}, {stem(toks[k].low) for k in second})
+    return toks[hinge].low, _ORDER_WORDS[toks[hinge].low], side
+
+
+def _topic(claim: Analysis, word: str) -> set[str]:
+    """The content words right after the claim's comparative: what it compares ("battery")."""
+    i = next(i for i, t in enumerate(claim.tokens) if t.low == word)
+    return {t.low for t in claim.tokens[i + 1 : i + 3] if t.kind == "word" and t.low not in STOPWORDS}
+
+
+#: How near a value the claim's compared thing must be named to pick its values, in tokens.
+_TOPIC_REACH = 4
+#: The dimension a comparative's direction group orders ("heavier": a mass).
+_GROUP_DIMS = {"weight": "mass", "length": "length", "heat": "temperature", "speed": "speed"}
+
+
+def _distance(span: Analysis, f: Fact, words: set[str]) -> int:
+    """How many tokens from ``f`` the nearest of ``words`` is named ("50 GB storage": 1)."""
+    if any(words_match(n, w) for n in f.noun for w in words):
+        return 0  # "a 70 Wh battery": the value counts it
+    lo, hi = min(f.tokens), max(f.tokens)
+    found = [
+        lo - k if k < lo else k - hi
+        for k in range(max(0, lo - _TOPIC_REACH), min(len(span.tokens), hi + _TOPIC_REACH + 1))
+        if not lo <= k <= hi
+        and span.tokens[k].kind == "word"
+        and any(words_match(span.tokens[k].low, w) for w in words)
+    ]
+    return min(found, default=_TOPIC_REACH)
 
 
 _PAIR_JOINERS = frozenset({"to", "-", "–", "—"})

@@ -409,6 +409,24 @@ def _extract_times(tokens: list[Token], used: set[int], facts: list[Fact], text:
             h, m = (int(x) for x in t.text.split(":")[:2])
             minutes = h * 60 + m
             nxt = tokens[i + 1] if i + 1 < n else None
+            if t.text.count(":") == 2 and (i == 0 or tokens[i - 1].low != "at") and not (nxt and nxt.kind == "ampm"):
+                # "won in 2:00:35", "2. T. Alemu 2:06:40": a race time, hours to seconds
+                seconds = h * 3600 + m * 60 + int(t.text.split(":")[2])
+                used.add(i)
+                facts.append(
+                    Fact(
+                        "quantity",
+                        float(seconds),
+                        t.text,
+                        t.start,
+                        t.end,
+                        dim="duration",
+                        unit="s",
+                        raw=float(seconds),
+                        tokens=(i,),
+                    )
+                )
+                continue
             if nxt is not None and (nxt.kind == "ampm" or nxt.low in ("am", "pm")):
                 if nxt.low.startswith("p") and h < 12:
                     minutes += 12 * 60

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import cast
 
@@ -36,6 +37,7 @@ class Fact:
     unit: str = ""  # canonical surface unit (km, day, %, USD) -- "" for counts
     noun: tuple[str, ...] = ()  # count nouns (stemmed)
     per: str = ""  # rate denominator dimension ("duration", or a noun)
+    period: str = ""  # a rate's duration unit as written ("month" of "€12 a month"), for describe()
     bound: str = "eq"  # eq | approx | ge | gt | le | lt
     raw: float | None = None  # the number as written, before unit conversion
     weak: bool = False  # absence is not a reason for "unverifiable"
@@ -102,7 +104,23 @@ def _fmt_number(x: float) -> str:
     return f"{x:.6g}"
 
 
+#: How a rate's duration reads in a reason ("12 USD a month", "1000 requests an hour").
+_PERIOD_NAMES = {"h": "hour", "min": "minute", "s": "second", "ms": "millisecond"}
+
+
 def _describe_quantity(f: Fact) -> str:
+    """The amount as written, with its unit and, for a rate over time, the period: a reason that
+    says "12 USD a month" against "12 USD a year" shows what differs."""
+    text = _describe_amount(f)
+    if f.per == "duration" and f.period:
+        name = _PERIOD_NAMES.get(f.period, f.period)
+        text += f" {'an' if name[0] in 'aeiou' or name == 'hour' else 'a'} {name}"
+    elif f.per and f.per != "duration" and not f.per.startswith("interval"):
+        text += f" per {f.per}"
+    return text
+
+
+def _describe_amount(f: Fact) -> str:
     prefix = {"ge": "at least ", "gt": "more than ", "le": "up to ", "lt": "less than ", "approx": "about "}.get(
         f.bound, ""
     )
@@ -110,9 +128,37 @@ def _describe_quantity(f: Fact) -> str:
     if f.dim.startswith("currency:"):
         unit = f.dim.split(":", 1)[1]
         return f"{prefix}{raw} {unit}"
-    unit = f.unit or (f.noun[-1] if f.noun else "")
+    unit = f.unit or (_noun_as_written(f) if f.noun else "")
     if unit == "h" and f.raw is not None and f.raw != int(f.raw) and abs(f.raw * 60 - round(f.raw * 60)) < 1e-3:
-        return f"{prefix}{int(f.raw)} h {round((f.raw - int(f.raw)) * 60)} min"  # "2 hours 40 minutes"
+        minutes = f"{round((f.raw - int(f.raw)) * 60)} min"  # "2 hours 40 minutes", "half an hour"
+        return f"{prefix}{int(f.raw)} h {minutes}" if int(f.raw) else f"{prefix}{minutes}"
+    if unit == "min" and f.raw is not None and f.raw != int(f.raw) and abs(f.raw * 60 - round(f.raw * 60)) < 1e-3:
+        seconds = f"{round((f.raw - int(f.raw)) * 60)} s"  # "6 min 17 s", "a quarter of a minute"
+        return f"{prefix}{int(f.raw)} min {seconds}" if int(f.raw) else f"{prefix}{seconds}"
     if unit == "%":
         return f"{prefix}{raw}%"
+    if f.dim == "duration" and unit in _PLURALS and raw != "1":
+        unit = _PLURALS[unit]  # "4 months", as a reason should read
     return f"{prefix}{raw} {unit}".strip()
+
+
+def _noun_as_written(f: Fact) -> str:
+    """The counted noun as the text writes it: of the words after the number ("420 hospital
+    beds", "150 people came", "a 70 Wh battery"), the last written in the plural, else the last."""
+    words = re.findall(r"[^\W\d_]+", f.text.lower())
+    written = [next((w for w in words if w.startswith(n)), n) for n in f.noun]
+    if f.noun[0] == "person" and f.raw != 1:
+        written[0] = "people"
+    return next((w for w in reversed(written) if w.endswith("s") or w == "people"), written[-1])
+
+
+#: The durations whose unit a reason writes as a word, in the plural.
+_PLURALS = {
+    "day": "days",
+    "week": "weeks",
+    "fortnight": "fortnights",
+    "month": "months",
+    "year": "years",
+    "decade": "decades",
+    "century": "centuries",
+}

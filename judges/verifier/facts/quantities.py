@@ -23,6 +23,7 @@ from .lexicon import (
     _UNITS,
     _UNITS_1,
     _WEEKDAYS,
+    COST_WORDS,
     STOPWORDS,
     stem,
 )
@@ -31,7 +32,7 @@ from .tokens import Token
 
 def parse_number(text: str) -> float | None:
     """``1,000`` → 1000.0, ``3.5`` → 3.5, ``twelve`` → 12, ``twenty-one`` → 21; None otherwise."""
-    t = re.sub(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3})", ",", text.strip().lower())  # "10 000"
+    t = re.sub(r"(?<=\d)[ \u00a0\u202f\u2009](?=\d{3})", ",", text.strip().lower())  # "10 000"
     if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
         return float(t.replace(",", ""))
     if re.fullmatch(r"\d+(?:\.\d+)?", t):
@@ -62,8 +63,20 @@ def parse_number(text: str) -> float | None:
 
 
 def _is_number_word(low: str) -> bool:
+    """ "twelve", "twenty-one", "two-hundred-and-fifty" (a number written in words, hyphenated)."""
     parts = low.split("-")
-    return all(p in _UNITS_1 or p in _TENS for p in parts) and bool(parts)
+    return (
+        (parts[0] in _UNITS_1 or parts[0] in _TENS)
+        and parts[-1] != "and"
+        and all(p in _UNITS_1 or p in _TENS or p in ("hundred", "thousand", "and") for p in parts)
+    )
+
+
+def _hyphen_number(head: list[str]) -> float | None:
+    """The number of a hyphenated number and noun ("24-month", "two-hundred-and-fifty-pound")."""
+    if len(head) < 2 or not _is_number_word("-".join(head[:-1])) or _is_number_word(head[-1]):
+        return None
+    return parse_number(" ".join(head[:-1]))
 
 
 #: The bound phrases by their last word, each as its words, in _BOUNDS's order (it runs before
@@ -101,10 +114,16 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
     after = [t.low for t in tokens[end + 1 : end + 3]]
     if after[:1] == ["sterling"]:
         return True
-    return (
-        len(after) == 2 and after[0] in ("a", "per", "each", "every") and _UNITS.get(after[1], ("",))[0] == "duration"
-    )
+    if len(after) == 2 and after[0] in ("a", "per", "each", "every") and _UNITS.get(after[1], ("",))[0] == "duration":
+        return True
+    # a word of paying near it ("pays a 250-pound excess", "a fee of fifty pounds"), and no weight
+    near = {stem(t.low) for t in tokens[max(0, i - 8) : end + 6] if t.kind == "word"}
+    return bool(near & _PAID) and not near & _WEIGHED
 
+
+#: Words near "pounds" that make it sterling, and words that keep it a weight (stemmed).
+_PAID = COST_WORDS | {stem(w) for w in "excess fine deposit refund salary wage rent bill spend spent worth".split()}
+_WEIGHED = frozenset(stem(w) for w in "weigh weighs weighed weight heavy lift load".split())
 
 #: Words between a number and its unit of time that leave it a duration.
 _DURATION_ADJECTIVES = frozenset(
@@ -172,9 +191,11 @@ def _unit_at(tokens: list[Token], j: int, glued: bool) -> tuple[str, float, str,
         if len(low) == 1 and low not in ("m", "g", "h", "s", "l", "%"):
             return None
         # ("200 g arborio rice", "1 l milk": a mass and a volume before the food they measure)
+        after_a_duration = j >= 2 and tokens[j - 2].low in _UNITS and _UNITS[tokens[j - 2].low][0] == "duration"
         if (
             low in ("s", "h", "m")
             and not glued
+            and not after_a_duration  # "6 min 17 s ahead"
             and j + 1 < n
             and tokens[j + 1].kind == "word"
             and tokens[j + 1].low not in STOPWORDS
@@ -285,8 +306,8 @@ def _past_of_phrase(tokens: list[Token], j: int) -> tuple[int, str | None]:
         glued_word = m + 1 < len(tokens) and tokens[m + 1].kind == "word" and tokens[m + 1].start == t.end
         if t.kind == "num" and glued_word:
             continue  # "100 GB of 5G data per month"
-        if t.kind != "word":
-            return j, None
+        if t.kind != "word" or _is_number_word(t.low):
+            return j, None  # "0.5 g of amoxicillin three times a day": the rate is the count's
         if t.low in _RATE_ADJECTIVES:
             end = m
             while end + 1 < len(tokens) and end + 1 < j + 5 and tokens[end + 1].kind == "word":
@@ -459,23 +480,31 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 value = 1.0 if low == "once" else 2.0
             elif _fraction_ahead(tokens, i):
                 pass  # "two thirds of": the fraction, read at "thirds"
-            elif _is_number_word(low) or (len(head) == 2 and _is_number_word(head[0])):
+            elif _is_number_word(low) or _hyphen_number(head) is not None:
                 if _is_number_word(low):
-                    # join "twenty one", "two hundred", "one thousand"
+                    # join "twenty one", "two hundred", "one thousand", "five hundred and fifty"
                     j = i
                     words = [low]
-                    while (
-                        j + 1 < n
-                        and tokens[j + 1].kind == "word"
-                        and (_is_number_word(tokens[j + 1].low) or tokens[j + 1].low in _SCALES)
-                    ):
-                        j += 1
+                    while j + 1 < n and tokens[j + 1].kind == "word":
+                        follow = tokens[j + 1].low
+                        if _is_number_word(follow) or follow in _SCALES:
+                            j += 1
+                        elif (
+                            follow == "and"
+                            and j + 2 < n
+                            and _is_number_word(tokens[j + 2].low)
+                            and words[-1] in ("hundred", "thousand")
+                        ):
+                            j += 2
+                            words.append("and")
+                        else:
+                            break
                         words.append(tokens[j].low)
                     value = parse_number(" ".join(words))
                     end = j
                 else:
-                    value = parse_number(head[0])
-                    noun_from_hyphen = head[1]
+                    value = _hyphen_number(head)
+                    noun_from_hyphen = head[-1]
                 if low == "one" and i + 1 < n and tokens[i + 1].low in ("of", "another"):
                     value = None
             elif low in ("a", "an") and i + 1 < n and tokens[i + 1].low in ("dozen", "hundred", "thousand", "million"):
@@ -528,7 +557,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         nouns: list[str] = []
         if noun_from_hyphen:
             u = _UNITS.get(noun_from_hyphen)
-            if u:
+            if noun_from_hyphen == "pound" and _money(tokens, i, i):
+                currency = "GBP"  # "a two-hundred-and-fifty-pound excess"
+            elif u:
                 dim, factor, unit = u
             else:
                 nouns = [stem(noun_from_hyphen)]
@@ -610,13 +641,14 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             j = end + 1
         # rate: "per minute", "/min", "a year", "each day"
         per = ""
+        period = ""  # the rate's duration as written ("month"), for the reasons (Fact.describe)
         # "1.5 days of paid leave per month", "25 days of annual leave" (not "5% of annual revenue")
         # ("2,700 kWh of electricity per year" too; not "5% of annual revenue per year")
         k, adjective = _past_of_phrase(tokens, j) if dim != "percent" else (j, None)
         by_adjective = _UNITS.get(adjective) if adjective and dim == "duration" else None
         if by_adjective is not None and value is not None:  # "25 days of paid annual leave"
             value = value / by_adjective[1]
-            per = "duration"
+            per, period = "duration", by_adjective[2]
             end = k
         # allow "of X" or one more word before "per": "1,000 requests per minute", "7 million visitors a year"
         elif k + 1 < n and (tokens[k].low in _RATE_WORDS or tokens[k].text == "/"):
@@ -628,7 +660,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 later = ""  # "£12.99 a month on a 24-month contract": a rate, not "a year on"
             if u is not None and u[0] == "duration" and later not in _TIME_REFERENCE:
                 value = value / u[1]
-                per = "duration"
+                per, period = "duration", u[2]
                 end = k + 1
             elif tokens[k].low in ("per", "/") and nxt.kind == "word" and nxt.low not in STOPWORDS:
                 per = stem(nxt.low)
@@ -637,7 +669,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             u = _UNITS.get(_RATE_ADVERBS[tokens[k].low])
             if u is not None and u[0] == "duration":
                 value = value / u[1]
-                per = "duration"
+                per, period = "duration", u[2]
                 end = k
         if dim == "duration" and not per and start_i > 0 and tokens[start_i - 1].low == "every":
             per = INTERVAL  # "runs every two hours": how often, not how long ("takes 2 hours")
@@ -693,6 +725,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 unit=unit,
                 noun=tuple(nouns),
                 per=per,
+                period=period,
                 bound=bound,
                 raw=float(raw),
                 weak=weak,
@@ -772,4 +805,78 @@ def merge_compound_durations(facts: list[Fact], text: str) -> list[Fact]:
             )
             continue
         out.append(f)
+    return out
+
+
+#: Words between the two ends of a range of amounts written with one unit ("10–15 km", "9 to 12
+#: months", "2 or 3 days"); "and" only after "between" ("between 9 and 12 months").
+_RANGE_JOINERS = frozenset("to - – — through or".split())
+
+
+def _written(f: Fact, tokens: list[Token]) -> float | None:
+    """The number of ``f`` as its digits or words give it ("15" of "15 million", "30" of "30p")."""
+    first = next((tokens[k] for k in f.tokens if tokens[k].kind == "num"), None)
+    return parse_number(first.text) if first is not None else f.raw
+
+
+def _seconds(f: Fact) -> float:
+    return _UNITS[f.period][1] if f.per == "duration" and f.period in _UNITS else 1.0
+
+
+def _bare(f: Fact) -> bool:
+    return f.dim == "count" and not f.noun
+
+
+def share_range_units(facts: list[Fact], tokens: list[Token]) -> list[Fact]:
+    """The two ends of a range share the unit and the rate written once (docs/verifier.md, "What
+    it can detect"): "10–15 km" is 10 km to 15 km, "€10–15 a month" €10 a month to €15 a month,
+    "between 9 and 12 months" 9 months to 12 months, "10 to 15 million" ten million to fifteen.
+    Read alone, the bare end is a count, which the claim's "12 km" or "10 months" then
+    contradicts or misses (``facts`` sorted by position)."""
+    out = list(facts)
+    amounts = [k for k, f in enumerate(out) if f.kind == "quantity" and f.tokens and not f.implied]
+    for k1, k2 in zip(amounts, amounts[1:]):
+        a, b = out[k1], out[k2]
+        between = [t.low for t in tokens[max(a.tokens) + 1 : min(b.tokens)]]
+        after_between = min(a.tokens) > 0 and tokens[min(a.tokens) - 1].low == "between"
+        if not (
+            between and len(between) == 1 and (between[0] in _RANGE_JOINERS or (between[0] == "and" and after_between))
+        ):
+            continue
+        if a.bound not in ("eq", "approx") or b.bound not in ("eq", "approx"):
+            continue
+        if between[0] in ("-", "–", "—") and (_written(a, tokens) or 0) >= (_written(b, tokens) or 0):
+            continue  # "a 12–5 record", "won 3-1": a score runs either way, a range runs up
+        unit_end = b if _bare(a) else a
+        if not _bare(a) and not _bare(b) and (a.dim != b.dim or a.unit != b.unit or a.noun != b.noun):
+            continue  # "5 km to 10 minutes": two things, not one range
+        if a.per and b.per and (a.per, a.period) != (b.per, b.period):
+            continue
+        rate = a if a.per else b
+        if rate.per == "duration" and not rate.period:
+            continue
+        ends: list[Fact] = []
+        for f in (a, b):
+            written, base = _written(f, tokens), _written(unit_end, tokens)
+            if not written or not base or unit_end.raw is None:
+                ends = []
+                break
+            scale = unit_end.num_value * _seconds(unit_end) / base  # the unit's worth of one written
+            rawscale = unit_end.raw / base
+            if f is not unit_end and not _bare(f):
+                scale, rawscale = f.num_value * _seconds(f) / written, (f.raw or written) / written
+            ends.append(
+                replace(
+                    f,
+                    value=written * scale / (_UNITS[rate.period][1] if rate.per == "duration" else 1.0),
+                    raw=written * rawscale,
+                    dim=unit_end.dim,
+                    unit=unit_end.unit,
+                    noun=unit_end.noun,
+                    per=rate.per,
+                    period=rate.period,
+                )
+            )
+        if ends:
+            out[k1], out[k2] = ends
     return out

@@ -7,10 +7,13 @@ step 2): opening hours ("9 am to 6 pm" holds 10 a.m. and not 8 p.m.), service ar
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .analysis import Analysis
+from .compare import _fact_relation
 from .dates import _RANGE_WORDS
 from .fact import Fact
+from .lexicon import _DIRECTION_WORDS
 
 #: Words and signs between the two ends of a range (a date range's, and "between 9 and 5").
 _BETWEEN = _RANGE_WORDS | {"—", "and"}
@@ -57,10 +60,61 @@ def time_in_range(cf: Fact, an: Analysis) -> tuple[Fact | None, Fact | None]:
     return None, outside
 
 
+#: How far past an end of a range a value may lie and still be inside it: the rounding of a
+#: converted unit ("6 miles" is 9.66 km, inside "5–9.7 km").
+_RANGE_ROUNDING = 0.02
+
+
+def _an_amount_range(an: Analysis, a: Fact, b: Fact) -> bool:
+    """Whether two joined amounts are a range ("10–15 km", "between 9 and 12 months"), not a pair
+    ("3 km and 5 km", "a 12–5 record") or a change ("rose from 10% to 15%": the value was each, never between)."""
+    if a.num_value >= b.num_value:
+        return False  # a range runs up ("10–15"); "a 12–5 record" is two counts
+    first = min(a.tokens)
+    joiner = an.tokens[max(a.tokens) + 1].low
+    before = [t.low for t in an.tokens[max(0, first - 3) : first]]
+    if joiner == "and":
+        return before[-1:] == ["between"]
+    if before[-1:] == ["from"]:
+        return not any(w in _DIRECTION_WORDS for w in before[:-1])
+    return True
+
+
+def amount_in_range(cf: Fact, an: Analysis) -> tuple[Fact | None, Fact | None]:
+    """(what of ``an`` holds the claim's amount inside one of its ranges, the first end of a range
+    of the claim's kind of amount that does not hold it); either may be None. "12 km" is inside
+    "10–15 km", "20 km" is not (quantities.share_range_units gives both ends the unit)."""
+    if cf.kind != "quantity" or cf.bound not in ("eq", "approx"):
+        return None, None
+    outside = None
+    for a, b in _pairs(an, "quantity", cf.dim):
+        if not _an_amount_range(an, a, b) or "none" in (_fact_relation(cf, a), _fact_relation(cf, b)):
+            continue
+        lo, hi = sorted((a.num_value, b.num_value))
+        slack = _RANGE_ROUNDING * max(abs(lo), abs(hi))
+        if lo - slack <= cf.num_value <= hi + slack:
+            text = an.text[a.start : b.end]
+            return replace(a, value=cf.num_value, raw=cf.raw, bound=cf.bound, text=text, implied=True), None
+        outside = outside or a
+    return None, outside
+
+
+def range_end(first: Fact, an: Analysis) -> Fact:
+    """The other end of the range of ``an`` that starts with ``first``."""
+    return next(b for a, b in _pairs(an, first.kind, first.dim or None) if a is first)
+
+
 def range_text(first: Fact, an: Analysis) -> str:
     """How a range that starts with ``first`` is written back ("09:00–18:00")."""
-    second = next(b for a, b in _pairs(an, first.kind, first.dim or None) if a is first)
-    return f"{first.describe()}–{second.describe()}"
+    low, high = first.describe(), range_end(first, an).describe()
+    # the unit and the period once: "10–15 EUR a month", not "10 EUR a month–15 EUR a month"
+    shared = 0
+    while shared < min(len(low), len(high)) and low[-1 - shared] == high[-1 - shared]:
+        shared += 1
+    cut = low.find(" ", len(low) - shared)
+    if first.kind == "quantity" and cut > 0 and any(ch.isdigit() for ch in low[:cut]):
+        low = low[:cut]
+    return f"{low}–{high}"
 
 
 def every_day(cf: Fact, an: Analysis) -> Fact | None:

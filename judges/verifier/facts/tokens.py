@@ -18,6 +18,9 @@ _TOKEN_RE = re.compile(
     r"(?P<iso>\d{4}-\d{2}-\d{2})"
     r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
     r"|(?P<ampm>[aApP]\.[mM]\.?)"
+    # thousands set off by a plain space, as much of Europe writes them ("12 408 votes"); a group of
+    # three digits that runs on into a word or a dash is another number ("5 100-metre races")
+    r"|(?P<spaced>\d{1,3}(?: \d{3})+(?![\w\-–]|[.,]\d))"
     # thousands may be set off by a no-break or thin space ("10\u00a0000", SI style)
     r"|(?P<num>\d+(?:[.,]\d+|[\u00a0\u202f\u2009]\d{3}(?!\d))*)"
     # "U.S.", "U.K.": one word, compared without its dots (Token.low)
@@ -61,6 +64,7 @@ def tokenize(text: str) -> list[Token]:
     tokens: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         kind = m.lastgroup or "sym"
+        kind = "num" if kind == "spaced" else kind
         tokens.append(Token(m.group(), kind, m.start(), m.end()))
     # Mark sentence-initial tokens (first word, and words after . ! ? : ; or an opening quote).
     expect = True

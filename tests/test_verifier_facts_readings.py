@@ -1,0 +1,117 @@
+"""Values written in other ways, and comparisons the sources' values settle across sentences
+(judges/verifier/facts/quantities.py, dates.py, tokens.py, analysis.py, comparisons.py; pure
+Python, and the packaged models where a whole check runs)."""
+
+import pytest
+
+from judges.verifier.facts import analyse
+from tests.verifier_support import align_texts
+
+
+@pytest.mark.parametrize(
+    "text,amount",
+    [
+        ("Around five hundred and fifty litres of milk go into each wheel.", "about 550 l"),
+        ("One hundred and five cats live there.", "105 cats"),
+        ("The policyholder pays a two-hundred-and-fifty-pound excess.", "250 GBP"),
+        ("The excess rises to five hundred pounds for escape-of-water claims.", "500 GBP"),
+        ("A nine-hundred-and-ninety-nine-pound arrangement fee applies.", "999 GBP"),
+        ("The dog weighs fifty pounds.", "50 lb"),  # a weight stays a weight
+        ("She was elected with 12 408 votes.", "12408 votes"),  # thousands set off by a space
+        ("It had 1 234 567 visitors.", "1234567 visitors"),
+        ("He finished 6 min 17 s ahead of the runner-up.", "6 min 17 s"),
+        ("Kiptum won the Chicago Marathon in 2:00:35.", "7235 s"),  # a race time, not a clock time
+    ],
+)
+def test_a_value_written_in_words_or_groups_is_read_whole(text, amount):
+    assert amount in [f.describe() for f in analyse(text).facts]
+
+
+@pytest.mark.parametrize(
+    "text,values",
+    [
+        ("In 2019 150 people came.", ["2019", "150 people"]),  # a year is no thousands group
+        ("He won 5 100-metre races.", ["5", "100 m"]),
+        ("The meeting starts at 10:30:00.", ["10:30"]),  # "at" a clock time
+    ],
+)
+def test_what_is_no_single_value_stays_apart(text, values):
+    an = analyse(text)
+    assert [f.describe() if f.kind != "date" else f.text for f in an.facts] == values
+
+
+def test_a_dose_is_no_rate_of_the_count_after_it():
+    described = [f.describe() for f in analyse("Take 0.5 g of amoxicillin three times a day.").facts]
+    assert described == ["0.5 g", "3 times a day"]
+
+
+@pytest.mark.parametrize(
+    "text,negated",
+    [
+        ("The delay doubles after every failed attempt.", False),
+        ("The fee is flat, regardless of the amount withdrawn.", False),
+        ("The items removed from the list are archived.", False),
+        ("The offer was withdrawn in May.", True),
+        ("The test failed.", True),
+        ("Pre-existing conditions are excluded.", True),
+    ],
+)
+def test_a_participle_that_describes_a_noun_negates_nothing(text, negated):
+    assert bool(analyse(text).negation_cues) == negated
+
+
+@pytest.mark.parametrize(
+    "claim,sources,reason",
+    [
+        (
+            "Lhotse is taller than Kangchenjunga.",
+            "Kangchenjunga, at 8,586 m, straddles the border of Nepal and India. "
+            "Lhotse, connected to Everest by the South Col, rises to 8,516 m.",
+            "comparison reversed: claim says 'taller', source gives 8516 m against 8586 m",
+        ),
+        (
+            "The endpoint occurred more often in the treatment group than in the placebo group.",
+            "The endpoint occurred in 8.1% of patients in the treatment group and 11.6% of those in the placebo group.",
+            "comparison reversed: claim says 'more', source gives 8.1% against 11.6%",
+        ),
+        (
+            "The Orbis 14 has a bigger battery than the Orbis 16.",
+            "The Orbis 14 weighs 1.38 kg and has a 70 Wh battery. "
+            "The Orbis 16 weighs 1.95 kg and has an 86 Wh battery.",
+            "comparison reversed: claim says 'bigger', source gives 70 battery against 86 battery",
+        ),
+        (
+            "Male Asian elephants can reach higher weights than male African bush elephants.",
+            "Male African bush elephants weigh up to 6,000 kg, while male Asian elephants weigh up to about 5,400 kg.",
+            "comparison reversed: claim says 'higher', source gives about 5400 kg against up to 6000 kg",
+        ),
+        (
+            "Spain became a member of the European Communities before Greece did.",
+            "Denmark and Ireland joined the European Communities on 1 January 1973. Greece followed in 1981, "
+            "and Spain and Portugal joined in 1986.",
+            "comparison reversed: claim says 'before', source gives 1986 against 1981",
+        ),
+    ],
+)
+def test_a_comparison_the_values_of_the_sources_reverse(claim, sources, reason):
+    assert reason in [c.reason for c in align_texts(claim, sources).conflicts]
+
+
+@pytest.mark.parametrize(
+    "claim,sources",
+    [
+        (
+            "The Air model is lighter than the Pro.",
+            "The Pro weighs 1.8 kg with a 16-inch screen, the Air 1.2 kg with a 13-inch one.",
+        ),
+        ("Greece joined the European Communities before Spain.", "Greece joined in 1981, and Spain joined in 1986."),
+        (
+            "The Eiffel Tower was finished after the Statue of Liberty.",
+            "The Statue of Liberty was dedicated in 1886. The Eiffel Tower was completed in 1889.",
+        ),
+        # a maximum against a value says nothing of which is larger
+        ("The Pro is heavier than the Air.", "The Pro weighs up to 1.1 kg. The Air weighs 1.2 kg."),
+    ],
+)
+def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
+    assert not [c for c in align_texts(claim, sources).conflicts if c.reason.startswith("comparison reversed")]
