@@ -115,3 +115,82 @@ def test_a_comparison_the_values_of_the_sources_reverse(claim, sources, reason):
 )
 def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
     assert not [c for c in align_texts(claim, sources).conflicts if c.reason.startswith("comparison reversed")]
+
+
+@pytest.mark.parametrize(
+    "claim,source,verdict",
+    [
+        (
+            "A coat bought on 25 November can be returned.",
+            "Items bought during our event (24–27 November) can be returned.",
+            "supported",
+        ),
+        ("The fair runs on 30 November.", "The fair runs 24–27 November 2025.", "contradicted"),
+        (
+            "Version 2.4.0 was released on 5 March 2024.",
+            "## [2.4.0] - 2024-03-05: this release was released.",
+            "supported",
+        ),
+        (
+            "The contract's initial term runs until the end of March 2026.",
+            "The initial term of this Agreement begins on 1 April 2024 and continues for twenty-four (24) months.",
+            "supported",
+        ),
+        (
+            "The oven guarantee runs out in March 2025.",
+            "Your oven was delivered on 12 March 2023 and is covered by our 24-month guarantee from the delivery date.",
+            "supported",
+        ),
+        ("Canberra is the capital of Australia.", "Sydney is the capital of Australia.", "contradicted"),
+        (
+            "Suharto proclaimed Indonesia's independence on 17 August 1945.",
+            "On 17 August 1945, Sukarno proclaimed Indonesia's independence in Jakarta.",
+            "contradicted",
+        ),
+    ],
+)
+def test_days_in_ranges_dates_worked_out_and_names_that_open_a_claim(claim, source, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, [source]).claims
+    assert found.verdict == verdict, found.reason
+
+
+def test_a_start_and_a_length_of_time_give_only_an_end():
+    # the worked-out end date holds a claim of when something ends, not any date of the claim
+    found = align_texts(
+        "The contract was signed on 31 March 2026.", "The term begins on 1 April 2024 and runs for 24 months."
+    )
+    assert [f.describe() for f in found.missing] == ["2026-03-31"]
+
+
+@pytest.mark.parametrize(
+    "claim,sources,verdict",
+    [
+        (
+            "Do not take more than 8 tablets in 24 hours, and leave at least 4 hours between doses.",
+            ["Do not take more than 8 tablets in 24 hours. Leave at least 4 hours between doses."],
+            "supported",
+        ),
+        (
+            "Damage from limescale isn't covered by the kettle's warranty, and owners in hard-water areas should "
+            "descale it monthly.",
+            [
+                "The warranty does not cover damage caused by limescale build-up. Customers in hard-water areas are "
+                "advised to descale the kettle once a month using a citric-acid descaler."
+            ],
+            "supported",
+        ),
+        # a negation of the sources about something else speaks for nothing
+        (
+            "The museum does not open on Mondays.",
+            ["The museum opens on Mondays. Photography is not allowed inside."],
+            "contradicted",
+        ),
+    ],
+)
+def test_a_negation_one_sentence_states_alike_is_no_mismatch_with_the_others(claim, sources, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, sources).claims
+    assert found.verdict == verdict, found.reason

@@ -16,7 +16,7 @@ conflicting sentence covers: whether a conflict outweighs a supporting sentence 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -117,6 +117,26 @@ class Candidate:
     def blocking(self) -> Conflict | None:
         c = self.alignment.best_conflict
         return c if c is not None and c.confidence >= BLOCKING_CONFLICT else None
+
+
+def settle_negations(candidates: list[Candidate]) -> list[Candidate]:
+    """A claim's negation that one sentence states alike is no mismatch with the sentences that
+    state its other parts: "Do not take more than 8 tablets in 24 hours, and leave at least 4
+    hours between doses" against "Do not take more than 8 tablets in 24 hours. Leave at least 4
+    hours between doses." -- the second sentence, without a "not", was a negation mismatch."""
+    alike = any(c.alignment.negated_alike for c in candidates)
+    if not alike:
+        return candidates
+    return [
+        c
+        if c.alignment.negated_alike or not any(x.kind == "negation" for x in c.alignment.conflicts)
+        else Candidate(
+            c.span_index,
+            c.sim,
+            replace(c.alignment, conflicts=[x for x in c.alignment.conflicts if x.kind != "negation"]),
+        )
+        for c in candidates
+    ]
 
 
 @dataclass

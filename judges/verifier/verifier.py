@@ -84,7 +84,7 @@ import numpy as np
 from .claims import extract_claims, split_sentences
 from .combiner import get_combiner
 from .conjuncts import claim_parts
-from .evidence import Candidate, Evidence, premise
+from .evidence import Candidate, Evidence, premise, settle_negations
 from .evidence import build as build_evidence
 from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
 from .nli import get_nli_model
@@ -440,10 +440,9 @@ def _gather(
                     if k not in aligned:
                         aligned[k] = align(c_an, span_an[k], everything, context=ctx_an[k])
                     extra.extend(aligned[k].conflicts)
-                al = Alignment(
-                    al.conflicts + extra, al.missing, al.matched, al.coverage, al.uncovered, al.support_coverage
-                )
+                al = replace(al, conflicts=al.conflicts + extra)
             candidates.append(Candidate(si, float(sims[ci, si]), al))
+        candidates = settle_negations(candidates)
         evidence = build_evidence(
             c_an, candidates, sentences, previous, sources_of, everything, cv[ci], sv, RELEVANCE_FLOOR, whole
         )

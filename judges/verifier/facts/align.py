@@ -34,7 +34,7 @@ from .lexicon import (
 )
 from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
-from .ranges import amount_in_range, every_day, range_end, range_text, time_in_range, version_in_range
+from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
 from .reckoning import days_apart, rate_times_count, scaled, years_between
 from .roles import role_conflict
 
@@ -57,6 +57,7 @@ class Alignment:
     coverage: float  # share of the claim's content words found in the span
     uncovered: list[str]
     support_coverage: float = 0.0  # coverage counting each exactly matched value as two covered words
+    negated_alike: bool = False  # the claim and the span both negate, alike (evidence.settle_negations)
 
     @property
     def best_conflict(self) -> Conflict | None:
@@ -340,6 +341,7 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or version_in_range(cf, doc) is not None
         or time_in_range(cf, doc)[0] is not None
         or amount_in_range(cf, doc)[0] is not None
+        or date_in_range(cf, doc)[0] is not None
         or rate_times_count(cf, claim, doc, doc) is not None
         or scaled(cf, claim, doc, doc) is not None
         or days_apart(cf, claim, doc) is not None
@@ -473,6 +475,8 @@ def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
     """An implied percent change (implied.py) stands for a claim's percent only when the claim
     speaks of a change ("increased by 25%"), never for a share ("25% of revenue"); an implied
     difference of two sums only when it speaks of a difference ("saves €100")."""
+    if implied.kind == "date":  # a start plus a length of time is when something ends
+        return _near_end_word(cf, claim)
     if implied.noun not in (CHANGE, DIFFERENCE) or not cf.tokens:
         return True
     first = min(cf.tokens)
@@ -480,6 +484,18 @@ def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
         near = claim.tokens[max(0, first - 4) : max(cf.tokens) + 4]
         return any(t.low in DIFFERENCE_WORDS for t in near)
     return any(stem(t.low) in CHANGE_WORDS for t in claim.tokens[max(0, first - 4) : first] if t.kind == "word")
+
+
+#: Words before a date that say something ends then ("runs out in March 2025", "until").
+_END_DATE_WORDS = frozenset(
+    stem(w)
+    for w in "until till through expire expires expiry end ends runs out due by last deadline valid lasts".split()
+)
+
+
+def _near_end_word(cf: Fact, claim: Analysis) -> bool:
+    first = min(cf.tokens, default=0)
+    return any(stem(t.low) in _END_DATE_WORDS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
 
 
 def _an_end_time(cf: Fact, claim: Analysis) -> bool:
@@ -670,8 +686,8 @@ def align(
             elif outside is not None:  # its two ends are one value, not two rivals
                 span_rel = [(rel, sf) for rel, sf in span_rel if sf.kind != "time"] + [("conflict", outside)]
                 ranged[id(outside)] = range_text(outside, span)
-        if hit is None and cf.kind == "quantity":  # "12 km" against "10–15 km"
-            hit, outside = amount_in_range(cf, span)
+        if hit is None and cf.kind in ("quantity", "date"):  # "12 km" in "10–15 km", "25 Nov" in "24–27 Nov"
+            hit, outside = amount_in_range(cf, span) if cf.kind == "quantity" else date_in_range(cf, span)
             if outside is not None:  # its two ends are one value, not two rivals
                 ends = {id(outside), id(range_end(outside, span))}
                 span_rel = [(rel, sf) for rel, sf in span_rel if id(sf) not in ends] + [("conflict", outside)]
@@ -685,7 +701,7 @@ def align(
                 span_rel.append(("conflict", outside))  # "open on Sundays" against the same
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
             hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
-        if hit is None and (cf.kind == "quantity" or _an_end_time(cf, claim)):
+        if hit is None and (cf.kind in ("quantity", "date") or _an_end_time(cf, claim)):
             hit = next(
                 (
                     sf
@@ -723,7 +739,7 @@ def align(
         # million" for "$217 million"): a sentence stating one of its terms does not contradict it
         implied_in_doc = (
             not in_doc
-            and (cf.kind == "quantity" or _an_end_time(cf, claim))
+            and (cf.kind in ("quantity", "date") or _an_end_time(cf, claim))
             and any(_fact_relation(cf, df) == "match" and _may_be_implied(cf, df, claim) for df in doc.implied)
         )
         in_doc = in_doc or implied_in_doc
@@ -816,6 +832,23 @@ def align(
         if not in_doc and not cf.weak:
             missing.append(cf)
     missing += added_items(claim, span, doc)
+    opener = _opening_name(claim, doc)
+    if opener is not None and not any(c.kind == "entity" for c in conflicts):
+        # "Canberra is the capital of Australia" against "Sydney is the capital …": a name that
+        # opens the claim is no entity fact (every sentence opens with a capital), but one the
+        # sources never say, with another name where the span has it, is a swapped name
+        sub = _swapped_opener(claim, span) or _name_before(claim, span)
+        if sub is not None:
+            cov, _ = _coverage(claim, span, fact_tokens | claim.polar | {0}, word_sim, given)
+            conflicts.append(
+                Conflict(
+                    "entity",
+                    opener.text,
+                    sub[0].text,
+                    _conf(0.25, 0.6, cov),
+                    f"entity mismatch: claim says {opener.text}, source says {sub[0].text}",
+                )
+            )
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
     if flipped and not explained:
@@ -922,7 +955,29 @@ def align(
     hits = sum(1 for cf, sf in matched if cf in strong and _exact(cf, sf))
     total = n_words + FACT_WEIGHT * len(strong)
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
-    return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov)
+    alike = bool(neg_c and neg_s) and not flipped and _denies_alike(claim, span) and _denies_alike(span, claim)
+    return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov, alike)
+
+
+def _denies_alike(an: Analysis, other: Analysis) -> bool:
+    """Whether ``other`` states what each negation of ``an`` denies: the first content word after
+    a "not" ("isn't covered" against "does not cover damage …"), a negative state itself
+    ("prohibited" is not "not allowed")."""
+    toks = an.tokens
+    for i, t in enumerate(toks):
+        if t.low in an.negation_cues and t.low not in _NEGATIONS and not other.states(t.low):
+            return False
+        if t.low in _NEGATIONS:
+            denied = next(
+                (u for u in toks[i + 1 : i + 7] if u.kind == "num" or (u.kind == "word" and u.low not in STOPWORDS)),
+                None,
+            )
+            said = denied is not None and (
+                other.states(denied.low) if denied.kind == "word" else any(v.text == denied.text for v in other.tokens)
+            )
+            if not said:
+                return False
+    return True
 
 
 def _swapped(claim: Analysis, span: Analysis) -> bool:
@@ -957,6 +1012,67 @@ def _labels(an: Analysis, k: int) -> bool:
     return any(t.text == ":" for t in an.tokens[k + 1 : k + 4])
 
 
+def _opening_name(claim: Analysis, doc: Analysis) -> Fact | None:
+    """The claim's first word as a name, where it may be one and the sources never say it."""
+    t = claim.tokens[0] if claim.tokens else None
+    if (
+        t is None
+        or t.kind != "word"
+        or not t.is_cap
+        or t.low in STOPWORDS
+        or t.low in _FILLER
+        or t.low in _OPENERS
+        or t.low.endswith(("ed", "ing", "ly"))
+        or (t.low.endswith("s") and not t.low.endswith(("ss", "us", "is")))  # "Growers", "Employees"
+        or any(0 in f.tokens for f in claim.facts)
+        or t.low in doc.words
+        or stem(t.low) in doc.words
+        or any(u.low == t.low for u in claim.tokens[1:])
+    ):
+        return None
+    return Fact("entity", t.low, t.text, t.start, t.end, dim="name", weak=True, tokens=(0,))
+
+
+def _swapped_opener(claim: Analysis, span: Analysis) -> tuple[Fact, bool] | None:
+    """The span's first word where it differs from the claim's and the two sentences go on alike
+    ("Sydney is the capital of Australia" for "Canberra is the capital …"), as (fact, False)."""
+    if len(span.tokens) < 3 or len(claim.tokens) < 3:
+        return None
+    t = span.tokens[0]
+    same_after = [a.low for a in claim.tokens[1:3]] == [b.low for b in span.tokens[1:3]]
+    if not same_after or t.kind != "word" or not t.is_cap or t.low in STOPWORDS or t.low in claim.words:
+        return None
+    return Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(0,)), False
+
+
+def _name_before(claim: Analysis, span: Analysis) -> tuple[Fact, bool] | None:
+    """A name of the span right before the verb that follows the claim's first word ("On 17
+    August 1945, Sukarno proclaimed …" for "Suharto proclaimed …"), as (fact, False)."""
+    verb = claim.tokens[1].low if len(claim.tokens) > 1 else ""
+    if not verb or verb in STOPWORDS or claim.tokens[1].kind != "word":
+        return None
+    for sf in span.facts:
+        k = max(sf.tokens, default=-2) + 1
+        first = min(sf.tokens, default=0)
+        if (
+            sf.kind == "entity"
+            and sf.dim == "name"
+            and (first == 0 or span.tokens[first - 1].text in (",", ";", ":"))  # the span's subject
+            and sf.value not in claim.words
+            and k < len(span.tokens)
+            and words_match(span.tokens[k].low, verb)
+        ):
+            return sf, False
+    return None
+
+
+#: Words that open a sentence without naming anything ("Despite its stripes, the okapi …").
+_OPENERS = frozenset(
+    "despite unlike following according meanwhile instead today additionally furthermore moreover "
+    "thereafter otherwise nevertheless nonetheless besides afterwards".split()
+)
+
+
 def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = True) -> tuple[Fact, bool] | None:
     """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
     claim_words = claim.words
@@ -976,6 +1092,8 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
             and t.is_cap
             and t.low not in STOPWORDS
             and t.low not in _FILLER
+            and t.low not in _OPENERS
+            and not t.low.endswith(("ed", "ing", "ly"))  # "Executed in tempera, it …", "Unfortunately"
             and t.low not in claim_words
             and stem(t.low) not in claim_words
             and not any(k in f.tokens for f in span.facts)

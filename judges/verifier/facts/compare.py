@@ -188,6 +188,16 @@ def _exact(c: Fact, s: Fact) -> bool:
 OCCURRENCES = ("time",)
 
 
+#: What may name a bare release number ("Version 2.4.0" is the "[2.4.0]" of a changelog).
+RELEASE_WORDS = frozenset({"", "version", "versions", "v", "release", "build"})
+
+
+def _same_release(a: str, b: str) -> bool:
+    """ "version 2.4.0" and "2.4.0": one dotted release number, named by a release word or not."""
+    (an, _, anum), (bn, _, bnum) = a.rpartition(" "), b.rpartition(" ")
+    return anum == bnum and "." in anum and an in RELEASE_WORDS and bn in RELEASE_WORDS
+
+
 def _fact_relation(c: Fact, s: Fact) -> str:
     if c.kind != s.kind:
         return "none"
@@ -251,7 +261,7 @@ def _fact_relation(c: Fact, s: Fact) -> str:
     if c.kind == "entity":
         if c.dim == "identifier" and s.dim == "identifier":
             cn, sn = str(c.value).split(" ")[0], str(s.value).split(" ")[0]
-            if c.value == s.value:
+            if c.value == s.value or _same_release(str(c.value), str(s.value)):
                 return "match"
             return "conflict" if cn == sn and cn else "none"
         return "match" if c.value == s.value else "none"

@@ -84,6 +84,16 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
             end = (start + minutes) % _DAY_MINUTES
             text = f"{start // 60:02d}:{start % 60:02d} + {length.text}"
             out.append(Fact("time", end, text, 0, 0, implied=True))
+    # a date and a length of time: when it ends ("begins on 1 April 2024 and continues for 24
+    # months" -> 31 March 2026; "delivered on 12 March 2023" + "a 24-month guarantee" -> March
+    # 2025), the last day counted in or not
+    days = [f for f in facts if f.kind == "date" and f.bound == "eq" and not f.dim and all(f.date_value)]
+    for day in days:
+        for length in lengths:
+            for ending in _after(day.date_value, length):
+                if len(out) >= MAX_IMPLIED:
+                    return out
+                out.append(Fact("date", ending, f"{day.text} + {length.text}", 0, 0, implied=True))
     amounts = [
         f
         for f in facts
@@ -157,6 +167,30 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
 def _duration(seconds: float, text: str, unit: str, raw: int) -> Fact:
     """An implied duration, in seconds, as written in ``unit``."""
     return Fact("quantity", seconds, text, 0, 0, dim="duration", unit=unit, raw=float(raw), implied=True)
+
+
+#: The longest length of time that dates are counted on by (ten years).
+MAX_SPAN_DAYS = 3660
+
+
+def _after(start: tuple, length: Fact) -> list[tuple[int, int, int]]:
+    """The day ``length`` after ``start`` and the day before it (whole months and years on the
+    calendar, "24 months" from 1 April 2024 is 1 April 2026); none for a length under a day or
+    over ten years."""
+    seconds = length.num_value
+    if not _DAY <= seconds <= MAX_SPAN_DAYS * _DAY or length.raw is None:
+        return []
+    y, m, d = start
+    if length.unit in ("month", "year", "decade"):
+        months = round(length.raw * {"month": 1, "year": 12, "decade": 120}[length.unit])
+        y, m = y + (m - 1 + months) // 12, (m - 1 + months) % 12 + 1
+        first = _ordinal_day((y, m, min(d, 28))) if d > 28 else _ordinal_day((y, m, d))
+    else:
+        begin = _ordinal_day(start)
+        first = None if begin is None else begin + round(seconds / _DAY)
+    if first is None:
+        return []
+    return [(x.year, x.month, x.day) for x in (date.fromordinal(first), date.fromordinal(first - 1))]
 
 
 def _ordinal_day(value: tuple) -> int | None:

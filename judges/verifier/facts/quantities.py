@@ -567,6 +567,14 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
             k = j
             if k < n and tokens[k].text == "-" and tokens[k].start == tokens[k - 1].end:
                 k += 1  # "24-month"
+            if (
+                k + 3 < n
+                and tokens[k].text == "("
+                and tokens[k + 2].text == ")"
+                and tokens[k + 1].kind == "num"
+                and parse_number(tokens[k + 1].text) == value
+            ):
+                k += 3  # "twenty-four (24) months", as contracts write a number twice
             glued = k < n and tokens[k].start == tokens[k - 1].end
             ua = _unit_at(tokens, k, glued)
             if ua is None and k + 1 < n and tokens[k].low in _DURATION_ADJECTIVES:

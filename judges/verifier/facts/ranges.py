@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from .analysis import Analysis
-from .compare import _fact_relation
+from .compare import RELEASE_WORDS, _fact_relation
 from .dates import _RANGE_WORDS
 from .fact import Fact
 from .lexicon import _DIRECTION_WORDS
@@ -99,6 +99,26 @@ def amount_in_range(cf: Fact, an: Analysis) -> tuple[Fact | None, Fact | None]:
     return None, outside
 
 
+def date_in_range(cf: Fact, an: Analysis) -> tuple[Fact | None, Fact | None]:
+    """(what of ``an`` holds the claim's day inside a range of days, the first end of a range of
+    days that does not hold it): "25 November" is inside "24–27 November", "30 November" is not.
+    Years are compared where both give one."""
+    y, m, d = cf.date_value if cf.kind == "date" else (None, None, None)
+    if cf.kind != "date" or cf.bound != "eq" or cf.dim or m is None or d is None:
+        return None, None
+    outside = None
+    for a, b in _pairs(an, "date"):
+        (ay, am, ad), (by, bm, bd) = a.date_value, b.date_value
+        if am is None or ad is None or bm is None or bd is None or a.dim or b.dim:
+            continue
+        if y is not None and ay is not None and by is not None and not ay <= y <= by:
+            continue
+        if (am, ad) <= (m, d) <= (bm, bd):
+            return replace(a, value=cf.value, text=an.text[a.start : b.end], implied=True), None
+        outside = outside or a
+    return None, outside
+
+
 def range_end(first: Fact, an: Analysis) -> Fact:
     """The other end of the range of ``an`` that starts with ``first``."""
     return next(b for a, b in _pairs(an, first.kind, first.dim or None) if a is first)
@@ -123,10 +143,6 @@ def every_day(cf: Fact, an: Analysis) -> Fact | None:
     return Fact("weekday", cf.value, m.group(0), 0, 0, weak=True, implied=True) if m else None
 
 
-#: What may name a bare release number ("Version 2.3.2" is the "2.3.2" of a range).
-_RELEASE_WORDS = frozenset({"", "version", "versions", "v", "release", "build"})
-
-
 def _version(value: object) -> tuple[str, tuple[int, ...]] | None:
     """("python", (3, 12)) of "python 3.12"; None for what is not a dotted release number."""
     name, _, number = str(value).rpartition(" ")
@@ -146,7 +162,7 @@ def version_in_range(cf: Fact, an: Analysis) -> Fact | None:
         lo, hi = _version(a.value), _version(b.value)
         if lo is None or hi is None or not len(lo[1]) == len(hi[1]) == len(v):
             continue
-        same = name == lo[0] or (lo[0] == "" and name in _RELEASE_WORDS)
+        same = name == lo[0] or (lo[0] == "" and name in RELEASE_WORDS)
         if same and lo[1] <= v <= hi[1]:
             return a
     return None
