@@ -194,3 +194,88 @@ def test_a_negation_one_sentence_states_alike_is_no_mismatch_with_the_others(cla
 
     (found,) = check_grounding(claim, sources).claims
     assert found.verdict == verdict, found.reason
+
+
+@pytest.mark.parametrize(
+    "text,amount",
+    [
+        ("It costs seventeen euros ninety-nine a month.", "17.99 EUR a month"),
+        ("For £49.99 (just under fifty pounds) you get cover.", "less than 50 GBP"),  # a sum in sterling beside it
+        ("Only one of the five sitting councillors lost their seat.", "1"),
+    ],
+)
+def test_sums_in_words_and_a_count_of_one_of_several(text, amount):
+    assert amount in [f.describe() for f in analyse(text).facts]
+
+
+def test_one_of_the_reasons_is_no_count():
+    assert analyse("One of the reasons is cost.").facts == []
+
+
+@pytest.mark.parametrize(
+    "claim,sources,verdict",
+    [
+        # a people's name and its place's
+        (
+            "English and Welsh law governs the contract.",
+            ["This Agreement shall be governed by the laws of England and Wales."],
+            "supported",
+        ),
+        # "not … unless" is a condition, as "only … if" is
+        (
+            "The travel policy only covers a pre-existing condition if you declare it and the insurer accepts it.",
+            [
+                "Your policy does not cover any pre-existing medical condition unless it has been declared to us and "
+                "we have accepted it in writing."
+            ],
+            "supported",
+        ),
+        (
+            "The policy covers pre-existing conditions.",
+            ["Your policy does not cover any condition unless declared."],
+            "contradicted",
+        ),
+        # "with no" qualifies a noun the claim does not speak of
+        (
+            "The 2020 Nobel Prize in Chemistry was awarded jointly to Emmanuelle Charpentier and Jennifer A. Doudna "
+            "for the development of a method for genome editing.",
+            [
+                "The Nobel Prize in Chemistry 2020 was awarded jointly to Emmanuelle Charpentier and Jennifer A. "
+                "Doudna “for the development of a method for genome editing.” It was the first time a science Nobel "
+                "had been shared by two women with no male co-laureate."
+            ],
+            "supported",
+        ),
+        # a fee waived is a fee not paid
+        (
+            "Students still have to pay the £25 joining fee even if they present a valid student ID.",
+            ["Joining fee: £25. The joining fee is waived for students who present a valid student ID card."],
+            "contradicted",
+        ),
+        (
+            "Only one of the five sitting councillors in Rathmines lost their seat.",
+            [
+                "Dublin City Council, Rathmines area: three of the five sitting councillors lost their seats, with "
+                "the Social Democrats and Sinn Féin each taking a seat from the outgoing group."
+            ],
+            "contradicted",
+        ),
+    ],
+)
+def test_names_of_peoples_conditions_and_qualified_negations(claim, sources, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, sources).claims
+    assert found.verdict == verdict, found.reason
+
+
+@pytest.mark.parametrize(
+    "text,cues",
+    [
+        ("They rarely erupt explosively.", ["rarely"]),
+        ("The crew's failure to monitor airspeed caused it.", ["failure"]),
+        ("Unlike most fish, tuna are warm-blooded.", []),
+    ],
+)
+def test_words_that_deny_and_one_that_does_not(text, cues):
+    assert analyse(text).negation_cues == cues

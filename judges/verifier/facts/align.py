@@ -15,7 +15,7 @@ from .additions import added_items
 from .analysis import Analysis
 from .compare import _exact, _fact_relation
 from .comparisons import reversed_comparison, reversed_pair, reversed_route
-from .entities import _alias_in_text, is_alias
+from .entities import _alias_in_text, is_alias, place_names
 from .equations import equation_conflict
 from .fact import Fact
 from .implied import CHANGE, DIFFERENCE
@@ -100,6 +100,8 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     said = re.sub(r"['’]s$", "", f.text)  # "JWST's" is JWST, an alias of "James Webb Space Telescope"
     if "-" in v and re.search(rf"\b{re.escape(v.replace('-', ' '))}\b", text_low):
         return True  # "SIM-only" in "SIM Only 30"
+    if any(w in words for w in place_names(v)):
+        return True  # "English and Welsh law" in "the laws of England and Wales"
     return v in words or stem(v) in words or _alias_in_text(said, text_low)
 
 
@@ -126,7 +128,7 @@ def _coverage(
     # "free-tier" and "free tier" are one wording: a compound's parts are words of the span too
     span_set = set(span_words) | {p for w in span_words if "-" in w for p in w.split("-") if len(p) > 2}
     # "ineffective" speaks of "effective" (whether it denies the claim's is the negation check's)
-    span_set |= {rest for cue, rest in span.scoped_negations if cue != "without"}
+    span_set |= {rest for cue, rest in span.scoped_negations if cue not in ("without", "no")}
     words = [(i, w) for i, w in claim.content if i not in exclude]
     if not words:
         return 0.5, []
@@ -188,9 +190,15 @@ def _negations(an: Analysis, other: Analysis) -> list[str]:
     the other text does not mention is about something the other text is not about ("photography
     without flash is permitted" against "taking photographs is prohibited")."""
     cues = list(an.negation_cues)
-    for cue, w in an.scoped_negations:
-        if not other.states(w) and cue in cues:
+    for cue, words in an.scoped_negations:
+        if cue == "no" and other.negation_cues:
+            continue  # "with no timezone information" may say what the other's negation says
+        if not any(other.states(w) for w in words.split()) and cue in cues:
             cues.remove(cue)
+    if _conditional(an) and _conditional(other):
+        for cue in _denied_unless(an):
+            if cue in cues:  # "does not cover … unless it has been declared" = "only covers … if"
+                cues.remove(cue)
     if _free(other):  # "free" against "no fee"
         for cue, _ in _denied_costs(an):
             if cue in cues:
@@ -957,6 +965,21 @@ def align(
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
     alike = bool(neg_c and neg_s) and not flipped and _denies_alike(claim, span) and _denies_alike(span, claim)
     return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov, alike)
+
+
+def _denied_unless(an: Analysis) -> list[str]:
+    """The negations of ``an`` that an "unless" after them makes a condition ("does not cover
+    any condition unless it has been declared")."""
+    lows = [t.low for t in an.tokens]
+    # (not "no": "a string with no timezone raises an error unless …" is no such condition)
+    cues = [c for c in an.negation_cues if c != "no"]
+    return [low for i, low in enumerate(lows) if low in cues and "unless" in lows[i + 1 : i + 16]]
+
+
+def _conditional(an: Analysis) -> bool:
+    """Whether a text states a condition ("only covers it if you declare it", "provided that")."""
+    lows = {t.low for t in an.tokens}
+    return "only" in lows and bool(lows & {"if", "when", "once", "after"}) or bool(lows & {"provided", "unless"})
 
 
 def _denies_alike(an: Analysis, other: Analysis) -> bool:

@@ -175,6 +175,11 @@ def _describes_a_noun(tokens: list[Token], i: int) -> bool:
     return after_a_noun and low in _AFTER_A_NOUN and (nxt is None or nxt.kind != "word" or nxt.low in _PREPOSITIONS)
 
 
+def _failure_to(tokens: list[Token], i: int) -> bool:
+    """ "the crew's failure to monitor airspeed": the crew did not monitor it."""
+    return tokens[i].low in ("failure", "failures") and i + 1 < len(tokens) and tokens[i + 1].low == "to"
+
+
 #: Participles that, after a noun, describe it ("the amount withdrawn", "items removed from").
 _AFTER_A_NOUN = frozenset("withdrawn removed excluded rejected refused denied".split())
 _PREPOSITIONS = frozenset("from in on at by for with to of during after before".split())
@@ -233,7 +238,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if rest is not None:  # "ineffective": a negation where the other text says "effective"
             neg_cues.append(low)
             prefixed.append((low, rest))
-        elif low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i):
+        elif (low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i)) or _failure_to(tokens, i):
             neg_cues.append(low)
             polar.add(i)
             content.append((i, low))
@@ -278,9 +283,15 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             # that noun (it negates the sentence only where the other text speaks of the noun:
             # align); before a verb ("without paying") it negates, and after another negation it
             # pairs with it ("you cannot enter without a ticket")
-            obj = next((w for w in lows[i + 1 : i + 4] if w.isalpha() and w not in STOPWORDS), None)
-            if obj is not None:
+            # (the words of the noun phrase: "without qualifying account activity")
+            obj = " ".join(w for w in lows[i + 1 : i + 4] if w.isalpha() and w not in STOPWORDS)
+            if obj:
                 scoped.append(("without", obj))
+        elif i > 0 and lows[i - 1] == "with" and lows[i] == "no" and "no" in neg_cues:
+            # "shared by two women with no male co-laureate": as "without", it qualifies a noun
+            obj = " ".join(w for w in lows[i + 1 : i + 4] if w.isalpha() and w not in STOPWORDS)
+            if obj:
+                scoped.append(("no", obj))
 
     than_after: set[str] = set()
     than_before: set[str] = set()

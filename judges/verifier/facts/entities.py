@@ -125,6 +125,35 @@ def is_alias(short: str, long: str) -> bool:
     return len(word) >= 3 and b_words[0].startswith(word) and b_words[0] != word
 
 
+#: Peoples and languages whose names the prefix of their place does not give ("Welsh" and
+#: "Wales"; "Japanese" and "Japan" share theirs).
+_DEMONYMS = {
+    "welsh": ("wales",),
+    "french": ("france",),
+    "dutch": ("netherlands", "holland"),
+    "danish": ("denmark",),
+    "irish": ("ireland",),
+    "filipino": ("philippines",),
+    "british": ("britain", "uk"),
+    "swiss": ("switzerland",),
+    "greek": ("greece",),
+    "spanish": ("spain",),
+    "english": ("england",),
+    "scottish": ("scotland",),
+    "scots": ("scotland",),
+    "norwegian": ("norway",),
+    "peruvian": ("peru",),
+}
+_PLACES = {place: people for people, places in _DEMONYMS.items() for place in places}
+
+
+def place_names(word: str) -> tuple[str, ...]:
+    """The other name of a people's place or a place's people ("welsh" -> "wales", "wales" ->
+    "welsh"), as the text may write either."""
+    word = word.lower()
+    return _DEMONYMS.get(word, ()) + ((_PLACES[word],) if word in _PLACES else ())
+
+
 def _alias_in_text(name: str, text_low: str) -> bool:
     """A one-word name whose long form (acronym expansion or clipped word) stands in the text."""
     if not name or " " in name.strip():

@@ -42,7 +42,7 @@ _NEGATIONS = frozenset(
     """
 not no never none nothing nobody nowhere neither nor without cannot can't won't don't doesn't didn't
 isn't aren't wasn't weren't hasn't haven't hadn't shouldn't mustn't wouldn't couldn't mightn't needn't
-ain't n't
+ain't n't rarely seldom
 """.split()
 )
 
@@ -52,7 +52,7 @@ _NEGATIVE_STATES = frozenset(
     """
 closed missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
 prohibited forbidden banned disallowed disabled excluded excludes exclude denied refused
-rejected exempt removed discontinued withdrawn
+rejected exempt removed discontinued withdrawn waived
 impossible illegal unsupported unsafe invalid incorrect false
 """.split()
 )
@@ -425,7 +425,7 @@ _NOT_PREFIXES = ("un", "in", "im", "il", "ir", "dis")
 _ADJECTIVE_ENDINGS = ("ive", "able", "ible", "al", "ful", "ent", "ant", "ate", "ed", "ous", "ic", "ar", "ure")
 _NOT_NEGATED = frozenset(
     "discovered disclosed dismissed installed informed invaluable inflammable impressed imported "
-    "interested invented intended invested impaired".split()
+    "interested invented intended invested impaired unlike unless".split()
 )
 
 

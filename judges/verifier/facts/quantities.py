@@ -72,6 +72,14 @@ def _is_number_word(low: str) -> bool:
     )
 
 
+def _one_of_a_count(tokens: list[Token], i: int) -> bool:
+    """ "only one of the five councillors", "one of the 12 jurors": a count of one, where "one of
+    the reasons" is no count."""
+    after = tokens[i + 2 : i + 4]
+    counted = any(t.kind == "num" or _is_number_word(t.low) for t in after)
+    return counted or (i > 0 and tokens[i - 1].low in ("only", "just", "exactly"))
+
+
 def _hyphen_number(head: list[str]) -> float | None:
     """The number of a hyphenated number and noun ("24-month", "two-hundred-and-fifty-pound")."""
     if len(head) < 2 or not _is_number_word("-".join(head[:-1])) or _is_number_word(head[-1]):
@@ -117,8 +125,13 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
     if len(after) == 2 and after[0] in ("a", "per", "each", "every") and _UNITS.get(after[1], ("",))[0] == "duration":
         return True
     # a word of paying near it ("pays a 250-pound excess", "a fee of fifty pounds"), and no weight
-    near = {stem(t.low) for t in tokens[max(0, i - 8) : end + 6] if t.kind == "word"}
-    return bool(near & _PAID) and not near & _WEIGHED
+    around = tokens[max(0, i - 8) : end + 6]
+    near = {stem(t.low) for t in around if t.kind == "word"}
+    if near & _WEIGHED:
+        return False
+    # a word of paying ("pays a 250-pound excess"), or a sum in sterling beside it ("£49.99 (just
+    # under fifty pounds)")
+    return bool(near & _PAID) or any(t.text == "£" for t in around)
 
 
 #: Words near "pounds" that make it sterling, and words that keep it a weight (stemmed).
@@ -505,7 +518,12 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 else:
                     value = _hyphen_number(head)
                     noun_from_hyphen = head[-1]
-                if low == "one" and i + 1 < n and tokens[i + 1].low in ("of", "another"):
+                if (
+                    low == "one"
+                    and i + 1 < n
+                    and tokens[i + 1].low in ("of", "another")
+                    and not _one_of_a_count(tokens, i)
+                ):
                     value = None
             elif low in ("a", "an") and i + 1 < n and tokens[i + 1].low in ("dozen", "hundred", "thousand", "million"):
                 value = parse_number(f"one {tokens[i + 1].low}") if tokens[i + 1].low != "dozen" else 12.0
@@ -593,6 +611,12 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 currency = _CURRENCY_WORDS[tokens[k].low]
                 end = k
                 j = k + 1
+                cents = parse_number(tokens[j].low) if j < n and _is_number_word(tokens[j].low) else None
+                if cents is not None and cents < 100 and value == int(value) and tokens[i].kind == "word":
+                    value += cents / 100  # "seventeen euros ninety-nine" is €17.99
+                    raw = value
+                    end = j
+                    j += 1
             elif k < n and tokens[k].kind == "word" and tokens[k].low in _CURRENCY_CODES:
                 currency = _CURRENCY_CODES[tokens[k].low]
                 end = k
@@ -722,6 +746,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         used.update(idx)
         # "one charge", "one of": a count of one written as a word is often just an article
         weak = dim == "count" and raw == 1 and tokens[i].kind == "word" and bound == "eq" and not per
+        weak = weak and not (tokens[i].low == "one" and i + 1 < n and tokens[i + 1].low == "of")
         facts.append(
             Fact(
                 "quantity",
