@@ -218,3 +218,29 @@ def test_the_added_clause_leaves_the_claim_unverifiable():
         ["Two doses of MMR vaccine are about 97% effective at preventing measles."],
     ).claims
     assert found.verdict == "unverifiable", found.reason
+
+
+@pytest.mark.parametrize(
+    "claim,parts",
+    [
+        (
+            "Ward 5 allows visitors from 2pm to 8pm, and all visitors must wear a face mask.",
+            ["Ward 5 allows visitors from 2pm to 8pm.", "All visitors must wear a face mask."],
+        ),
+        (
+            "Abiy Ahmed won the 2019 Peace Prize, and he was the first Ethiopian to receive a Nobel Prize.",
+            ["Abiy Ahmed won the 2019 Peace Prize.", "He was the first Ethiopian to receive a Nobel Prize."],
+        ),
+        (
+            "Argentina won the final and lifted the trophy.",
+            ["Argentina won the final.", "Argentina lifted the trophy."],
+        ),
+        # an interval of the first part, not a clause of its own
+        (
+            "Line 12 runs every 10 minutes on weekdays, and every 15 minutes on Saturdays.",
+            ["Line 12 runs every 10 minutes on weekdays, and every 15 minutes on Saturdays."],
+        ),
+    ],
+)
+def test_a_clause_with_a_subject_of_its_own_or_a_verb_in_the_past(claim, parts):
+    assert claim_parts(claim) == parts

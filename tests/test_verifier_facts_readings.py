@@ -279,3 +279,16 @@ def test_names_of_peoples_conditions_and_qualified_negations(claim, sources, ver
 )
 def test_words_that_deny_and_one_that_does_not(text, cues):
     assert analyse(text).negation_cues == cues
+
+
+def test_an_item_of_several_words_appended_to_a_list_is_missing():
+    found = align_texts(
+        "Members get free return shipping and free next-day delivery.",
+        "Members get free return shipping on all orders and early access to seasonal sales.",
+    )
+    assert [f.text for f in found.missing] == ["next-day delivery"]
+    said = align_texts(
+        "Members get free shipping and early access to sales.",
+        "Members get free shipping on all orders and early access to seasonal sales.",
+    )
+    assert said.missing == []

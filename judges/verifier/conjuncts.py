@@ -40,6 +40,11 @@ _CURRENCY_SIGNS = "$€£¥"
 _NOUN_ENDINGS = ("ities", "nesses", "ings", "ments", "tions", "sions")
 #: A first verb in the present tense, besides any in "-s".
 _PRESENT = frozenset("is are has have does can will".split())
+#: Verbs in the past that end in no "-ed" ("Abiy Ahmed won the prize …, and he was the first …").
+_IRREGULAR_PAST = frozenset(
+    "won took made gave became began held led lost ran sold built bought brought came went saw wrote grew "
+    "rose fell found kept met paid told sent stood drew flew struck chose spoke broke".split()
+)
 
 
 def _bare(word: str) -> str:
@@ -77,7 +82,7 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
     low = _bare(w)
     if not low.isalpha() or not w[:1].islower() or not w.rstrip(",;:.").islower():
         return False  # a capital inside the word is a name ("macOS 12", "iPadOS 17"), not a verb
-    if low in _AUXILIARIES:
+    if low in _AUXILIARIES or low in _IRREGULAR_PAST:
         return True
     if len(low) >= 5 and low.endswith("ed") and not low.endswith("eed"):
         return True
@@ -98,7 +103,9 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
 
 
 #: Words that open a subject of its own after ", and" ("…, and the protection lasts for life").
-_CLAUSE_OPENERS = frozenset("the its their this these it they".split())
+_CLAUSE_OPENERS = frozenset(
+    "the its their this these those it they he she we you his her our your all some most many there".split()
+)
 
 
 def _is_amount(word: str) -> bool:
