@@ -292,3 +292,34 @@ def test_an_item_of_several_words_appended_to_a_list_is_missing():
         "Members get free shipping on all orders and early access to seasonal sales.",
     )
     assert said.missing == []
+
+
+@pytest.mark.parametrize(
+    "claim,source,reason",
+    [
+        (
+            "The regional service gets you there more quickly than the direct Intercity.",
+            "The direct Intercity takes 52 minutes; the regional service takes 1 hour 20 minutes with several stops.",
+            "comparison reversed: claim says 'quickly', source gives 1 h 20 min against 52 min",
+        ),
+        (
+            "Oslo gets more rain in a year than Bergen.",
+            "Average annual precipitation: Bergen 2,250 mm; Stavanger 1,180 mm; Oslo 760 mm.",
+            "comparison reversed: claim says 'more', source gives 760 mm against 2250 mm",
+        ),
+    ],
+)
+def test_a_faster_trip_takes_less_time_and_a_list_gives_each_name_its_value(claim, source, reason):
+    assert reason in [c.reason for c in align_texts(claim, source).conflicts]
+
+
+def test_a_growth_that_is_faster_is_no_trip():
+    found = align_texts("Revenue grew faster in 2023 than in 2022.", "Revenue grew 5% in 2022 and 8% in 2023.")
+    assert not [c for c in found.conflicts if c.kind == "comparison"]
+
+
+def test_a_density_is_a_mass_per_volume():
+    assert [f.describe() for f in analyse("Its density is 13.5 g/cm³.").facts] == ["13.5 g/cm³"]
+    found = align_texts("Mercury has a density of about 13.5 kg/m³.", "Its density is 13.5 g/cm³.")
+    assert [c.kind for c in found.conflicts] == ["unit"]
+    assert align_texts("Mercury has a density of 13,500 kg/m³.", "Its density is 13.5 g/cm³.").matched

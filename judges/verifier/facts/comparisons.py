@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .analysis import Analysis
 from .fact import Fact
-from .lexicon import _DIRECTION_WORDS, STOPWORDS, stem, words_match
+from .lexicon import _DIRECTION_WORDS, CHANGE_WORDS, STOPWORDS, stem, words_match
 from .tokens import fold_accents
 
 #: Direction groups whose comparative orders a value ("more storage", "heavier", "grew faster").
@@ -74,8 +74,13 @@ def _owner(
             side = _side_of(span.tokens[k].low, sides)
             if side is not None:
                 return side
+    # another value of the same kind before it has the names before it ("Bergen 2,250 mm;
+    # Stavanger 1,180 mm": Bergen is no owner of the second)
+    others = {k for f in span.facts if f is not fact and f.kind == fact.kind and f.dim == fact.dim for k in f.tokens}
     for k in range(first - 1, -1, -1):
         t = span.tokens[k]
+        if k in others:
+            return None
         if k in named:
             return named[k]
         if t.kind == "word" and stem(t.low) in unique:
@@ -138,8 +143,8 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
         # "up to 6,000 kg" against "up to about 5,400 kg": two maximums compare as two values
         elif f.kind != "quantity" or f.implied or f.bound not in ("eq", "approx", "le"):
             continue
-        if word in ("faster", "slower", "quicker") and f.dim == "duration":
-            continue
+        if word in _SPEED_WORDS and f.dim == "duration" and not _of_a_trip(claim):
+            continue  # "grew faster": a change, which a duration does not order
         side = _owner(span, f, sides, unique, named)
         if side is not None:
             values.setdefault((side, f.dim), []).append(f)
@@ -161,10 +166,22 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
     if len(pairs) != 1:
         return None
     a, b = pairs[0]
+    if word in _SPEED_WORDS and a.dim == "duration":
+        direction = -direction  # a faster trip takes less time
     x, y = (_when(a), _when(b)) if order is not None else (a.num_value, b.num_value)
     if x == y or (x > y) == (direction > 0):  # type: ignore[operator]
         return None
     return word, a.describe(), b.describe()
+
+
+#: Comparatives of speed ("faster", "more quickly"): durations order them the other way round.
+_SPEED_WORDS = frozenset("faster slower quicker quickly slowly sooner".split())
+
+
+def _of_a_trip(claim: Analysis) -> bool:
+    """Whether the claim's speed is a trip's or a task's ("gets you there more quickly", "a faster
+    journey"), which durations order, and not a change's ("grew faster")."""
+    return not any(stem(t.low) in CHANGE_WORDS for t in claim.tokens)
 
 
 def _when(f: Fact) -> tuple[int, int, int]:

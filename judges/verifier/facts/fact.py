@@ -115,7 +115,7 @@ def _describe_quantity(f: Fact) -> str:
     if f.per == "duration" and f.period:
         name = _PERIOD_NAMES.get(f.period, f.period)
         text += f" {'an' if name[0] in 'aeiou' or name == 'hour' else 'a'} {name}"
-    elif f.per and f.per != "duration" and not f.per.startswith("interval"):
+    elif f.per and f.per != "duration" and not f.per.startswith("interval") and "/" not in f.unit:
         text += f" per {f.per}"
     return text
 

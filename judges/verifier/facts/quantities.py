@@ -72,6 +72,25 @@ def _is_number_word(low: str) -> bool:
     )
 
 
+def _per_measure(tokens: list[Token], k: int, dim: str) -> tuple[float, str, int] | None:
+    """(litres, the unit as shown, its last index) of a volume after "/" or "per" that a mass is
+    measured against: "g/cm³", "kg/m3", "mg/ml", "g per litre". None for anything else."""
+    if dim != "mass" or k + 1 >= len(tokens) or tokens[k].low not in ("per", "/"):
+        return None
+    word = tokens[k + 1].low
+    cubed = k + 2 < len(tokens) and tokens[k + 2].text in ("3", "³") and tokens[k + 2].start == tokens[k + 1].end
+    if word.endswith("3") and word[:-1] in _UNITS:
+        word, cubed = word[:-1], True  # "cm3"
+    u = _UNITS.get(word)
+    if u is None:
+        return None
+    if u[0] == "volume":
+        return u[1], u[2], k + 1
+    if u[0] == "length" and cubed:
+        return u[1] ** 3 * 1000, f"{u[2]}³", k + 2 if tokens[k + 1].low == word else k + 1
+    return None
+
+
 def _one_of_a_count(tokens: list[Token], i: int) -> bool:
     """ "only one of the five councillors", "one of the 12 jurors": a count of one, where "one of
     the reasons" is no count."""
@@ -694,6 +713,9 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 value = value / u[1]
                 per, period = "duration", u[2]
                 end = k + 1
+            elif (per_volume := _per_measure(tokens, k, dim)) is not None:
+                factor_per, shown, end = per_volume  # "13.5 g/cm³" is a density, not grams per "cm"
+                value, per, unit = value / factor_per, "volume", f"{unit}/{shown}"
             elif tokens[k].low in ("per", "/") and nxt.kind == "word" and nxt.low not in STOPWORDS:
                 per = stem(nxt.low)
                 end = k + 1
