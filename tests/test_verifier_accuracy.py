@@ -36,22 +36,27 @@ LABELS = ("supported", "contradicted", "unverifiable")
 OVERALL_FLOOR = 0.85
 CLASS_FLOOR = 0.80
 
-#: Recall floors on the untouched test half of the development set (measured 0.578 / 0.628 / 0.774;
-#: 0.578 / 0.598 / 0.780 before the first stop of 2026-11-27, 0.569 / 0.577 / 0.801 before the
+#: Recall floors on the untouched test half of the development set (measured 0.595 / 0.628 / 0.785;
+#: 0.578 / 0.628 / 0.774 before the second stop of 2026-11-27, 0.578 / 0.598 / 0.780 before the
+#: first, 0.569 / 0.577 / 0.801 before the
 #: cross-encoder of 82,663 pairs and the fifth stop's fact checks).
 DEVSET_FLOORS = {"supported": 0.55, "contradicted": 0.57, "unverifiable": 0.76}
-#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.757 / 0.811 / 0.830) ...
+#: ... on its hand-written rows, the kinds of issue 10's table (measured 0.785 / 0.821 / 0.852) ...
 DEVSET_OWN_FLOORS = {"supported": 0.70, "contradicted": 0.76, "unverifiable": 0.80}
-#: ... and on the independent author's rows alone (measured 0.617 / 0.750 / 0.735; 0.633 / 0.729 /
-#: 0.755 before the first stop of 2026-11-27).
+#: ... and on the independent author's rows alone (measured 0.667 / 0.750 / 0.776; 0.617 / 0.750 /
+#: 0.735 before the second stop of 2026-11-27, 0.633 / 0.729 / 0.755 before the first).
 DEVSET_INDEPENDENT_FLOORS = {"supported": 0.58, "contradicted": 0.66, "unverifiable": 0.72}
 #: Recall floors on the untouched half of the fresh independent pairs (tests/data/verifier/fresh.jsonl;
-#: measured 0.774 / 0.640 / 0.727 when it was first kept, 0.774 / 0.680 / 0.818 now).
+#: measured 0.774 / 0.640 / 0.727 when it was first kept, 0.839 / 0.640 / 0.818 now).
 FRESH_UNTOUCHED_FLOORS = {"supported": 0.70, "contradicted": 0.56, "unverifiable": 0.68}
 #: ... and of the 600 pairs four more authors wrote on 2026-11-27 (fresh2.jsonl; measured 0.664 /
 #: 0.636 / 0.730 on the tree before they were read, 0.672 / 0.659 / 0.730 on the final tree of
-#: the stop that read their looked half).
+#: the stop that read their looked half, 0.714 / 0.682 / 0.730 after the next).
 FRESH2_UNTOUCHED_FLOORS = {"supported": 0.62, "contradicted": 0.60, "unverifiable": 0.68}
+#: ... and of the 600 pairs four further authors wrote later that day on other domains
+#: (fresh3.jsonl; measured 0.593 / 0.576 / 0.805 on the tree before they were read, 0.602 / 0.596 /
+#: 0.805 on the final tree of the stop that read their looked half).
+FRESH3_UNTOUCHED_FLOORS = {"supported": 0.56, "contradicted": 0.55, "unverifiable": 0.76}
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +177,7 @@ def test_contradiction_names_the_mismatch_and_the_source():
     assert claim.verdict == "contradicted"
     assert claim.best_source.id == "pricing"
     assert claim.best_source.span == "Premium users get 1,000 requests per minute."
-    assert claim.reason == "number mismatch: claim says 500 request, source says 1000 request"
+    assert claim.reason == "number mismatch: claim says 500 requests a minute, source says 1000 requests a minute"
     assert result.grounded is False and result.reason_code == "GROUNDING_CONTRADICTION"
     assert result.summary == "0/1 claims supported, 1 contradicted"
 
@@ -442,6 +447,14 @@ def test_second_fresh_pairs_hold_on_their_untouched_half(record_property):
     from judges.verifier.training.evaluate import FRESH2
 
     _holds_on_untouched_half(FRESH2, 600, FRESH2_UNTOUCHED_FLOORS, "fresh2", record_property)
+
+
+def test_third_fresh_pairs_hold_on_their_untouched_half(record_property):
+    """600 pairs four further authors wrote on 2026-11-27 on other domains (contracts, insurance,
+    dosing, sport, finance, history, science, …), split and read as the second set was."""
+    from judges.verifier.training.evaluate import FRESH3
+
+    _holds_on_untouched_half(FRESH3, 600, FRESH3_UNTOUCHED_FLOORS, "fresh3", record_property)
 
 
 def _holds_on_untouched_half(path, count: int, floors: dict, name: str, record_property) -> None:

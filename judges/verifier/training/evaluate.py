@@ -2,7 +2,7 @@
 
     python -m judges.verifier.training.evaluate [--half fit|test|both]
     python -m judges.verifier.training.evaluate --fresh     # the fresh independent pairs' halves
-                                                            # (fresh.jsonl, fresh2.jsonl)
+                                                            # (fresh.jsonl, fresh2.jsonl, fresh3.jsonl)
 
 A pair's verdict is the verdict of ``check_grounding`` on its claim text, as the API gives it:
 when the claim text splits into several claims, any contradicted claim makes the pair
@@ -25,8 +25,10 @@ DEVSET = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
 #: 160 pairs an independent author wrote on 2026-11-26 (tests/data/verifier/README.md): the
 #: "looked" half's failures were read to find what to mend, the "untouched" half's never were
 FRESH = DEVSET.with_name("fresh.jsonl")
-#: 300 pairs two more independent authors wrote on 2026-11-27, split the same way (the README there)
+#: 600 pairs four more independent authors wrote on 2026-11-27, split the same way (the README there)
 FRESH2 = DEVSET.with_name("fresh2.jsonl")
+#: 600 pairs four further authors wrote later that day, on other domains, split the same way
+FRESH3 = DEVSET.with_name("fresh3.jsonl")
 LABELS = ("supported", "contradicted", "unverifiable")
 
 
@@ -132,7 +134,7 @@ def main() -> None:
 
         config = VerifierConfig(entailment_threshold=args.threshold, contradiction_threshold=args.threshold)
     if args.fresh:
-        halves = [(f"{path.stem} {half}", half, path) for path in (FRESH, FRESH2) for half in ("looked", "untouched")]
+        halves = [(f"{path.stem} {half}", half, path) for path in (FRESH, FRESH2, FRESH3) for half in ("looked", "untouched")]
     else:
         picked = ("fit", "test") if args.half == "both" else (args.half,)
         halves = [(half, half, DEVSET) for half in picked]
