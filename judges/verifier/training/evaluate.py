@@ -134,7 +134,9 @@ def main() -> None:
 
         config = VerifierConfig(entailment_threshold=args.threshold, contradiction_threshold=args.threshold)
     if args.fresh:
-        halves = [(f"{path.stem} {half}", half, path) for path in (FRESH, FRESH2, FRESH3) for half in ("looked", "untouched")]
+        halves = [
+            (f"{path.stem} {half}", half, path) for path in (FRESH, FRESH2, FRESH3) for half in ("looked", "untouched")
+        ]
     else:
         picked = ("fit", "test") if args.half == "both" else (args.half,)
         halves = [(half, half, DEVSET) for half in picked]
