@@ -323,3 +323,36 @@ def test_a_density_is_a_mass_per_volume():
     found = align_texts("Mercury has a density of about 13.5 kg/m³.", "Its density is 13.5 g/cm³.")
     assert [c.kind for c in found.conflicts] == ["unit"]
     assert align_texts("Mercury has a density of 13,500 kg/m³.", "Its density is 13.5 g/cm³.").matched
+
+
+@pytest.mark.parametrize(
+    "claim,source,verdict",
+    [
+        (
+            "After the first day, dogs should receive 0.1 g of Meloxivet per kilogram each day.",
+            "The dose of Meloxivet for dogs is 0.1 mg per kg body weight once daily, after 0.2 mg/kg on the first day.",
+            "contradicted",
+        ),
+        (
+            "The dose is half a millilitre per kg of body weight, given once a day.",
+            "Dosage: Give 0.5 ml of the suspension per kilogram of body weight once daily, mixed with food.",
+            "supported",
+        ),
+        (
+            "Quillstore customers can switch off encryption at rest.",
+            "Encryption at rest is enabled by default for all Quillstore databases and cannot be disabled.",
+            "contradicted",
+        ),
+    ],
+)
+def test_a_dose_per_unit_of_weight_once_daily_and_switching_off(claim, source, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, [source]).claims
+    assert found.verdict == verdict, found.reason
+
+
+def test_off_with_a_noun_is_the_state_turned_off_says():
+    assert analyse("It lasts 40 hours with noise cancellation off.").negation_cues == ["off"]
+    assert analyse("It lasts 40 hours with noise cancellation turned off.").negation_cues == ["off"]
+    assert analyse("Staff get two days off.").negation_cues == []

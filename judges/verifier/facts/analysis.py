@@ -175,6 +175,17 @@ def _describes_a_noun(tokens: list[Token], i: int) -> bool:
     return after_a_noun and low in _AFTER_A_NOUN and (nxt is None or nxt.kind != "word" or nxt.low in _PREPOSITIONS)
 
 
+def _off(tokens: list[Token], i: int) -> bool:
+    """ "switch off encryption", "turned off", "with noise cancellation off": disabled, as
+    "cannot be disabled" denies."""
+    if tokens[i].low != "off" or i == 0:
+        return False
+    return tokens[i - 1].low in _SWITCHES or "with" in {t.low for t in tokens[max(0, i - 4) : i - 1]}
+
+
+_SWITCHES = frozenset("switch switches switched switching turn turns turned turning".split())
+
+
 def _failure_to(tokens: list[Token], i: int) -> bool:
     """ "the crew's failure to monitor airspeed": the crew did not monitor it."""
     return tokens[i].low in ("failure", "failures") and i + 1 < len(tokens) and tokens[i + 1].low == "to"
@@ -238,7 +249,9 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
         if rest is not None:  # "ineffective": a negation where the other text says "effective"
             neg_cues.append(low)
             prefixed.append((low, rest))
-        elif (low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i)) or _failure_to(tokens, i):
+        elif (
+            (low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i)) or _failure_to(tokens, i) or _off(tokens, i)
+        ):
             neg_cues.append(low)
             polar.add(i)
             content.append((i, low))

@@ -51,7 +51,7 @@ ain't n't rarely seldom
 _NEGATIVE_STATES = frozenset(
     """
 closed missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
-prohibited forbidden banned disallowed disabled excluded excludes exclude denied refused
+prohibited forbidden banned disallowed disabled disable disables excluded excludes exclude denied refused
 rejected exempt removed discontinued withdrawn waived
 impossible illegal unsupported unsafe invalid incorrect false
 """.split()

@@ -334,7 +334,9 @@ def _past_of_phrase(tokens: list[Token], j: int) -> tuple[int, str | None]:
         t = tokens[m]
         if t.low in _RATE_WORDS and m > j + 1:
             u = _UNITS.get(tokens[m + 1].low) if m + 1 < len(tokens) else None
-            return (m, None) if u is not None and u[0] == "duration" else (j, None)
+            # "days of paid leave per month", "0.1 g of Meloxivet per kilogram"
+            per_unit = u is not None and (u[0] == "duration" or t.low == "per")
+            return (m, None) if per_unit else (j, None)
         glued_word = m + 1 < len(tokens) and tokens[m + 1].kind == "word" and tokens[m + 1].start == t.end
         if t.kind == "num" and glued_word:
             continue  # "100 GB of 5G data per month"
@@ -508,7 +510,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 and tokens[i + 1].low in ("a", "an", "per", "every")
                 and tokens[i + 2].low in _UNITS
                 and _UNITS[tokens[i + 2].low][0] == "duration"
-            ):
+            ) or (low in ("once", "twice") and i + 1 < n and tokens[i + 1].low in _RATE_ADVERBS):  # "once daily"
                 value = 1.0 if low == "once" else 2.0
             elif _fraction_ahead(tokens, i):
                 pass  # "two thirds of": the fraction, read at "thirds"
@@ -717,7 +719,8 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 factor_per, shown, end = per_volume  # "13.5 g/cm³" is a density, not grams per "cm"
                 value, per, unit = value / factor_per, "volume", f"{unit}/{shown}"
             elif tokens[k].low in ("per", "/") and nxt.kind == "word" and nxt.low not in STOPWORDS:
-                per = stem(nxt.low)
+                # "per kilogram" is "per kg": a unit by its one name, another noun by its stem
+                per = _UNITS[nxt.low][2] if nxt.low in _UNITS else stem(nxt.low)
                 end = k + 1
         elif k < n and tokens[k].low in _RATE_ADVERBS:  # "two times daily" = "twice a day"
             u = _UNITS.get(_RATE_ADVERBS[tokens[k].low])
