@@ -356,3 +356,27 @@ def test_off_with_a_noun_is_the_state_turned_off_says():
     assert analyse("It lasts 40 hours with noise cancellation off.").negation_cues == ["off"]
     assert analyse("It lasts 40 hours with noise cancellation turned off.").negation_cues == ["off"]
     assert analyse("Staff get two days off.").negation_cues == []
+
+
+@pytest.mark.parametrize(
+    "claim,source,verdict",
+    [
+        ("Just over 14,800 runners finished the marathon.", "The marathon recorded 18,420 finishers.", "contradicted"),
+        ("Just over 18,000 runners finished the marathon.", "The marathon recorded 18,420 finishers.", "supported"),
+        (
+            "On Harbourline, the minimum ETH withdrawal is 0.0012 ETH.",
+            "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH; processing under 10 minutes.",
+            "contradicted",
+        ),
+        (
+            "The withdrawal fee is 0.0012 ETH.",
+            "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH.",
+            "supported",
+        ),
+    ],
+)
+def test_a_bound_that_stays_near_its_number_and_a_value_labelled_otherwise(claim, source, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, [source]).claims
+    assert found.verdict == verdict, found.reason

@@ -525,6 +525,45 @@ def _owners(an: Analysis, value: Fact) -> list[Fact]:
     return [f for f in an.facts if f.kind == "entity" and f.tokens and start < min(f.tokens) and max(f.tokens) < first]
 
 
+def _owners_after(an: Analysis, value: Fact) -> list[Fact]:
+    """The names written after ``value`` and before the next value (or the end)."""
+    last = max(value.tokens)
+    after = [min(f.tokens) for f in an.facts if f.kind == "quantity" and f.tokens and min(f.tokens) > last]
+    stop = min(after, default=len(an.tokens))
+    return [f for f in an.facts if f.kind == "entity" and f.tokens and last < min(f.tokens) and max(f.tokens) < stop]
+
+
+def _label(an: Analysis, value: Fact) -> set[str]:
+    """The content words right before a value, back to the value or separator before it ("fee
+    0.0012 ETH; minimum withdrawal 0.01 ETH": {"minimum", "withdrawal"} for the second)."""
+    taken = {k for f in an.facts if f.kind == "quantity" for k in f.tokens}
+    out: set[str] = set()
+    for k in range(min(value.tokens) - 1, max(-1, min(value.tokens) - 4), -1):
+        t = an.tokens[k]
+        if k in taken or t.kind == "sym" or t.low in STOPWORDS:
+            break
+        if t.kind == "word":
+            out.add(stem(t.low))
+    return out
+
+
+def _labelled_otherwise(cf: Fact, hit: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """The span's value whose label the claim gives its value, when the span labels the claim's
+    value otherwise: "the minimum withdrawal is 0.0012 ETH" against "fee 0.0012 ETH; minimum
+    withdrawal 0.01 ETH"."""
+    said = {stem(w) for _, w in claim.content}
+    theirs = _label(span, hit)
+    if not theirs or theirs & said:
+        return None
+    for sf in span.facts:
+        if sf is hit or sf.kind != "quantity" or not sf.tokens or _fact_relation(cf, sf) != "conflict":
+            continue
+        label = _label(span, sf)
+        if label and label <= said:
+            return sf
+    return None
+
+
 def _names_text(an: Analysis, value: Fact) -> str:
     return " ".join(dict.fromkeys(f.text for f in _owners(an, value)))
 
@@ -535,7 +574,11 @@ def _value_of_the_claims_owner(cf: Fact, hit: Fact, claim: Analysis, span: Analy
     has a 50 MP camera, while the Aurora 5 Lite uses a 12 MP sensor"."""
     if not cf.tokens or not hit.tokens or hit.implied:
         return None
-    mine = {str(f.value) for f in _owners(claim, cf)}
+    labelled = _labelled_otherwise(cf, hit, claim, span)
+    if labelled is not None:
+        return labelled
+    # the claim's name may follow its value ("At 53.9 km, the Gotthard Base Tunnel is …")
+    mine = {str(f.value) for f in _owners(claim, cf) or _owners_after(claim, cf)}
     if not mine or {str(f.value) for f in _owners(span, hit)} in (set(), mine):
         return None
     for sf in span.facts:

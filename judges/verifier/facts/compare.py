@@ -65,6 +65,10 @@ def _same_slot(c: Fact, s: Fact) -> bool:
     return True
 
 
+#: Bounds that stay near their number ("just over 14,800" is no 18,420), and how near.
+_NEAR_BOUNDS = ("just ", "slightly ", "a little ")
+_NEAR = 0.10
+
 #: How a claim states an allowance (the most one gets), not a bound of what one has.
 _ALLOWANCES = ("up to", "a maximum of", "maximum of")
 
@@ -89,6 +93,9 @@ def compare_quantities(c: Fact, s: Fact) -> str:
         if "month" in (c.unit, s.unit) and {c.unit, s.unit} & {"week", "day"}:
             tol = _MONTH_IN_WEEKS  # "four months" is "16 weeks" as often as "17 weeks"
     cv, sv = float(c.num_value), float(s.num_value)
+    if c.bound in ("gt", "lt") and s.bound in ("eq", "approx") and c.text.lower().startswith(_NEAR_BOUNDS):
+        beyond = sv > cv if c.bound == "gt" else sv < cv
+        return "match" if beyond and _close(cv, sv, _NEAR) else "conflict"
     if c.bound == s.bound and c.bound in ("ge", "gt", "le", "lt"):
         return "match" if _close(cv, sv, tol) else "conflict"
     if c.bound == "eq" and s.bound == "eq":
