@@ -380,3 +380,37 @@ def test_a_bound_that_stays_near_its_number_and_a_value_labelled_otherwise(claim
 
     (found,) = check_grounding(claim, [source]).claims
     assert found.verdict == verdict, found.reason
+
+
+@pytest.mark.parametrize(
+    "claim,sources,verdict",
+    [
+        (
+            "The Siracusa reading was 0.8°C higher than the European record set in Athens in 1977.",
+            [
+                "Near Siracusa a station recorded 48.8°C, which would replace the European record of 48.0°C set in "
+                "Athens on 10 July 1977."
+            ],
+            "supported",
+        ),
+        (
+            "Madrid's July 2022 mean temperature was nearly 3 °C above its 1991–2020 July average.",
+            [
+                "The mean temperature at Madrid Retiro in July 2022 was 28.9 °C.",
+                "Climate normals 1991–2020, Madrid Retiro: January 6.3 °C; July 26.0 °C; October 16.0 °C.",
+            ],
+            "supported",
+        ),
+    ],
+)
+def test_a_difference_of_two_values_the_claim_speaks_of(claim, sources, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, sources).claims
+    assert found.verdict == verdict, found.reason
+
+
+def test_a_difference_is_no_value_of_a_claim_that_speaks_of_none():
+    # 0.8 °C is only the gap of the two readings: "reached 0.8 °C" is not said
+    found = align_texts("The station reached 0.8 °C.", "It recorded 48.8 °C; the old record was 48.0 °C.")
+    assert [f.describe() for f in found.missing] == ["0.8 °C"]

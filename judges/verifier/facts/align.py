@@ -18,7 +18,7 @@ from .comparisons import reversed_comparison, reversed_pair, reversed_route
 from .entities import _alias_in_text, is_alias, place_names
 from .equations import equation_conflict
 from .fact import Fact
-from .implied import CHANGE, DIFFERENCE
+from .implied import CHANGE, DIFFERENCE, SUM
 from .lexicon import (
     _FILLER,
     _NEGATIONS,
@@ -29,6 +29,7 @@ from .lexicon import (
     GROUP_WORDS,
     IMPLIED_WORDS,
     STOPWORDS,
+    SUM_WORDS,
     stem,
     words_match,
 )
@@ -485,8 +486,10 @@ def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
     difference of two sums only when it speaks of a difference ("saves €100")."""
     if implied.kind == "date":  # a start plus a length of time is when something ends
         return _near_end_word(cf, claim)
-    if implied.noun not in (CHANGE, DIFFERENCE) or not cf.tokens:
+    if implied.noun not in (CHANGE, DIFFERENCE, SUM) or not cf.tokens:
         return True
+    if implied.noun == SUM:  # "including public holidays, … 33 days off"
+        return any(t.low in SUM_WORDS for t in claim.tokens)
     first = min(cf.tokens)
     if implied.noun == DIFFERENCE:  # "saves €100", "€50 more per month than"
         near = claim.tokens[max(0, first - 4) : max(cf.tokens) + 4]

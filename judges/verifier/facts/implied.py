@@ -24,8 +24,11 @@ _DAY_MINUTES = 24 * 60
 MAX_CHANGE = 1000
 #: The noun of an implied percent change (align reads it only for a claim's change).
 CHANGE = ("change",)
-#: The noun of an implied difference between two sums of money ("€390" and "€290" -> €100).
+#: The noun of an implied difference between two sums of money ("€390" and "€290" -> €100), or
+#: two values of another kind.
 DIFFERENCE = ("difference",)
+#: The noun of an implied sum of two values of one kind ("25 days … plus 8 public holidays").
+SUM = ("sum",)
 #: A sentence listing many values implies more pairs than is worth comparing.
 MAX_IMPLIED = 40
 
@@ -142,6 +145,44 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
             text = f"{max(a, b, key=lambda f: f.num_value).text} − {min(a, b, key=lambda f: f.num_value).text}"
             out.append(
                 Fact("quantity", gap, text, 0, 0, dim=a.dim, unit=a.unit, noun=DIFFERENCE, raw=gap, implied=True)
+            )
+    # the difference and the sum of two values of one kind besides money ("48.8 °C" and "48.0 °C"
+    # -> 0.8 °C higher; "2:06:12" and "2:06:40" -> 28 seconds behind; "25 days of leave, plus 8
+    # public holidays" -> 33 days): matched only by a claim that speaks of one (align)
+    values = [
+        f
+        for f in facts
+        if f.kind == "quantity"
+        and f.bound in ("eq", "approx")
+        and not f.per
+        and not f.dim.startswith("currency:")
+        and f.dim not in ("percent", "count")
+    ]
+    for i, a in enumerate(values):
+        for b in values[i + 1 :]:
+            if b.dim != a.dim:
+                continue
+            gap, total = abs(a.num_value - b.num_value), a.num_value + b.num_value
+            if gap <= 0:
+                continue
+            if len(out) + 2 > MAX_IMPLIED:
+                return out
+            hi, lo = max(a, b, key=lambda f: f.num_value), min(a, b, key=lambda f: f.num_value)
+            out.append(
+                Fact(
+                    "quantity",
+                    gap,
+                    f"{hi.text} − {lo.text}",
+                    0,
+                    0,
+                    dim=a.dim,
+                    unit=a.unit,
+                    noun=DIFFERENCE,
+                    implied=True,
+                )
+            )
+            out.append(
+                Fact("quantity", total, f"{a.text} + {b.text}", 0, 0, dim=a.dim, unit=a.unit, noun=SUM, implied=True)
             )
     for share in shares:
         for amount in amounts:

@@ -602,8 +602,11 @@ IMPLIED_WORDS = tuple(
 
 #: Words that make a claim's sum a difference of two ("saves €100", "€50 more than Starter").
 DIFFERENCE_WORDS = frozenset(
-    "save saves saving savings cheaper dearer more less extra difference higher lower above below than".split()
+    "save saves saving savings cheaper dearer more less extra difference higher lower above below than behind "
+    "ahead apart warmer colder hotter longer shorter heavier lighter gap margin".split()
 )
+#: Words of a claim that speaks of a sum of two values (implied.SUM).
+SUM_WORDS = frozenset("total including includes together combined altogether overall plus".split())
 
 #: Words that name one of several groups a value may be given for: a value of "paid accounts"
 #: is no rival of one of "free-tier accounts" (align._another_group; rivals outside these groups,
