@@ -414,3 +414,22 @@ def test_a_difference_is_no_value_of_a_claim_that_speaks_of_none():
     # 0.8 °C is only the gap of the two readings: "reached 0.8 °C" is not said
     found = align_texts("The station reached 0.8 °C.", "It recorded 48.8 °C; the old record was 48.0 °C.")
     assert [f.describe() for f in found.missing] == ["0.8 °C"]
+
+
+@pytest.mark.parametrize(
+    "claim,verdict",
+    [
+        ("An employee who works a full year accrues 18 days of paid leave.", "supported"),
+        ("An employee who works a full year accrues 20 days of paid leave.", "unverifiable"),
+        ("Employees accrue 18 days of paid leave.", "unverifiable"),  # over no period the claim names
+    ],
+)
+def test_an_amount_over_the_period_the_claim_names(claim, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, ["Employees accrue 1.5 days of paid leave for each full month worked."]).claims
+    assert found.verdict == verdict, found.reason
+
+
+def test_for_each_month_is_a_rate():
+    assert [f.describe() for f in analyse("It costs €10 for each full month.").facts] == ["10 EUR a month"]

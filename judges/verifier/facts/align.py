@@ -36,7 +36,7 @@ from .lexicon import (
 from .limits import against_limit, limit_side
 from .quantifiers import quantifier_mismatches
 from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
-from .reckoning import days_apart, rate_times_count, scaled, years_between
+from .reckoning import days_apart, over_a_period, rate_times_count, scaled, years_between
 from .roles import role_conflict
 
 
@@ -353,6 +353,7 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or date_in_range(cf, doc)[0] is not None
         or rate_times_count(cf, claim, doc, doc) is not None
         or scaled(cf, claim, doc, doc) is not None
+        or over_a_period(cf, claim, doc) is not None
         or days_apart(cf, claim, doc) is not None
         or years_between(cf, claim, doc) is not None
     )
@@ -723,6 +724,8 @@ def align(
             hit = rate_times_count(cf, claim, span, doc)  # "$300" from "$20 per user" and "15 users"
         if hit is None and cf.kind == "quantity":
             hit = scaled(cf, claim, span, doc)  # "400 g for eight people" from "serves 4: 200 g"
+        if hit is None and cf.kind == "quantity":
+            hit = over_a_period(cf, claim, span)  # "18 days in a full year" from "1.5 days a month"
         if hit is None and cf.kind == "quantity":
             hit = years_between(cf, claim, span)  # "more than two decades before 2024" from "in 1998"
         if hit is None and cf.kind == "date":

@@ -333,7 +333,9 @@ def _past_of_phrase(tokens: list[Token], j: int) -> tuple[int, str | None]:
     for m in range(j + 1, min(j + 5, len(tokens))):
         t = tokens[m]
         if t.low in _RATE_WORDS and m > j + 1:
-            u = _UNITS.get(tokens[m + 1].low) if m + 1 < len(tokens) else None
+            # "1.5 days of paid leave for each full month"
+            skip = 1 if m + 2 < len(tokens) and tokens[m + 1].low in _DURATION_ADJECTIVES else 0
+            u = _UNITS.get(tokens[m + 1 + skip].low) if m + 1 + skip < len(tokens) else None
             # "days of paid leave per month", "0.1 g of Meloxivet per kilogram"
             per_unit = u is not None and (u[0] == "duration" or t.low == "per")
             return (m, None) if per_unit else (j, None)
@@ -699,12 +701,16 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         # ("2,700 kWh of electricity per year" too; not "5% of annual revenue per year")
         k, adjective = _past_of_phrase(tokens, j) if dim != "percent" else (j, None)
         by_adjective = _UNITS.get(adjective) if adjective and dim == "duration" else None
+        if k + 2 < n and tokens[k].low == "for" and tokens[k + 1].low in ("each", "every") and not by_adjective:
+            k += 1  # "€10 for each month"
         if by_adjective is not None and value is not None:  # "25 days of paid annual leave"
             value = value / by_adjective[1]
             per, period = "duration", by_adjective[2]
             end = k
         # allow "of X" or one more word before "per": "1,000 requests per minute", "7 million visitors a year"
         elif k + 1 < n and (tokens[k].low in _RATE_WORDS or tokens[k].text == "/"):
+            if k + 2 < n and tokens[k + 1].low in _DURATION_ADJECTIVES and tokens[k + 2].low in _UNITS:
+                k += 1  # "each full month", "every calendar month"
             nxt = tokens[k + 1]
             u = _UNITS.get(nxt.low)
             # "€950m a year earlier" is a time reference, not a rate

@@ -11,7 +11,9 @@ verdict is made", step 2):
   of rice for eight people" against "50 g per person", "at most six virtual machines" against "3
   virtual machines per region" and "two regions";
 * an amount of a recipe or an order scaled to another number of people: "400 g of rice for eight
-  people" against "Risotto (serves 4): 200 g arborio rice".
+  people" against "Risotto (serves 4): 200 g arborio rice";
+* an amount over a period the claim names, from a rate per unit of time the sources state: "works
+  a full year accrues 18 days of paid leave" against "1.5 days of paid leave for each full month".
 
 Like the implied facts (implied.py), these only ever *match* a claim's value: which two values
 the arithmetic should join is a guess, so a result that differs is no conflict."""
@@ -24,7 +26,7 @@ from .analysis import Analysis
 from .compare import _fact_relation
 from .fact import Fact
 from .implied import _DAY, MAX_YEARS, _duration, _ordinal_day
-from .lexicon import _YEAR, stem
+from .lexicon import _UNITS, _YEAR, stem
 
 #: How close a product must come to the claim's amount (rounding of a stated rate).
 _PRODUCT_TOL = 0.01
@@ -215,3 +217,41 @@ def _base(cf: Fact) -> float:
     """The claim's amount: a rate per month ("$300 per month") as the amount written (its value is
     per second); a scaled amount ("$1.5 million per month") then fails to match, which is safe."""
     return float(cf.raw) if cf.per == "duration" and cf.raw is not None else cf.num_value
+
+
+#: How a claim names one period that an amount of it is over ("works a full year accrues 18 days").
+_PERIODS = {
+    "year": "year",
+    "annually": "year",
+    "yearly": "year",
+    "month": "month",
+    "monthly": "month",
+    "week": "week",
+    "weekly": "week",
+    "day": "day",
+    "daily": "day",
+}
+_ONE = frozenset("a one full whole each every per an entire".split())
+
+
+def over_a_period(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """The rate per unit of time of ``span`` that, over the one period the claim names ("a full
+    year", "annually"), gives the claim's amount ``cf``."""
+    if cf.kind != "quantity" or cf.per or cf.bound not in ("eq", "approx") or cf.num_value <= 0:
+        return None
+    toks = claim.tokens
+    periods = {
+        _PERIODS[t.low]
+        for k, t in enumerate(toks)
+        if t.low in _PERIODS
+        and (t.low.endswith("ly") or (k > 0 and toks[k - 1].low in _ONE))
+        and not any(k in f.tokens for f in claim.facts)
+    }
+    if len(periods) != 1:
+        return None
+    seconds = _UNITS[periods.pop()][1]
+    for rate in span.facts:
+        if rate.kind == "quantity" and rate.per == "duration" and rate.dim == cf.dim and rate.bound == "eq":
+            if abs(rate.num_value * seconds - cf.num_value) <= _PRODUCT_TOL * cf.num_value:
+                return rate
+    return None
