@@ -272,7 +272,6 @@ def test_names_of_peoples_conditions_and_qualified_negations(claim, sources, ver
 @pytest.mark.parametrize(
     "text,cues",
     [
-        ("They rarely erupt explosively.", ["rarely"]),
         ("The crew's failure to monitor airspeed caused it.", ["failure"]),
         ("Unlike most fish, tuna are warm-blooded.", []),
     ],
@@ -433,3 +432,33 @@ def test_an_amount_over_the_period_the_claim_names(claim, verdict):
 
 def test_for_each_month_is_a_rate():
     assert [f.describe() for f in analyse("It costs €10 for each full month.").facts] == ["10 EUR a month"]
+
+
+@pytest.mark.parametrize(
+    "claim,verdict",
+    [
+        ("The museum is closed on Mondays.", "supported"),
+        ("The museum is open on Mondays.", "contradicted"),
+        ("The museum is open on Tuesdays.", "supported"),
+        ("The museum is open every day except Monday.", "supported"),  # the exception repeated
+        ("The museum is open every day.", "contradicted"),
+    ],
+)
+def test_an_exception_of_the_sources(claim, verdict):
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, ["The museum is open every day except Monday."]).claims
+    assert found.verdict == verdict, found.reason
+
+
+def test_a_number_is_no_count_of_the_exception_after_it():
+    found = align_texts(
+        "All twenty proteinogenic amino acids, glycine included, are chiral.",
+        "Of the twenty standard amino acids found in proteins, every one except glycine is chiral.",
+    )
+    assert "quantifier mismatch: claim says 'all', source says 'except'" in [c.reason for c in found.conflicts]
+
+
+def test_typically_and_rarely_are_the_two_ends_of_how_often():
+    found = align_texts("Shield volcanoes typically erupt explosively.", "They rarely erupt explosively.")
+    assert "quantifier mismatch: claim says 'typically', source says 'rarely'" in [c.reason for c in found.conflicts]

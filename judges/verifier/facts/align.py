@@ -908,6 +908,19 @@ def align(
             )
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
+    excepted = _excepted(claim, span)
+    if flipped and not explained and excepted is not None:
+        explained = True  # "closed on Mondays" against "open every day except Monday"
+    elif excepted is not None and not flipped and not neg_c and "except" not in claim.partial:
+        conflicts.append(  # "open on Mondays" against the same
+            Conflict(
+                "quantifier",
+                excepted[1],
+                f"except {excepted[0]}",
+                _conf(0.35, 0.55, ctx_cov),
+                f"quantifier mismatch: claim says {_quote(excepted[1])}, source says 'except {excepted[0]}'",
+            )
+        )
     if flipped and not explained:
         cue_c = ", ".join(neg_c) or "no negation"
         cue_s = ", ".join(neg_s) or "no negation"
@@ -1014,6 +1027,21 @@ def align(
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
     alike = bool(neg_c and neg_s) and not flipped and _denies_alike(claim, span) and _denies_alike(span, claim)
     return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov, alike)
+
+
+def _excepted(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
+    """(the span's word, the claim's) where the span makes an exception of something the claim
+    speaks of ("open every day except Monday" for "closed on Mondays"): a negation of the claim
+    then says what the exception says, a claim without one says the opposite."""
+    toks = span.tokens
+    for i, t in enumerate(toks):
+        if t.low not in ("except", "excluding"):
+            continue
+        for u in toks[i + 1 : i + 4]:
+            if u.kind == "word" and u.low not in STOPWORDS and claim.states(u.low):
+                said = next((c.text for c in claim.tokens if words_match(c.low, u.low)), u.text)
+                return u.text, said
+    return None
 
 
 def _denied_unless(an: Analysis) -> list[str]:

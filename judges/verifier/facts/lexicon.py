@@ -42,7 +42,7 @@ _NEGATIONS = frozenset(
     """
 not no never none nothing nobody nowhere neither nor without cannot can't won't don't doesn't didn't
 isn't aren't wasn't weren't hasn't haven't hadn't shouldn't mustn't wouldn't couldn't mightn't needn't
-ain't n't rarely seldom
+ain't n't
 """.split()
 )
 
@@ -146,7 +146,9 @@ _OVER_HALF = frozenset("most mostly majority".split())
 _UNDER_HALF = frozenset("minority".split())
 # How often or how many, on one scale: a claim at one end against a source at the other
 # ("a common reaction, affecting most recipients" / "in rare cases") is a quantifier mismatch.
-_FREQUENT = frozenset("most mostly many often usually majority common commonly frequent frequently".split())
+_FREQUENT = frozenset(
+    "most mostly many often usually majority common commonly frequent frequently typically normally regularly".split()
+)
 _INFREQUENT = frozenset("few rare rarely seldom occasionally minority uncommon infrequent infrequently".split())
 
 _MONTHS = {

@@ -18,7 +18,8 @@ def quantifier_mismatches(claim: Analysis, span: Analysis) -> list[tuple[str, st
     universal claim, a share, the other end of the how-often scale."""
     out = []
     restriction = _restriction(claim, span)
-    if claim.universal and restriction is not None:
+    # a claim that makes the exception itself ("every day except Sunday") is no universal claim
+    if claim.universal and restriction is not None and not set(claim.partial) & _EXCEPTIONS:
         out.append((claim.universal[0], restriction, True))
     share = _share_against_quantifier(claim, span)
     if share is not None:

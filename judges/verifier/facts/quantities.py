@@ -157,6 +157,9 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
 _PAID = COST_WORDS | {stem(w) for w in "excess fine deposit refund salary wage rent bill spend spent worth".split()}
 _WEIGHED = frozenset(stem(w) for w in "weigh weighs weighed weight heavy lift load".split())
 
+#: Words after a number that are no noun it counts ("every one except glycine").
+_NOT_COUNTED = frozenset("except excluding including unless apart besides".split())
+
 #: Words between a number and its unit of time that leave it a duration.
 _DURATION_ADJECTIVES = frozenset(
     "consecutive full whole straight working business calendar additional extra overtime paid unpaid billable".split()
@@ -682,6 +685,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                     or tk.low in _ORDINALS
                     or tk.low in _SCALES
                     or tk.low in _RATE_ADVERBS
+                    or tk.low in _NOT_COUNTED
                     or (tk.text[0].isupper() and nouns)
                 ):
                     break
