@@ -462,3 +462,19 @@ def test_a_number_is_no_count_of_the_exception_after_it():
 def test_typically_and_rarely_are_the_two_ends_of_how_often():
     found = align_texts("Shield volcanoes typically erupt explosively.", "They rarely erupt explosively.")
     assert "quantifier mismatch: claim says 'typically', source says 'rarely'" in [c.reason for c in found.conflicts]
+
+
+@pytest.mark.parametrize(
+    "text,amount",
+    [
+        ("Borrowers need to be aged 21 or over.", "at least 21"),
+        ("Children aged 12 and under travel free.", "up to 12"),
+        ("Groups of 10 or more people get a discount.", "at least 10 people"),
+    ],
+)
+def test_a_bound_written_after_its_number(text, amount):
+    assert [f.describe() for f in analyse(text).facts] == [amount]
+
+
+def test_a_bound_after_its_number_holds_the_same_bound_before_it():
+    assert align_texts("Orders of 50 or more ship free.", "Orders of at least 50 ship free.").matched

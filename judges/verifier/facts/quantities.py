@@ -157,6 +157,12 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
 _PAID = COST_WORDS | {stem(w) for w in "excess fine deposit refund salary wage rent bill spend spent worth".split()}
 _WEIGHED = frozenset(stem(w) for w in "weigh weighs weighed weight heavy lift load".split())
 
+#: A bound written after its number ("21 or over", "12 and under", "50 or more").
+_TRAILING_BOUNDS = {
+    **dict.fromkeys("over more above older higher greater upwards".split(), "ge"),
+    **dict.fromkeys("under less below fewer younger lower".split(), "le"),
+}
+
 #: Words after a number that are no noun it counts ("every one except glycine").
 _NOT_COUNTED = frozenset("except excluding including unless apart besides".split())
 
@@ -777,6 +783,15 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 )
                 i = e + 1
                 continue
+        if bound == "eq" and end + 2 < n and tokens[end + 1].low in ("or", "and"):
+            trailing = _TRAILING_BOUNDS.get(tokens[end + 2].low)
+            if trailing is not None:  # "aged 21 or over", "12 and under", "50 or more"
+                bound, end = trailing, end + 2
+                after = tokens[end + 1] if end + 1 < n else None
+                if dim == "count" and not nouns and after is not None and after.kind == "word":
+                    plural = after.low in ("people", "children") or (after.low.endswith("s") and len(after.low) > 3)
+                    if plural and after.low not in STOPWORDS and after.low not in _UNITS:
+                        nouns, end = [stem(after.low)], end + 1  # "10 or more people"
         idx = tuple(range(start_i, end + 1))
         used.update(idx)
         # "one charge", "one of": a count of one written as a word is often just an article
