@@ -478,3 +478,9 @@ def test_a_bound_written_after_its_number(text, amount):
 
 def test_a_bound_after_its_number_holds_the_same_bound_before_it():
     assert align_texts("Orders of 50 or more ship free.", "Orders of at least 50 ship free.").matched
+
+
+def test_the_middle_of_a_month_is_that_month():
+    assert [f.describe() for f in analyse("It could still be returned in mid-January.").facts] == ["January"]
+    found = align_texts("Items can still be returned in mid-January.", "Items can be returned until 31 January.")
+    assert found.matched and not found.missing

@@ -31,9 +31,12 @@ def _next_word(tokens: list[Token], i: int, skip: str = ",") -> int | None:
 
 def _month_at(tokens: list[Token], i: int) -> int | None:
     t = tokens[i]
+    low = t.low.rstrip(".")
+    head, _, month = low.partition("-")
+    if t.kind == "word" and head in ("mid", "early", "late") and month in _MONTHS and len(month) > 3:
+        return _MONTHS[month]  # "returned in mid-January": a time in that month
     if t.kind != "word" or not t.text[0].isupper():
         return None
-    low = t.low.rstrip(".")
     if low not in _MONTHS:
         return None
     if low == "may":
