@@ -8,6 +8,14 @@ from judges.verifier.facts import analyse
 from tests.verifier_support import align_texts
 
 
+def _holds(claim: str, sources: list[str], verdict: str) -> None:
+    """The whole check's verdict on ``claim`` (one claim part) is ``verdict``."""
+    from judges.verifier import check_grounding
+
+    (found,) = check_grounding(claim, sources).claims
+    assert found.verdict == verdict, found.reason
+
+
 @pytest.mark.parametrize(
     "text,amount",
     [
@@ -150,10 +158,7 @@ def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
     ],
 )
 def test_days_in_ranges_dates_worked_out_and_names_that_open_a_claim(claim, source, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, [source]).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, [source], verdict)
 
 
 def test_a_start_and_a_length_of_time_give_only_an_end():
@@ -190,10 +195,7 @@ def test_a_start_and_a_length_of_time_give_only_an_end():
     ],
 )
 def test_a_negation_one_sentence_states_alike_is_no_mismatch_with_the_others(claim, sources, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, sources).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, sources, verdict)
 
 
 @pytest.mark.parametrize(
@@ -263,10 +265,7 @@ def test_one_of_the_reasons_is_no_count():
     ],
 )
 def test_names_of_peoples_conditions_and_qualified_negations(claim, sources, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, sources).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, sources, verdict)
 
 
 @pytest.mark.parametrize(
@@ -345,10 +344,7 @@ def test_a_density_is_a_mass_per_volume():
     ],
 )
 def test_a_dose_per_unit_of_weight_once_daily_and_switching_off(claim, source, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, [source]).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, [source], verdict)
 
 
 def test_off_with_a_noun_is_the_state_turned_off_says():
@@ -375,10 +371,7 @@ def test_off_with_a_noun_is_the_state_turned_off_says():
     ],
 )
 def test_a_bound_that_stays_near_its_number_and_a_value_labelled_otherwise(claim, source, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, [source]).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, [source], verdict)
 
 
 @pytest.mark.parametrize(
@@ -403,10 +396,7 @@ def test_a_bound_that_stays_near_its_number_and_a_value_labelled_otherwise(claim
     ],
 )
 def test_a_difference_of_two_values_the_claim_speaks_of(claim, sources, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, sources).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, sources, verdict)
 
 
 def test_a_difference_is_no_value_of_a_claim_that_speaks_of_none():
@@ -424,10 +414,7 @@ def test_a_difference_is_no_value_of_a_claim_that_speaks_of_none():
     ],
 )
 def test_an_amount_over_the_period_the_claim_names(claim, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, ["Employees accrue 1.5 days of paid leave for each full month worked."]).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, ["Employees accrue 1.5 days of paid leave for each full month worked."], verdict)
 
 
 def test_for_each_month_is_a_rate():
@@ -445,10 +432,7 @@ def test_for_each_month_is_a_rate():
     ],
 )
 def test_an_exception_of_the_sources(claim, verdict):
-    from judges.verifier import check_grounding
-
-    (found,) = check_grounding(claim, ["The museum is open every day except Monday."]).claims
-    assert found.verdict == verdict, found.reason
+    _holds(claim, ["The museum is open every day except Monday."], verdict)
 
 
 def test_a_number_is_no_count_of_the_exception_after_it():
