@@ -21,9 +21,7 @@ from .fact import Fact
 from .implied import CHANGE, DIFFERENCE, SUM
 from .lexicon import (
     _FILLER,
-    _NEGATIONS,
     CHANGE_WORDS,
-    COST_WORDS,
     DIFFERENCE_WORDS,
     END_VERBS,
     GROUP_WORDS,
@@ -34,6 +32,8 @@ from .lexicon import (
     words_match,
 )
 from .limits import against_limit, limit_side
+from .names import OPENERS, name_before, opening_name, swapped_opener
+from .negations import billing_denied, denies_alike, excepted, negations, said_as_free
 from .quantifiers import quantifier_mismatches
 from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
 from .reckoning import days_apart, over_a_period, rate_times_count, scaled, years_between
@@ -186,87 +186,6 @@ def _age(cf: Fact, years: Fact) -> bool:
     )
 
 
-def _negations(an: Analysis, other: Analysis) -> list[str]:
-    """The negation cues of ``an`` that bear on what ``other`` says: a "without <noun>" whose noun
-    the other text does not mention is about something the other text is not about ("photography
-    without flash is permitted" against "taking photographs is prohibited")."""
-    cues = list(an.negation_cues)
-    for cue, words in an.scoped_negations:
-        if cue == "no" and other.negation_cues:
-            continue  # "with no timezone information" may say what the other's negation says
-        if not any(other.states(w) for w in words.split()) and cue in cues:
-            cues.remove(cue)
-    if _conditional(an) and _conditional(other):
-        for cue in _denied_unless(an):
-            if cue in cues:  # "does not cover … unless it has been declared" = "only covers … if"
-                cues.remove(cue)
-    if _free(other):  # "free" against "no fee"
-        for cue, _ in _denied_costs(an):
-            if cue in cues:
-                cues.remove(cue)
-    if len(cues) > 1:
-        cues = _bearing(an, other, cues)
-    return cues
-
-
-#: Words that end the reach of a negation: "do not receive credit and are not required to sit".
-_SCOPE_ENDS = frozenset("and but or while whereas although though because which who".split())
-
-
-def _bearing(an: Analysis, other: Analysis, cues: list[str]) -> list[str]:
-    """Of two or more negation cues, those whose clause speaks of something ``other`` says:
-    "Auditing students do not receive credit and are not required to sit the final examination"
-    denies "earn credit" once, though it says "not" twice. A cue whose clause has no content
-    word, and every cue when none bears, stays (the parity of all is all there is to go on). A
-    single cue always stays: dropped where its clause shared no word with the other text, it lost
-    more true negations than false ones on the fitting half (the wording of a denial varies)."""
-    toks = an.tokens
-    left = list(cues)
-    bearing: list[str] = []
-    beside: list[str] = []
-    for i, t in enumerate(toks):
-        if t.kind != "word" or t.low not in left:
-            continue
-        left.remove(t.low)
-        scope = []
-        for u in toks[i + 1 : i + 8]:
-            if (u.kind == "sym" and u.text in ",;:.!?") or u.low in _SCOPE_ENDS:
-                break
-            if u.kind == "word" and u.low not in STOPWORDS and u.low not in _NEGATIONS:
-                scope.append(u.low)
-        if scope and not any(other.states(w) for w in scope):
-            beside.append(t.low)
-        else:
-            bearing.append(t.low)
-    return bearing + left if bearing and beside else cues
-
-
-def _free(an: Analysis) -> bool:
-    return an.directions.get("billing", (0, ""))[0] < 0
-
-
-def _denied_costs(an: Analysis) -> list[tuple[str, int]]:
-    """(negation cue, index of the cost word it denies) in ``an``: "no fee", "does not charge",
-    "costs nothing"."""
-    toks = an.tokens
-    out = []
-    for i, t in enumerate(toks):
-        if t.low in _NEGATIONS:
-            k = next(
-                (
-                    k
-                    for k in range(i + 1, min(i + 4, len(toks)))
-                    if toks[k].kind == "word" and stem(toks[k].low) in COST_WORDS
-                ),
-                None,
-            )
-            if k is None and t.low == "nothing" and i > 0 and stem(toks[i - 1].low) in COST_WORDS:
-                k = i - 1  # "costs nothing", "pay nothing"
-            if k is not None:
-                out.append((t.low, k))
-    return out
-
-
 #: Direction groups that name places ("the west wing … the east wing"): a claim with both sides
 #: speaks of two places, and which it names first is what the comparison turns on.
 _PLACES = frozenset({"ns", "ew"})
@@ -284,22 +203,6 @@ def _other_side(claim: Analysis, span: Analysis) -> bool:
     return any(first <= w or w <= first for _, _, w in theirs[1:]) and any(
         other <= w or w <= other for _, _, w in mine[1:]
     )
-
-
-def _billing_denied(an: Analysis) -> bool:
-    """Whether the text's billing word is a cost it denies ("not charged", "paid nothing")."""
-    word = an.directions.get("billing", (0, ""))[1]
-    return any(an.tokens[k].low == word for _, k in _denied_costs(an))
-
-
-def _said_as_free(claim: Analysis, span: Analysis) -> set[int]:
-    """Claim tokens the span states in the other words for "free": a denied cost word against the
-    span's "free", or the claim's "free" against a cost the span denies."""
-    if _free(span):
-        return {k for _, k in _denied_costs(claim)}
-    if _free(claim) and _denied_costs(span):
-        return {i for i, t in enumerate(claim.tokens) if t.low == claim.directions["billing"][1]}
-    return set()
 
 
 _SENTENCE_END = frozenset(".!?;")
@@ -681,7 +584,7 @@ def align(
     doc_text_low = doc.text_low
     span_text_low = span.text_low
     fact_tokens = {i for f in claim.facts if f.kind != "entity" for i in f.tokens}
-    given: set[int] = _said_as_free(claim, span)
+    given: set[int] = said_as_free(claim, span)
     if context is not None:  # the sentence a pronoun of the span refers to
         given |= {i for i, w in claim.content if w in context.words or stem(w) in context.words}
     base_cov, uncovered = _coverage(claim, span, fact_tokens, word_sim, given)
@@ -691,7 +594,7 @@ def align(
     limit = limit_side(claim)
     # the two sentences' polarities differ; a value outside the source's range then is what the
     # claim denies ("closed on Sundays", "not open at 8 p.m."), which explains the difference
-    neg_c, neg_s = _negations(claim, span), _negations(span, claim)
+    neg_c, neg_s = negations(claim, span), negations(span, claim)
     flipped = len(neg_c) % 2 != len(neg_s) % 2
     explained = False
     for cf in claim.facts:
@@ -889,12 +792,12 @@ def align(
         if not in_doc and not cf.weak:
             missing.append(cf)
     missing += added_items(claim, span, doc)
-    opener = _opening_name(claim, doc)
+    opener = opening_name(claim, doc)
     if opener is not None and not any(c.kind == "entity" for c in conflicts):
         # "Canberra is the capital of Australia" against "Sydney is the capital …": a name that
         # opens the claim is no entity fact (every sentence opens with a capital), but one the
         # sources never say, with another name where the span has it, is a swapped name
-        sub = _swapped_opener(claim, span) or _name_before(claim, span)
+        sub = swapped_opener(claim, span) or name_before(claim, span)
         if sub is not None:
             cov, _ = _coverage(claim, span, fact_tokens | claim.polar | {0}, word_sim, given)
             conflicts.append(
@@ -908,17 +811,17 @@ def align(
             )
 
     # 3. negation polarity, antonyms, quantifiers (only on an otherwise matching sentence)
-    excepted = _excepted(claim, span)
-    if flipped and not explained and excepted is not None:
+    exception = excepted(claim, span)
+    if flipped and not explained and exception is not None:
         explained = True  # "closed on Mondays" against "open every day except Monday"
-    elif excepted is not None and not flipped and not neg_c and "except" not in claim.partial:
+    elif exception is not None and not flipped and not neg_c and "except" not in claim.partial:
         conflicts.append(  # "open on Mondays" against the same
             Conflict(
                 "quantifier",
-                excepted[1],
-                f"except {excepted[0]}",
+                exception[1],
+                f"except {exception[0]}",
                 _conf(0.35, 0.55, ctx_cov),
-                f"quantifier mismatch: claim says {_quote(excepted[1])}, source says 'except {excepted[0]}'",
+                f"quantifier mismatch: claim says {_quote(exception[1])}, source says 'except {exception[0]}'",
             )
         )
     if flipped and not explained:
@@ -939,7 +842,7 @@ def align(
             continue
         if _swapped(claim, span):
             continue  # "A is less than B" = "B is more than A"
-        if group == "billing" and (_billing_denied(claim) or _billing_denied(span)):
+        if group == "billing" and (billing_denied(claim) or billing_denied(span)):
             continue  # "not charged" is "free": the negation check has weighed it
         if group in claim.two_way and group not in _PLACES:
             continue  # "rising costs … a drop in profit" against "profit fell": no side to set against
@@ -1025,59 +928,8 @@ def align(
     hits = sum(1 for cf, sf in matched if cf in strong and _exact(cf, sf))
     total = n_words + FACT_WEIGHT * len(strong)
     support_cov = (base_cov * n_words + FACT_WEIGHT * hits) / total if total else base_cov
-    alike = bool(neg_c and neg_s) and not flipped and _denies_alike(claim, span) and _denies_alike(span, claim)
+    alike = bool(neg_c and neg_s) and not flipped and denies_alike(claim, span) and denies_alike(span, claim)
     return Alignment(conflicts, missing, matched, base_cov, uncovered, support_cov, alike)
-
-
-def _excepted(claim: Analysis, span: Analysis) -> tuple[str, str] | None:
-    """(the span's word, the claim's) where the span makes an exception of something the claim
-    speaks of ("open every day except Monday" for "closed on Mondays"): a negation of the claim
-    then says what the exception says, a claim without one says the opposite."""
-    toks = span.tokens
-    for i, t in enumerate(toks):
-        if t.low not in ("except", "excluding"):
-            continue
-        for u in toks[i + 1 : i + 4]:
-            if u.kind == "word" and u.low not in STOPWORDS and claim.states(u.low):
-                said = next((c.text for c in claim.tokens if words_match(c.low, u.low)), u.text)
-                return u.text, said
-    return None
-
-
-def _denied_unless(an: Analysis) -> list[str]:
-    """The negations of ``an`` that an "unless" after them makes a condition ("does not cover
-    any condition unless it has been declared")."""
-    lows = [t.low for t in an.tokens]
-    # (not "no": "a string with no timezone raises an error unless …" is no such condition)
-    cues = [c for c in an.negation_cues if c != "no"]
-    return [low for i, low in enumerate(lows) if low in cues and "unless" in lows[i + 1 : i + 16]]
-
-
-def _conditional(an: Analysis) -> bool:
-    """Whether a text states a condition ("only covers it if you declare it", "provided that")."""
-    lows = {t.low for t in an.tokens}
-    return "only" in lows and bool(lows & {"if", "when", "once", "after"}) or bool(lows & {"provided", "unless"})
-
-
-def _denies_alike(an: Analysis, other: Analysis) -> bool:
-    """Whether ``other`` states what each negation of ``an`` denies: the first content word after
-    a "not" ("isn't covered" against "does not cover damage …"), a negative state itself
-    ("prohibited" is not "not allowed")."""
-    toks = an.tokens
-    for i, t in enumerate(toks):
-        if t.low in an.negation_cues and t.low not in _NEGATIONS and not other.states(t.low):
-            return False
-        if t.low in _NEGATIONS:
-            denied = next(
-                (u for u in toks[i + 1 : i + 7] if u.kind == "num" or (u.kind == "word" and u.low not in STOPWORDS)),
-                None,
-            )
-            said = denied is not None and (
-                other.states(denied.low) if denied.kind == "word" else any(v.text == denied.text for v in other.tokens)
-            )
-            if not said:
-                return False
-    return True
 
 
 def _swapped(claim: Analysis, span: Analysis) -> bool:
@@ -1112,67 +964,6 @@ def _labels(an: Analysis, k: int) -> bool:
     return any(t.text == ":" for t in an.tokens[k + 1 : k + 4])
 
 
-def _opening_name(claim: Analysis, doc: Analysis) -> Fact | None:
-    """The claim's first word as a name, where it may be one and the sources never say it."""
-    t = claim.tokens[0] if claim.tokens else None
-    if (
-        t is None
-        or t.kind != "word"
-        or not t.is_cap
-        or t.low in STOPWORDS
-        or t.low in _FILLER
-        or t.low in _OPENERS
-        or t.low.endswith(("ed", "ing", "ly"))
-        or (t.low.endswith("s") and not t.low.endswith(("ss", "us", "is")))  # "Growers", "Employees"
-        or any(0 in f.tokens for f in claim.facts)
-        or t.low in doc.words
-        or stem(t.low) in doc.words
-        or any(u.low == t.low for u in claim.tokens[1:])
-    ):
-        return None
-    return Fact("entity", t.low, t.text, t.start, t.end, dim="name", weak=True, tokens=(0,))
-
-
-def _swapped_opener(claim: Analysis, span: Analysis) -> tuple[Fact, bool] | None:
-    """The span's first word where it differs from the claim's and the two sentences go on alike
-    ("Sydney is the capital of Australia" for "Canberra is the capital …"), as (fact, False)."""
-    if len(span.tokens) < 3 or len(claim.tokens) < 3:
-        return None
-    t = span.tokens[0]
-    same_after = [a.low for a in claim.tokens[1:3]] == [b.low for b in span.tokens[1:3]]
-    if not same_after or t.kind != "word" or not t.is_cap or t.low in STOPWORDS or t.low in claim.words:
-        return None
-    return Fact("entity", t.low, t.text, t.start, t.end, dim="name", tokens=(0,)), False
-
-
-def _name_before(claim: Analysis, span: Analysis) -> tuple[Fact, bool] | None:
-    """A name of the span right before the verb that follows the claim's first word ("On 17
-    August 1945, Sukarno proclaimed …" for "Suharto proclaimed …"), as (fact, False)."""
-    verb = claim.tokens[1].low if len(claim.tokens) > 1 else ""
-    if not verb or verb in STOPWORDS or claim.tokens[1].kind != "word":
-        return None
-    for sf in span.facts:
-        k = max(sf.tokens, default=-2) + 1
-        first = min(sf.tokens, default=0)
-        if (
-            sf.kind == "entity"
-            and sf.dim == "name"
-            and (first == 0 or span.tokens[first - 1].text in (",", ";", ":"))  # the span's subject
-            and sf.value not in claim.words
-            and k < len(span.tokens)
-            and words_match(span.tokens[k].low, verb)
-        ):
-            return sf, False
-    return None
-
-
-#: Words that open a sentence without naming anything ("Despite its stripes, the okapi …").
-_OPENERS = frozenset(
-    "despite unlike following according meanwhile instead today additionally furthermore moreover "
-    "thereafter otherwise nevertheless nonetheless besides afterwards".split()
-)
-
-
 def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = True) -> tuple[Fact, bool] | None:
     """A span entity standing where the claim has ``cf``: (fact, shares part of a name)."""
     claim_words = claim.words
@@ -1192,7 +983,7 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
             and t.is_cap
             and t.low not in STOPWORDS
             and t.low not in _FILLER
-            and t.low not in _OPENERS
+            and t.low not in OPENERS
             and not t.low.endswith(("ed", "ing", "ly"))  # "Executed in tempera, it …", "Unfortunately"
             and t.low not in claim_words
             and stem(t.low) not in claim_words

@@ -134,7 +134,7 @@ _RESOLUTIONS = frozenset("144 240 360 480 576 720 1080 1440 2160 4320".split())
 
 def _money(tokens: list[Token], i: int, end: int) -> bool:
     """Whether "pounds" after number ``i`` is sterling: pence written ("12.99 pounds"), a rate
-    of time after it ("50 pounds a month"), or "sterling"."""
+    of time after it ("50 pounds a month"), "sterling", or a word of paying near it."""
     whole, _, pence = tokens[i].text.partition(".")
     if len(pence) == 2:
         return True
@@ -143,13 +143,12 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
         return True
     if len(after) == 2 and after[0] in ("a", "per", "each", "every") and _UNITS.get(after[1], ("",))[0] == "duration":
         return True
-    # a word of paying near it ("pays a 250-pound excess", "a fee of fifty pounds"), and no weight
+    # no word of weight near it, and a word of paying ("pays a 250-pound excess", "a fee of fifty
+    # pounds") or a sum in sterling beside it ("£49.99 (just under fifty pounds)")
     around = tokens[max(0, i - 8) : end + 6]
     near = {stem(t.low) for t in around if t.kind == "word"}
     if near & _WEIGHED:
         return False
-    # a word of paying ("pays a 250-pound excess"), or a sum in sterling beside it ("£49.99 (just
-    # under fifty pounds)")
     return bool(near & _PAID) or any(t.text == "£" for t in around)
 
 
