@@ -468,3 +468,7 @@ def test_the_middle_of_a_month_is_that_month():
     assert [f.describe() for f in analyse("It could still be returned in mid-January.").facts] == ["January"]
     found = align_texts("Items can still be returned in mid-January.", "Items can be returned until 31 January.")
     assert found.matched and not found.missing
+
+
+def test_an_end_date_past_the_last_year_a_calendar_holds_is_not_worked_out():
+    assert [f for f in analyse("It began on 30 December 9999 and ran for 30 days.").implied if f.kind == "date"] == []

@@ -3,10 +3,15 @@
 weighs 1.2 kg".
 
 The two sides of the claim's "than" are the words before and after it (the analysis's
-``than_before`` / ``than_after``); each value of the source belongs to the nearest word before it
-that names one side only and occurs once in the source (a word both sides share, or one the source
-repeats, names neither). When both sides get a value of the same kind and the values order the
-other way, the claim's comparison is reversed."""
+``than_before`` / ``than_after``), or the identifiers it names either side ("the Orbis 14 … than
+the Orbis 16"); each value of the source belongs to the side named right after it ("8.1% of
+patients in the treatment group") or to the nearest word before it, in its sentence and after no
+other value of its kind, that names one side only and occurs once in the source (a word both
+sides share, or one the source repeats, names neither). When both sides get a value of the same
+kind and the values order the other way, the claim's comparison is reversed; of several kinds,
+the one the comparative or the compared thing names ("heavier": the masses; "a bigger battery":
+the values beside "battery"). A faster trip takes less time. "A joined before B" is settled the
+same way by the years the sources give the two names."""
 
 from __future__ import annotations
 
@@ -127,14 +132,14 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
         word, direction, group = found  # type: ignore[misc]
         # the analysis's words either side of "than", less those both sides share
         sides = (claim.than_before - claim.than_after, claim.than_after - claim.than_before)
-    if (not sides[0] or not sides[1]) and not _named_sides(claim, span):
+    named = _named_sides(claim, span)
+    if (not sides[0] or not sides[1]) and not named:
         return None
     counts: dict[str, int] = {}
     for t in span.tokens:
         if t.kind == "word":
             counts[stem(t.low)] = counts.get(stem(t.low), 0) + 1
     unique = {w for w, n in counts.items() if n == 1}
-    named = _named_sides(claim, span)
     values: dict[tuple[int, str], list[Fact]] = {}
     for f in span.facts:
         if order is not None:

@@ -231,7 +231,11 @@ def _after(start: tuple, length: Fact) -> list[tuple[int, int, int]]:
         first = None if begin is None else begin + round(seconds / _DAY)
     if first is None:
         return []
-    return [(x.year, x.month, x.day) for x in (date.fromordinal(first), date.fromordinal(first - 1))]
+    try:
+        days = (date.fromordinal(first), date.fromordinal(first - 1))
+    except (ValueError, OverflowError):  # past the year 9999
+        return []
+    return [(x.year, x.month, x.day) for x in days]
 
 
 def _ordinal_day(value: tuple) -> int | None:
