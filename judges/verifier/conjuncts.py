@@ -16,7 +16,7 @@ with a subject of its own after ", and" ("…, and the protection lasts for life
 
 from __future__ import annotations
 
-from .facts.lexicon import has_s_ending
+from .facts.lexicon import PREPOSITIONS, has_s_ending
 
 _AUXILIARIES = frozenset("is was are were has have had can will does did cannot may must should would could".split())
 #: A claim opening with one of these is a subordinate clause first: its subject is not the
@@ -30,7 +30,6 @@ _SUBORDINATORS = frozenset(
 _AFTER_VERB = frozenset(
     "a an the its their his her our your this that these those every all more most about around nearly almost".split()
 )
-_PREPOSITIONS = frozenset("to in on at by with from for of up over into under after before during".split())
 _MAX_SUBJECT = 8
 #: Most parts of one claim: the request's verifier budget (judges/budget.py) counts claims, so a
 #: claim costs at most this many times what it did whole.
@@ -67,7 +66,7 @@ def _first_verb(words: list[str], outside: list[bool]) -> int | None:
             and has_s_ending(low)
             and words[k][:1].islower()
             and _bare(words[k - 1]) not in ("the", "a", "an")
-            and _bare(words[k + 1]) in _PREPOSITIONS
+            and _bare(words[k + 1]) in PREPOSITIONS
         ):
             return k
     return None
@@ -96,7 +95,7 @@ def _verb(words: list[str], k: int, present: bool = False) -> bool:
             and not low.endswith(_NOUN_ENDINGS)
             and nxt[:1].isalpha()
             and nxt not in _AUXILIARIES
-            and nxt not in _PREPOSITIONS
+            and nxt not in PREPOSITIONS
             and not _verb(words, k + 1)
         )
     return False

@@ -20,9 +20,9 @@ from .equations import equation_conflict
 from .fact import Fact
 from .implied import CHANGE, DIFFERENCE, SUM
 from .lexicon import (
-    _FILLER,
     CHANGE_WORDS,
     DIFFERENCE_WORDS,
+    END_DATE_WORDS,
     END_VERBS,
     GROUP_WORDS,
     IMPLIED_WORDS,
@@ -32,7 +32,7 @@ from .lexicon import (
     words_match,
 )
 from .limits import against_limit, limit_side
-from .names import OPENERS, name_before, opening_name, swapped_opener
+from .names import may_be_a_name, name_before, opening_name, swapped_opener
 from .negations import billing_denied, denies_alike, excepted, negations, said_as_free
 from .quantifiers import quantifier_mismatches
 from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
@@ -401,16 +401,9 @@ def _may_be_implied(cf: Fact, implied: Fact, claim: Analysis) -> bool:
     return any(stem(t.low) in CHANGE_WORDS for t in claim.tokens[max(0, first - 4) : first] if t.kind == "word")
 
 
-#: Words before a date that say something ends then ("runs out in March 2025", "until").
-_END_DATE_WORDS = frozenset(
-    stem(w)
-    for w in "until till through expire expires expiry end ends runs out due by last deadline valid lasts".split()
-)
-
-
 def _near_end_word(cf: Fact, claim: Analysis) -> bool:
     first = min(cf.tokens, default=0)
-    return any(stem(t.low) in _END_DATE_WORDS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
+    return any(stem(t.low) in END_DATE_WORDS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
 
 
 def _an_end_time(cf: Fact, claim: Analysis) -> bool:
@@ -980,11 +973,7 @@ def _entity_substitute(claim: Analysis, span: Analysis, cf: Fact, guess: bool = 
         if (
             guess
             and t.initial
-            and t.is_cap
-            and t.low not in STOPWORDS
-            and t.low not in _FILLER
-            and t.low not in OPENERS
-            and not t.low.endswith(("ed", "ing", "ly"))  # "Executed in tempera, it …", "Unfortunately"
+            and may_be_a_name(t)
             and t.low not in claim_words
             and stem(t.low) not in claim_words
             and not any(k in f.tokens for f in span.facts)

@@ -30,6 +30,7 @@ from .lexicon import (
     _PARTIAL,
     _POSITIVE_STATES,
     _UNIVERSAL,
+    PREPOSITIONS,
     STOPWORDS,
     negated_stem,
     prefix_negated,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 #: Words that order two things as "than" compares them.
 #: Words of order between two things, read as the hinge of a comparison ("A predates B").
-_ORDER_HINGES = frozenset("before after predates predated precedes preceded postdates postdated".split())
+ORDER_HINGES = frozenset("before after predates predated precedes preceded postdates postdated".split())
 
 
 def _none_of(tokens: list[Token], i: int) -> bool:
@@ -172,7 +173,7 @@ def _describes_a_noun(tokens: list[Token], i: int) -> bool:
     if prev.low in _DETERMINERS:
         return nxt is not None and nxt.kind == "word" and nxt.low not in STOPWORDS
     after_a_noun = prev.kind == "word" and prev.low not in STOPWORDS and prev.low not in _STATE_VERBS
-    return after_a_noun and low in _AFTER_A_NOUN and (nxt is None or nxt.kind != "word" or nxt.low in _PREPOSITIONS)
+    return after_a_noun and low in _AFTER_A_NOUN and (nxt is None or nxt.kind != "word" or nxt.low in PREPOSITIONS)
 
 
 def _off(tokens: list[Token], i: int) -> bool:
@@ -193,7 +194,6 @@ def _failure_to(tokens: list[Token], i: int) -> bool:
 
 #: Participles that, after a noun, describe it ("the amount withdrawn", "items removed from").
 _AFTER_A_NOUN = frozenset("withdrawn removed excluded rejected refused denied".split())
-_PREPOSITIONS = frozenset("from in on at by for with to of during after before".split())
 
 
 def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analysis:
@@ -313,7 +313,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     hinges = [i for i, t in enumerate(tokens) if t.low == "than" and i not in used] or [
         i
         for i, t in enumerate(tokens[:-1])
-        if t.low in _ORDER_HINGES and i not in used and tokens[i + 1].kind == "word" and i + 1 not in used
+        if t.low in ORDER_HINGES and i not in used and tokens[i + 1].kind == "word" and i + 1 not in used
     ]
     if hinges:
         hinge = hinges[0]

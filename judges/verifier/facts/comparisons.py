@@ -15,7 +15,7 @@ same way by the years the sources give the two names."""
 
 from __future__ import annotations
 
-from .analysis import Analysis
+from .analysis import ORDER_HINGES, Analysis
 from .fact import Fact
 from .lexicon import _DIRECTION_WORDS, CHANGE_WORDS, STOPWORDS, stem, words_match
 from .tokens import fold_accents
@@ -148,7 +148,7 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
         # "up to 6,000 kg" against "up to about 5,400 kg": two maximums compare as two values
         elif f.kind != "quantity" or f.implied or f.bound not in ("eq", "approx", "le"):
             continue
-        if word in _SPEED_WORDS and f.dim == "duration" and not _of_a_trip(claim):
+        if _of_speed(word) and f.dim == "duration" and not _of_a_trip(claim):
             continue  # "grew faster": a change, which a duration does not order
         side = _owner(span, f, sides, unique, named)
         if side is not None:
@@ -171,7 +171,7 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
     if len(pairs) != 1:
         return None
     a, b = pairs[0]
-    if word in _SPEED_WORDS and a.dim == "duration":
+    if _of_speed(word) and a.dim == "duration":
         direction = -direction  # a faster trip takes less time
     x, y = (_when(a), _when(b)) if order is not None else (a.num_value, b.num_value)
     if x == y or (x > y) == (direction > 0):  # type: ignore[operator]
@@ -179,8 +179,9 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
     return word, a.describe(), b.describe()
 
 
-#: Comparatives of speed ("faster", "more quickly"): durations order them the other way round.
-_SPEED_WORDS = frozenset("faster slower quicker quickly slowly sooner".split())
+def _of_speed(word: str) -> bool:
+    """ "faster", "more quickly": durations order a speed the other way round."""
+    return _DIRECTION_WORDS.get(word, ("", 0))[0] == "speed"
 
 
 def _of_a_trip(claim: Analysis) -> bool:
@@ -194,17 +195,13 @@ def _when(f: Fact) -> tuple[int, int, int]:
     return (y or 0, m or 0, d or 0)
 
 
-#: "before" and "after" between two names, and which way each orders them.
-_ORDER_WORDS = {"before": -1, "after": 1, "predates": -1, "predated": -1, "postdates": 1, "postdated": 1}
-
-
 def _order_sides(claim: Analysis) -> tuple[str, int, tuple[set[str], set[str]]] | None:
     """("before", -1, (the first name's words, the second's)) for "Spain joined the European
     Communities before Greece did": the claim's subject and the name right after the hinge (its
     other names, "the European Communities", are what both did). None where a date or a time
     follows the hinge ("before 2000" is a bound of a date, facts/dates.py)."""
     toks = claim.tokens
-    hinge = next((i for i, t in enumerate(toks) if t.low in _ORDER_WORDS), None)
+    hinge = next((i for i, t in enumerate(toks) if t.low in ORDER_HINGES), None)
     if hinge is None or any(f.kind in ("date", "time") and min(f.tokens, default=0) > hinge for f in claim.facts):
         return None
     names = [f.tokens for f in claim.facts if f.kind == "entity" and f.dim != "identifier" and f.tokens]
@@ -219,7 +216,7 @@ def _order_sides(claim: Analysis) -> tuple[str, int, tuple[set[str], set[str]]] 
     if not first or not second:
         return None
     side = ({stem(toks[k].low) for k in first}, {stem(toks[k].low) for k in second})
-    return toks[hinge].low, _ORDER_WORDS[toks[hinge].low], side
+    return toks[hinge].low, _DIRECTION_WORDS[toks[hinge].low][1], side
 
 
 def _topic(claim: Analysis, word: str) -> set[str]:

@@ -583,6 +583,15 @@ COST_WORDS = frozenset(
 END_VERBS = frozenset(
     stem(w) for w in "arrive arrives end ends finish finishes land lands reach conclude return".split()
 )
+#: Words before a date that say something ends then ("runs out in March 2025", "until"), stemmed:
+#: a start date plus a length of time may be such a date (implied.py, align._may_be_implied).
+END_DATE_WORDS = frozenset(
+    stem(w)
+    for w in "until till through expire expires expiry end ends runs out due by last deadline valid lasts".split()
+)
+#: Prepositions (a participle before one describes the noun before it: analysis; a word in "-s"
+#: before one is a verb: conjuncts).
+PREPOSITIONS = frozenset("to in on at by with from for of up over into under after before during".split())
 #: Words of a change, stemmed: a percent after one may be the change between two amounts (implied.py).
 CHANGE_WORDS = frozenset(
     stem(w)

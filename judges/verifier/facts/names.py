@@ -9,6 +9,19 @@ from __future__ import annotations
 from .analysis import Analysis
 from .fact import Fact
 from .lexicon import _FILLER, STOPWORDS, stem, words_match
+from .tokens import Token
+
+
+def may_be_a_name(t: Token) -> bool:
+    """Whether a capitalised word that opens a sentence may be a name: no function word, filler
+    or opener ("Despite"), no participle or adverb ("Executed in tempera, it …", "Unfortunately")."""
+    return (
+        t.is_cap
+        and t.low not in STOPWORDS
+        and t.low not in _FILLER
+        and t.low not in OPENERS
+        and not t.low.endswith(("ed", "ing", "ly"))
+    )
 
 
 def opening_name(claim: Analysis, doc: Analysis) -> Fact | None:
@@ -17,11 +30,7 @@ def opening_name(claim: Analysis, doc: Analysis) -> Fact | None:
     if (
         t is None
         or t.kind != "word"
-        or not t.is_cap
-        or t.low in STOPWORDS
-        or t.low in _FILLER
-        or t.low in OPENERS
-        or t.low.endswith(("ed", "ing", "ly"))
+        or not may_be_a_name(t)
         or (t.low.endswith("s") and not t.low.endswith(("ss", "us", "is")))  # "Growers", "Employees"
         or any(0 in f.tokens for f in claim.facts)
         or t.low in doc.words
