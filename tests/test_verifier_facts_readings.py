@@ -472,3 +472,27 @@ def test_the_middle_of_a_month_is_that_month():
 
 def test_an_end_date_past_the_last_year_a_calendar_holds_is_not_worked_out():
     assert [f for f in analyse("It began on 30 December 9999 and ran for 30 days.").implied if f.kind == "date"] == []
+
+
+@pytest.mark.parametrize(
+    "text,share",
+    [
+        ("About one in four adults worldwide is inactive.", "about 25%"),
+        ("1 in 10 users cancel within a month.", "10%"),
+        ("Three out of five doctors agree.", "60%"),
+        ("Two in three voters stayed home.", "about 66.6667%"),
+    ],
+)
+def test_one_in_four_is_a_share(text, share):
+    assert share in [f.describe() for f in analyse(text).facts]
+
+
+@pytest.mark.parametrize("text", ["It is a 2-in-1 laptop.", "One in 2024 was sold."])
+def test_what_is_no_share_of_a_whole(text):
+    assert not [f for f in analyse(text).facts if f.dim == "percent"]
+
+
+def test_falling_short_of_is_not_meeting():
+    source = ["About one in four adults worldwide does not meet recommended levels of physical activity."]
+    _holds("Roughly 25% of adults globally fall short of recommended physical activity levels.", source, "supported")
+    _holds("Sales fell short of the target in 2023.", ["Sales met the target in 2023."], "contradicted")

@@ -3,6 +3,7 @@ pure Python, no model)."""
 
 import pytest
 
+from judges.verifier.facts import analyse
 from tests.verifier_support import align_texts
 
 DOSES = "The vaccine requires two doses given 21 days apart."
@@ -148,3 +149,75 @@ def test_serves_opening_a_sentence_of_its_own():
     span = "Ingredients: 400 g spaghetti, 150 g guanciale."
     found = align_texts("Making this carbonara for eight people would take 800 g of spaghetti.", span, carbonara)
     assert not found.missing and not found.conflicts
+
+
+def _quantities_settled(claim: str, source: str) -> bool:
+    """Whether every amount of the claim is found (none missing, none in conflict); a length of
+    time the source does not state is left aside."""
+    found = align_texts(claim, source)
+    return not [f for f in found.missing if f.kind == "quantity" and f.dim != "duration"] and not [
+        c for c in found.conflicts if c.kind in ("number", "unit")
+    ]
+
+
+TOUR = "The 2025 Tour of the Carpathians covered 3,400 km over 21 stages, including six summit finishes."
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("Stages in the 2025 Tour averaged roughly 162 km each.", True),
+        ("Stages in the 2025 Tour averaged 162 km each.", True),  # 161.9 as written to the unit
+        ("Stages in the 2025 Tour averaged roughly 190 km each.", False),
+        ("The 2025 Tour covered 162 km.", False),  # no word shares it out
+    ],
+)
+def test_an_amount_shared_out_over_a_count(claim, held):
+    assert _quantities_settled(claim, TOUR) == held
+
+
+def test_over_after_an_amount_is_across_not_a_bound():
+    (stages,) = [f for f in analyse(TOUR).facts if f.dim == "count" and "stage" in f.noun]
+    assert (stages.num_value, stages.bound) == (21.0, "eq")
+    assert [f.bound for f in analyse("Over 21 stages were raced.").facts] == ["gt"]
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("The Corsa 9 is offered in five frame sizes.", True),
+        ("The Corsa 9 is offered in four frame sizes.", False),
+        ("The Corsa 9 is offered in six frame sizes.", False),
+    ],
+)
+def test_how_many_values_a_list_gives(claim, held):
+    source = "The Corsa 9 frame is available in sizes 50, 52, 54, 56 and 58 cm."
+    assert _quantities_settled(claim, source) == held
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("Leaving €10,000 in the account for one year would earn €300 in interest.", True),
+        ("Leaving €10,000 in the account for one year would earn €500 in interest.", False),
+    ],
+)
+def test_a_share_the_sources_state_of_another_amount_of_the_claim(claim, held):
+    source = "The Flex Saver account pays 3% annual interest on the full balance."
+    assert _quantities_settled(claim, source) == held
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("The 512 GB model costs €999.", True),
+        ("The 512 GB model costs €1,099.", False),
+    ],
+)
+def test_an_amount_and_what_the_sources_add_to_it(claim, held):
+    source = "The phone starts at €899 for the 256 GB model; the 512 GB model costs €100 more."
+    found = align_texts(claim, source)
+    settled = not [f for f in found.missing if f.dim.startswith("currency")] and not [
+        c for c in found.conflicts if c.kind == "number" and "EUR" in c.claim
+    ]
+    assert settled == held

@@ -36,7 +36,17 @@ from .names import may_be_a_name, name_before, opening_name, swapped_opener
 from .negations import billing_denied, denies_alike, excepted, negations, said_as_free
 from .quantifiers import quantifier_mismatches
 from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
-from .reckoning import days_apart, over_a_period, rate_times_count, scaled, years_between
+from .reckoning import (
+    added_on,
+    days_apart,
+    listed_count,
+    over_a_period,
+    per_item,
+    rate_times_count,
+    scaled,
+    share_of_another,
+    years_between,
+)
 from .roles import role_conflict
 
 
@@ -257,6 +267,10 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or rate_times_count(cf, claim, doc, doc) is not None
         or scaled(cf, claim, doc, doc) is not None
         or over_a_period(cf, claim, doc) is not None
+        or per_item(cf, claim, doc) is not None
+        or listed_count(cf, doc) is not None
+        or share_of_another(cf, claim, doc) is not None
+        or added_on(cf, doc) is not None
         or days_apart(cf, claim, doc) is not None
         or years_between(cf, claim, doc) is not None
     )
@@ -624,6 +638,14 @@ def align(
             hit = over_a_period(cf, claim, span)  # "18 days in a full year" from "1.5 days a month"
         if hit is None and cf.kind == "quantity":
             hit = years_between(cf, claim, span)  # "more than two decades before 2024" from "in 1998"
+        if hit is None and cf.kind == "quantity":
+            hit = per_item(cf, claim, span)  # "162 km each" from "3,400 km over 21 stages"
+        if hit is None and cf.kind == "quantity":
+            hit = listed_count(cf, span)  # "five frame sizes" from "sizes 50, 52, 54, 56 and 58 cm"
+        if hit is None and cf.kind == "quantity":
+            hit = share_of_another(cf, claim, span)  # "€10,000 … earn €300" from "3% interest"
+        if hit is None and cf.kind == "quantity":
+            hit = added_on(cf, span)  # "costs €999" from "€899 …; costs €100 more"
         if hit is None and cf.kind == "date":
             hit = days_apart(cf, claim, span)  # "1 March … 22 March" against "21 days apart"
         if hit is None and cf.kind == "entity" and cf.dim == "identifier":

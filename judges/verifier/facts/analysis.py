@@ -192,6 +192,20 @@ def _failure_to(tokens: list[Token], i: int) -> bool:
     return tokens[i].low in ("failure", "failures") and i + 1 < len(tokens) and tokens[i + 1].low == "to"
 
 
+def _falls_short(tokens: list[Token], i: int) -> bool:
+    """ "fall short of the recommended levels": they do not meet them."""
+    return (
+        tokens[i].low == "short"
+        and i > 0
+        and tokens[i - 1].low in _FALLS
+        and i + 1 < len(tokens)
+        and tokens[i + 1].low == "of"
+    )
+
+
+_FALLS = frozenset("fall falls fell falling fallen".split())
+
+
 #: Participles that, after a noun, describe it ("the amount withdrawn", "items removed from").
 _AFTER_A_NOUN = frozenset("withdrawn removed excluded rejected refused denied".split())
 
@@ -250,7 +264,10 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             neg_cues.append(low)
             prefixed.append((low, rest))
         elif (
-            (low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i)) or _failure_to(tokens, i) or _off(tokens, i)
+            (low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i))
+            or _failure_to(tokens, i)
+            or _falls_short(tokens, i)
+            or _off(tokens, i)
         ):
             neg_cues.append(low)
             polar.add(i)

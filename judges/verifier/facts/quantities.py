@@ -124,7 +124,10 @@ def _bound_before(tokens: list[Token], i: int, used: set[int]) -> tuple[str, int
         j -= 1
     for parts, bound in _BOUNDS_BY_LAST.get(words[-1][1], ()) if words else ():
         if len(parts) <= len(words) and [w for _, w in words[len(words) - len(parts) :]] == parts:
-            return bound, words[len(words) - len(parts)][0]
+            first = words[len(words) - len(parts)][0]
+            if parts == ["over"] and first > 0 and (first - 1 in used or tokens[first - 1].kind == "num"):
+                break  # "3,400 km over 21 stages", "$2 billion over five years": across, no bound
+            return bound, first
     return "eq", i
 
 
@@ -412,6 +415,27 @@ def _around_the_clock(tokens: list[Token], i: int) -> int:
     return i + 3
 
 
+def _one_in(tokens: list[Token], i: int) -> tuple[float, int] | None:
+    """(share in percent, last index) of "one in four", "1 in 10", "three out of five" at ``i``,
+    before what they count ("one in four adults"); None otherwise ("a 2-in-1 laptop", "1 in 2024")."""
+    j = i + 2 if i + 1 < len(tokens) and tokens[i + 1].low == "in" else i + 3
+    if j - i == 3 and [t.low for t in tokens[i + 1 : i + 3]] != ["out", "of"]:
+        return None
+    if j + 1 >= len(tokens) or tokens[j + 1].kind != "word" or tokens[j + 1].low in _UNITS:
+        return None
+    part, whole = (_count_word(tokens[k]) for k in (i, j))
+    if part is None or whole is None or not 0 < part < whole <= 1000 or tokens[i + 1].start == tokens[i].end:
+        return None
+    return part / whole * 100, j
+
+
+def _count_word(t: Token) -> float | None:
+    """A whole number written in digits or words ("4", "four"), else None."""
+    if t.kind == "num" and t.text.isdigit():
+        return float(t.text)
+    return parse_number(t.low) if t.kind == "word" and _is_number_word(t.low) else None
+
+
 def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], text: str) -> None:
     n = len(tokens)
     i = 0
@@ -419,6 +443,31 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
         t = tokens[i]
         if i in used:
             i += 1
+            continue
+        share_of = _one_in(tokens, i)
+        if share_of is not None:  # "one in four adults" is 25 % of them
+            share, last = share_of
+            bound, b0 = _bound_before(tokens, i, used)
+            if bound == "eq" and share != round(share, 1):
+                bound = "approx"  # "two in three" is "about 67%", as "two thirds" is
+            idx = tuple(range(b0, last + 1))
+            used.update(idx)
+            said = text[tokens[b0].start : tokens[last].end]
+            facts.append(
+                Fact(
+                    "quantity",
+                    share,
+                    said,
+                    tokens[b0].start,
+                    tokens[last].end,
+                    dim="percent",
+                    unit="%",
+                    bound=bound,
+                    raw=share,
+                    tokens=idx,
+                )
+            )
+            i = last + 1
             continue
         value: float | None = None
         end = i

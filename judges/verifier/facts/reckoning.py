@@ -13,17 +13,26 @@ verdict is made", step 2):
 * an amount of a recipe or an order scaled to another number of people: "400 g of rice for eight
   people" against "Risotto (serves 4): 200 g arborio rice";
 * an amount over a period the claim names, from a rate per unit of time the sources state: "works
-  a full year accrues 18 days of paid leave" against "1.5 days of paid leave for each full month".
+  a full year accrues 18 days of paid leave" against "1.5 days of paid leave for each full month";
+* an amount shared out over a count: "averaged roughly 162 km each" against "3,400 km over 21
+  stages";
+* how many values a list gives: "offered in five frame sizes" against "sizes 50, 52, 54, 56 and
+  58 cm";
+* a share the sources state of another amount of the claim's: "€10,000 … would earn €300"
+  against "pays 3% annual interest";
+* an amount and what the sources add to it: "the 512 GB model costs €999" against "starts at
+  €899 …; the 512 GB model costs €100 more".
 
 Like the implied facts (implied.py), these only ever *match* a claim's value: which two values
 the arithmetic should join is a guess, so a result that differs is no conflict."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 from .analysis import Analysis
-from .compare import _fact_relation
+from .compare import _fact_relation, _rounding
 from .fact import Fact
 from .implied import _DAY, MAX_YEARS, _duration, _ordinal_day
 from .lexicon import _UNITS, _YEAR, stem
@@ -254,4 +263,109 @@ def over_a_period(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
         if rate.kind == "quantity" and rate.per == "duration" and rate.dim == cf.dim and rate.bound == "eq":
             if abs(rate.num_value * seconds - cf.num_value) <= _PRODUCT_TOL * cf.num_value:
                 return rate
+    return None
+
+
+#: How far a worked-out value may be from a claim's "about" value, relative to it.
+_ABOUT = 0.05
+
+
+def _is_about(value: float, cf: Fact) -> bool:
+    """Whether a worked-out ``value`` is the claim's amount as written: to half a unit of its last
+    digit ("162 km" for 161.9 km), or within 5 % for an "about" amount."""
+    target = _base(cf)
+    if target <= 0 or value <= 0:
+        return False
+    tol = max(_rounding(cf), 0.005) if cf.bound == "eq" else _ABOUT if cf.bound == "approx" else -1.0
+    return abs(value - target) <= tol * target
+
+
+#: Words of a claim that share an amount out over what it is for ("162 km each", "averaged").
+_EACH = frozenset("each apiece average averaged averages averaging".split())
+
+
+def per_item(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """An amount of ``span`` that, shared out over a count of ``span``, is the claim's amount
+    ``cf`` for each: "averaged roughly 162 km each" against "3,400 km over 21 stages"; a claim's
+    "per stage" names the count's noun."""
+    if cf.kind != "quantity" or cf.per == "duration" or cf.dim == "percent" or cf.num_value <= 0:
+        return None
+    if not cf.per and not any(t.low in _EACH for t in claim.tokens):
+        return None
+    alike = replace(cf, per="")
+    for count in span.facts:
+        if count.kind != "quantity" or count.dim != "count" or not count.noun or count.bound != "eq":
+            continue
+        if count.num_value < 2 or (cf.per and stem(cf.per) != count.noun[-1]):
+            continue
+        for total in span.facts:
+            if total is not count and _amounts_alike(alike, total) and _is_about(total.num_value / count.num_value, cf):
+                return total
+    return None
+
+
+#: What may stand between the values of a list ("50, 52, 54, 56 and 58 cm").
+_LIST_JOINS = frozenset({",", "and", "or", "&"})
+
+
+def listed_count(cf: Fact, span: Analysis) -> Fact | None:
+    """A list of as many values in ``span`` as the claim's count ``cf`` says there are: "offered
+    in five frame sizes" against "available in sizes 50, 52, 54, 56 and 58 cm"."""
+    if cf.kind != "quantity" or cf.dim != "count" or not cf.noun or cf.bound != "eq" or not 2 <= cf.num_value <= 20:
+        return None
+    values = sorted(
+        (f for f in span.facts if f.kind == "quantity" and f.tokens and not f.per), key=lambda f: min(f.tokens)
+    )
+    lists: list[list[Fact]] = []
+    for f in values:
+        if lists and _joined(span, lists[-1][-1], f):
+            lists[-1].append(f)
+        else:
+            lists.append([f])
+    return next((items[-1] for items in lists if len(items) == cf.num_value), None)
+
+
+def _joined(span: Analysis, a: Fact, b: Fact) -> bool:
+    """Whether ``b`` follows ``a`` in a list: a comma, "and" or "or" between them, nothing else."""
+    between = span.tokens[max(a.tokens) + 1 : min(b.tokens)]
+    return 0 < len(between) <= 2 and all(t.low in _LIST_JOINS for t in between)
+
+
+def share_of_another(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """A percentage of ``span`` that makes the claim's amount ``cf`` a share of another amount of
+    the claim's, or that amount a share of ``cf``: "€10,000 … would earn €300" against "pays 3%
+    annual interest"."""
+    if cf.kind != "quantity" or cf.dim in ("percent", "count") or cf.per or cf.num_value <= 0:
+        return None
+    others = [f for f in claim.facts if f is not cf and _amounts_alike(cf, f) and f.bound in ("eq", "approx")]
+    for share in span.facts:
+        if share.kind != "quantity" or share.dim != "percent" or share.bound != "eq" or not 0 < share.num_value < 100:
+            continue
+        part = share.num_value / 100
+        for other in others:
+            if _is_about(other.num_value * part, cf) or _is_about(other.num_value / part, cf):
+                return share
+    return None
+
+
+#: Words after an amount that add it to another ("costs €100 more"), and that take it off one.
+_ADDED = frozenset("more extra additional".split())
+_TAKEN_OFF = frozenset("less cheaper off".split())
+
+
+def added_on(cf: Fact, span: Analysis) -> Fact | None:
+    """An amount of ``span`` with another that ``span`` adds to it or takes off it, which gives
+    the claim's amount ``cf``: "costs €999" against "starts at €899 …; the 512 GB model costs €100
+    more"."""
+    if cf.kind != "quantity" or cf.per or cf.num_value <= 0:
+        return None
+    amounts = [f for f in span.facts if f.kind == "quantity" and f.tokens and _amounts_alike(cf, f)]
+    for step in amounts:
+        after = span.tokens[max(step.tokens) + 1 : max(step.tokens) + 3]
+        sign = next((1 if t.low in _ADDED else -1 for t in after if t.low in _ADDED | _TAKEN_OFF), 0)
+        if not sign:
+            continue
+        for base in amounts:
+            if base is not step and _is_about(base.num_value + sign * step.num_value, cf):
+                return base
     return None
