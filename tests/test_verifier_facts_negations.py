@@ -80,6 +80,36 @@ def test_of_two_negations_the_one_about_the_claim_counts(claim, conflict):
     assert bool(_negation(claim, source)) == conflict
 
 
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("The homeowner's installation qualifies for Smart Export Guarantee payments.", True),
+        ("The homeowner's installation does not qualify for Smart Export Guarantee payments.", False),
+    ],
+)
+def test_a_negation_giving_the_reason_for_another_does_not_cancel_it(claim, conflict):
+    source = (
+        "Unfortunately, your installation is not eligible for Smart Export Guarantee payments, because the "
+        "installer was not MCS-certified at the time of installation."
+    )
+    assert bool(_negation(claim, source)) == conflict
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("Tenants are allowed to keep pets.", "Pets are not permitted."),
+        ("Helmets are mandatory for riders.", "Helmets are required for all riders."),
+        ("The course is voluntary.", "The course is optional."),
+        ("The installation qualifies for payments.", "The installation is eligible for payments."),
+    ],
+)
+def test_words_of_permission_and_obligation_cover_each_other(claim, source):
+    assert align_texts(claim, source).coverage > align_texts(claim, "Bikes are parked outside.").coverage
+    found = align_texts(claim, source)
+    assert not {"allowed", "mandatory", "voluntary", "qualifies"} & set(found.uncovered)
+
+
 def test_two_negations_about_the_claim_cancel_as_before():
     assert not _negation("The museum is open on Mondays.", "The museum is not closed on Mondays, not even in winter.")
 

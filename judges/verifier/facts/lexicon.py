@@ -608,6 +608,17 @@ IMPLIED_WORDS = tuple(
         ("open opens opened closed closes opening", "visit shop enter tour attend"),
         ("founded established launched incorporated", "business operating operate operation existence exist"),
     )
+) + tuple(
+    # words of permission and obligation that say one thing, so that a negation of one bears on
+    # the other ("allowed to keep pets" against "Pets are not permitted")
+    (frozenset(stem(w) for w in same.split()),) * 2
+    for same in (
+        "allowed allow allows permitted permit permits",
+        "prohibited forbidden banned",
+        "required mandatory compulsory obligatory",
+        "optional voluntary",
+        "eligible qualify qualifies qualified",
+    )
 )
 
 

@@ -58,11 +58,26 @@ def _bearing(an: Analysis, other: Analysis, cues: list[str]) -> list[str]:
                 break
             if u.kind == "word" and u.low not in STOPWORDS and u.low not in _NEGATIONS:
                 scope.append(u.low)
-        if scope and not any(other.states(w) for w in scope):
-            beside.append(t.low)
+        if (scope and not any(other.states(w) for w in scope)) or (bearing and _gives_a_reason(toks, i)):
+            beside.append(t.low)  # (a cue after "because" gives the reason for the one before it)
         else:
             bearing.append(t.low)
     return bearing + left if bearing and beside else cues
+
+
+#: Words that open a clause giving the reason for what the sentence says before them.
+_REASONS = frozenset({"because", "since"})
+
+
+def _gives_a_reason(toks: list, i: int) -> bool:
+    """Whether token ``i`` is in a clause of reason: "is not eligible …, because the installer was
+    not certified" denies the eligibility once."""
+    for t in reversed(toks[:i]):
+        if t.kind == "sym" and t.text in ".;:!?":
+            return False
+        if t.low in _REASONS:
+            return True
+    return False
 
 
 def free(an: Analysis) -> bool:
