@@ -496,3 +496,32 @@ def test_falling_short_of_is_not_meeting():
     source = ["About one in four adults worldwide does not meet recommended levels of physical activity."]
     _holds("Roughly 25% of adults globally fall short of recommended physical activity levels.", source, "supported")
     _holds("Sales fell short of the target in 2023.", ["Sales met the target in 2023."], "contradicted")
+
+
+@pytest.mark.parametrize(
+    "claim,source",
+    [
+        ("Version 2.7.0 came out on 7 March 2024.", "v2.7.0 — released 2024-03-07"),  # a release's "v"
+        (
+            "The 2020 Nobel Prize in Chemistry went to Jennifer Doudna.",
+            "The Nobel Prize in Chemistry 2020 went to Jennifer Doudna.",
+        ),
+        ("Valmonte Dairy is a Parma-based firm.", "Valmonte Dairy, based in Parma, operates four plants."),
+        ("Valmonte Dairy has around 900 employees.", "Valmonte Dairy employs 900 people."),
+    ],
+)
+def test_a_value_or_name_written_another_way_is_found(claim, source):
+    found = align_texts(claim, source)
+    assert not found.missing and not found.conflicts
+
+
+def test_a_possessive_name_and_a_number_are_no_identifier():
+    facts = analyse("Conab estimated Brazil's 2023/24 soybean harvest.").facts
+    assert not [f for f in facts if f.dim == "identifier"]
+    assert [f.text for f in analyse("Windows 11 is out.").facts if f.dim == "identifier"] == ["Windows 11"]
+
+
+def test_pounds_beside_a_sum_in_pence_are_sterling():
+    text = "Adult items incur late fees of 25p a day each, up to a maximum of five pounds per item."
+    assert [f.dim for f in analyse(text).facts] == ["currency:GBP", "currency:GBP"]
+    assert [f.dim for f in analyse("The bag weighs five pounds.").facts] == ["mass"]

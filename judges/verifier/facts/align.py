@@ -104,6 +104,10 @@ ANOTHER_GROUP = 0.25
 FACT_WEIGHT = 2
 
 
+#: Endings that make a place name say where something is from ("Parma-based", "German-born").
+_WHERE_FROM = frozenset("based born made built headquartered listed registered".split())
+
+
 def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     if f.dim == "identifier":  # "order 4471" is in "Order #4471"
         return re.sub(r"\s+", " ", str(f.value)) in re.sub(r"\s+", " ", text_low.replace("#", ""))
@@ -111,6 +115,9 @@ def _entity_present(f: Fact, words: set[str], text_low: str) -> bool:
     said = re.sub(r"['’]s$", "", f.text)  # "JWST's" is JWST, an alias of "James Webb Space Telescope"
     if "-" in v and re.search(rf"\b{re.escape(v.replace('-', ' '))}\b", text_low):
         return True  # "SIM-only" in "SIM Only 30"
+    head, _, suffix = v.rpartition("-")
+    if suffix in _WHERE_FROM and head and (head in words or stem(head) in words):
+        return True  # "a Parma-based firm" in "based in Parma"
     if any(w in words for w in place_names(v)):
         return True  # "English and Welsh law" in "the laws of England and Wales"
     return v in words or stem(v) in words or _alias_in_text(said, text_low)
@@ -557,7 +564,14 @@ _CODE_NOUNS = frozenset(stem(w) for w in ("error", "status", "code", "response")
 
 def _in_identifier(cf: Fact, an: Analysis) -> Fact | None:
     """The identifier of ``an`` whose number a bare count of the claim is: "you get a 429" and
-    "returns HTTP 429", "order 4471" and "Order #4471"."""
+    "returns HTTP 429", "order 4471" and "Order #4471"; or whose number is the claim's year:
+    "the 2020 Nobel Prize" and "the Nobel Prize in Chemistry 2020"."""
+    if cf.kind == "date" and cf.bound == "eq" and not cf.dim and cf.date_value[0] and not any(cf.date_value[1:]):
+        year = str(cf.date_value[0])
+        return next(
+            (f for f in an.facts if f.kind == "entity" and f.dim == "identifier" and year in _DIGITS.findall(f.text)),
+            None,
+        )
     if cf.kind != "quantity" or cf.dim != "count" or cf.per or cf.raw is None:
         return None
     if cf.noun and not set(cf.noun) & _CODE_NOUNS:  # "a 429 error", "a 401 Unauthorized error"

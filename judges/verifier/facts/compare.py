@@ -132,7 +132,8 @@ DISTINCTIVE_COUNT = 100
 
 def _distinctive(c: Fact, s: Fact) -> bool:
     v = float(c.num_value)
-    return c.bound == s.bound and abs(v) >= DISTINCTIVE_COUNT and _close(v, float(s.num_value), _REL_TOL_SAME_UNIT)
+    alike = c.bound == s.bound or {c.bound, s.bound} == {"eq", "approx"}  # "around 900 employees"
+    return alike and abs(v) >= DISTINCTIVE_COUNT and _close(v, float(s.num_value), _REL_TOL_SAME_UNIT)
 
 
 def _dates_relation(c: DateValue, s: DateValue) -> str:

@@ -152,7 +152,15 @@ def _money(tokens: list[Token], i: int, end: int) -> bool:
     near = {stem(t.low) for t in around if t.kind == "word"}
     if near & _WEIGHED:
         return False
-    return bool(near & _PAID) or any(t.text == "£" for t in around)
+    return bool(near & _PAID) or any(t.text == "£" for t in around) or _pence(tokens)
+
+
+def _pence(tokens: list[Token]) -> bool:
+    """Whether the text states a sum in pence ("late fees of 25p a day … up to five pounds")."""
+    return any(
+        t.low == "p" and k > 0 and tokens[k - 1].kind == "num" and tokens[k - 1].end == t.start
+        for k, t in enumerate(tokens)
+    )
 
 
 #: Words near "pounds" that make it sterling, and words that keep it a weight (stemmed).
@@ -806,6 +814,7 @@ def _extract_quantities(tokens: list[Token], used: set[int], facts: list[Fact], 
                 and (i - 1) not in used
                 and bound == "eq"
                 and prev.low not in ("chapter",)
+                and not prev.text.lower().endswith(("'s", "’s"))  # "Brazil's 2023/24 harvest"
                 and not currency
                 and not _score_at(tokens, i)
                 and not _opening_gerund(tokens, i - 1)

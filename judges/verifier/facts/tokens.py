@@ -18,6 +18,8 @@ _TOKEN_RE = re.compile(
     r"(?P<iso>\d{4}-\d{2}-\d{2})"
     r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
     r"|(?P<ampm>[aApP]\.[mM]\.?)"
+    # the "v" of a release number is a word of its own ("v2.7.0" is release 2.7.0)
+    r"|(?P<release>[vV](?=\d+\.\d+))"
     # thousands set off by a plain space, as much of Europe writes them ("12 408 votes"); a group of
     # three digits that runs on into a word or a dash is another number ("5 100-metre races")
     r"|(?P<spaced>\d{1,3}(?: \d{3})+(?![\w\-–]|[.,]\d))"
@@ -64,7 +66,7 @@ def tokenize(text: str) -> list[Token]:
     tokens: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         kind = m.lastgroup or "sym"
-        kind = "num" if kind == "spaced" else kind
+        kind = "num" if kind == "spaced" else "word" if kind == "release" else kind
         tokens.append(Token(m.group(), kind, m.start(), m.end()))
     # Mark sentence-initial tokens (first word, and words after . ! ? : ; or an opening quote).
     expect = True
