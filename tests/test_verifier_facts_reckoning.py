@@ -221,3 +221,64 @@ def test_an_amount_and_what_the_sources_add_to_it(claim, held):
         c for c in found.conflicts if c.kind == "number" and "EUR" in c.claim
     ]
     assert settled == held
+
+
+def test_the_values_of_a_list_share_the_unit_after_the_last():
+    facts = analyse("Vaccinate puppies at 8, 12 and 16 weeks of age.").facts
+    assert [(f.dim, f.unit, f.num_value / 604800) for f in facts] == [
+        ("duration", "week", pytest.approx(8)),
+        ("duration", "week", pytest.approx(12)),
+        ("duration", "week", pytest.approx(16)),
+    ]
+    assert [f.dim for f in analyse("In 2019, 12 people came.").facts] == ["", "count"]
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("The puppy vaccinations are spaced four weeks apart.", True),
+        ("The puppy vaccinations are spaced six weeks apart.", False),
+        ("The puppy vaccinations take four weeks.", False),  # no step between values
+    ],
+)
+def test_a_list_that_steps_by_the_claims_amount(claim, held):
+    assert _quantities_settled(claim, "Vaccinate puppies at 8, 12 and 16 weeks of age.") == held
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("The patient's third dose is due at 22:00.", True),
+        ("The patient's third dose is due at 21:00.", False),
+    ],
+)
+def test_a_time_an_interval_leads_to_from_a_stated_time(claim, held):
+    doc = "Cefuroxime 750 mg IV every 8 hours. First dose given at 06:00."
+    found = align_texts(claim, "First dose given at 06:00.", doc)
+    assert (not [c for c in found.conflicts if c.kind == "time"]) == held
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("A return started on 20 March 2024 would still be inside the return window.", True),
+        ("A return started on 20 April 2024 would still be inside the return window.", False),
+    ],
+)
+def test_a_date_within_a_period_counted_from_a_stated_date(claim, held):
+    source = "Delivered on 5 March 2024. Return window: 30 days from delivery."
+    found = align_texts(claim, source)
+    assert (not [c for c in found.conflicts if c.kind == "date"] and not found.missing) == held
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("This mortgage is at an 80% loan-to-value ratio.", True),
+        ("This mortgage is at a 70% loan-to-value ratio.", False),
+        ("The price fell 80% to the loan amount.", False),  # a change is the implied change's
+    ],
+)
+def test_a_percentage_that_is_the_ratio_of_two_amounts(claim, held):
+    source = "Purchase price: £250,000, loan amount: £200,000."
+    assert _quantities_settled(claim, source) == held

@@ -39,12 +39,16 @@ from .ranges import amount_in_range, date_in_range, every_day, range_end, range_
 from .reckoning import (
     added_on,
     days_apart,
+    list_step,
     listed_count,
+    on_a_schedule,
     over_a_period,
     per_item,
     rate_times_count,
+    ratio_of_amounts,
     scaled,
     share_of_another,
+    within_a_window,
     years_between,
 )
 from .roles import role_conflict
@@ -276,6 +280,10 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or over_a_period(cf, claim, doc) is not None
         or per_item(cf, claim, doc) is not None
         or listed_count(cf, doc) is not None
+        or list_step(cf, claim, doc) is not None
+        or ratio_of_amounts(cf, claim, doc) is not None
+        or on_a_schedule(cf, doc) is not None
+        or within_a_window(cf, claim, doc) is not None
         or share_of_another(cf, claim, doc) is not None
         or added_on(cf, doc) is not None
         or days_apart(cf, claim, doc) is not None
@@ -656,6 +664,14 @@ def align(
             hit = per_item(cf, claim, span)  # "162 km each" from "3,400 km over 21 stages"
         if hit is None and cf.kind == "quantity":
             hit = listed_count(cf, span)  # "five frame sizes" from "sizes 50, 52, 54, 56 and 58 cm"
+        if hit is None and cf.kind == "quantity":
+            hit = list_step(cf, claim, span)  # "four weeks apart" from "at 8, 12 and 16 weeks"
+        if hit is None and cf.kind == "quantity":
+            hit = ratio_of_amounts(cf, claim, span)  # "80% loan-to-value" from "£200,000" of "£250,000"
+        if hit is None and cf.kind == "time":
+            hit = on_a_schedule(cf, doc)  # "third dose at 22:00" from "every 8 hours", "first at 06:00"
+        if hit is None and cf.kind == "date":
+            hit = within_a_window(cf, claim, doc)  # "20 March … inside the window" from "5 March", "30 days"
         if hit is None and cf.kind == "quantity":
             hit = share_of_another(cf, claim, span)  # "€10,000 … earn €300" from "3% interest"
         if hit is None and cf.kind == "quantity":

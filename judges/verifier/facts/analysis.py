@@ -41,6 +41,7 @@ from .quantities import (
     _extract_quantities,
     extract_hash_identifiers,
     merge_compound_durations,
+    share_list_units,
     share_range_units,
 )
 from .tokens import Token, fold_accents, name_letter, tokenize
@@ -224,7 +225,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
     _extract_ordinals(tokens, used, facts)
     facts.sort(key=lambda f: f.start)
     facts = merge_compound_durations(facts, text)
-    facts = share_range_units(facts, tokens)
+    facts = share_list_units(share_range_units(facts, tokens), tokens)
     facts = bound_dates(tokens, facts)
 
     entity_tokens = {i for f in facts if f.kind == "entity" for i in f.tokens}

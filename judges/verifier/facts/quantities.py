@@ -1020,3 +1020,46 @@ def share_range_units(facts: list[Fact], tokens: list[Token]) -> list[Fact]:
         if ends:
             out[k1], out[k2] = ends
     return out
+
+
+#: What may stand between the values of a list ("8, 12 and 16 weeks", "50, 52 or 54 cm").
+LIST_JOINS = frozenset({",", "and", "or"})
+
+
+def listed(a: Fact, b: Fact, tokens: list[Token]) -> bool:
+    """Whether ``b`` follows ``a`` in a list: a comma, "and" or "or" between them, nothing else."""
+    between = tokens[max(a.tokens) + 1 : min(b.tokens)]
+    return 0 < len(between) <= 2 and all(t.low in LIST_JOINS for t in between)
+
+
+def share_list_units(facts: list[Fact], tokens: list[Token]) -> list[Fact]:
+    """The values of a list share the unit written after the last: "at 8, 12 and 16 weeks" is 8
+    weeks, 12 weeks and 16 weeks (read alone, "8" and "12" are counts, and the claim's "4 weeks
+    apart" finds one list value of its unit only). ``facts`` sorted by position."""
+    out = list(facts)
+    amounts = [k for k, f in enumerate(out) if f.kind == "quantity" and f.tokens and not f.implied]
+    run: list[int] = []
+    for k in amounts + [-1]:
+        f = out[k] if k >= 0 else None
+        if f is not None and run and listed(out[run[-1]], f, tokens):
+            run.append(k)
+            continue
+        if len(run) >= 2:
+            *items, last_k = run
+            last = out[last_k]
+            base = _written(last, tokens)
+            bare = all(_bare(out[i]) and out[i].bound == "eq" and not out[i].per for i in items)
+            if bare and not _bare(last) and not last.per and base and last.raw is not None:
+                for i in items:
+                    written = _written(out[i], tokens)
+                    if written:
+                        out[i] = replace(
+                            out[i],
+                            value=written * last.num_value / base,
+                            raw=written * last.raw / base,
+                            dim=last.dim,
+                            unit=last.unit,
+                            noun=last.noun,
+                        )
+        run = [k] if f is not None else []
+    return out

@@ -22,6 +22,13 @@ verdict is made", step 2):
   against "pays 3% annual interest";
 * an amount and what the sources add to it: "the 512 GB model costs €999" against "starts at
   €899 …; the 512 GB model costs €100 more".
+* the step of a list: "spaced four weeks apart" against "at 8, 12 and 16 weeks";
+* a clock time an interval leads to: "the third dose is due at 22:00" against "every 8 hours"
+  and "first dose given at 06:00";
+* a date within a period counted from another: "a return started on 20 March would still be
+  inside the window" against "delivered on 5 March; return window: 30 days";
+* a percentage that is the ratio of two amounts: "an 80% loan-to-value ratio" against "purchase
+  price £250,000, loan amount £200,000".
 
 Like the implied facts (implied.py), these only ever *match* a claim's value: which two values
 the arithmetic should join is a guess, so a result that differs is no conflict."""
@@ -34,8 +41,9 @@ from datetime import date
 from .analysis import Analysis
 from .compare import _fact_relation, _rounding
 from .fact import Fact
-from .implied import _DAY, MAX_YEARS, _duration, _ordinal_day
-from .lexicon import _UNITS, _YEAR, stem
+from .implied import _DAY, MAX_YEARS, _after, _duration, _ordinal_day
+from .lexicon import _UNITS, _YEAR, CHANGE_WORDS, DIFFERENCE_WORDS, stem
+from .quantities import INTERVAL, listed
 
 #: How close a product must come to the claim's amount (rounding of a stated rate).
 _PRODUCT_TOL = 0.01
@@ -304,8 +312,21 @@ def per_item(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
     return None
 
 
-#: What may stand between the values of a list ("50, 52, 54, 56 and 58 cm").
-_LIST_JOINS = frozenset({",", "and", "or", "&"})
+def _lists(span: Analysis) -> list[list[Fact]]:
+    """The lists of values ``span`` gives ("sizes 50, 52, 54, 56 and 58 cm"), each in order."""
+    key = ("lists",)
+    if key not in span.memo:
+        values = sorted(
+            (f for f in span.facts if f.kind == "quantity" and f.tokens and not f.per), key=lambda f: min(f.tokens)
+        )
+        found: list[list[Fact]] = []
+        for f in values:
+            if found and listed(found[-1][-1], f, span.tokens):
+                found[-1].append(f)
+            else:
+                found.append([f])
+        span.memo[key] = found
+    return span.memo[key]  # type: ignore[return-value]
 
 
 def listed_count(cf: Fact, span: Analysis) -> Fact | None:
@@ -313,22 +334,25 @@ def listed_count(cf: Fact, span: Analysis) -> Fact | None:
     in five frame sizes" against "available in sizes 50, 52, 54, 56 and 58 cm"."""
     if cf.kind != "quantity" or cf.dim != "count" or not cf.noun or cf.bound != "eq" or not 2 <= cf.num_value <= 20:
         return None
-    values = sorted(
-        (f for f in span.facts if f.kind == "quantity" and f.tokens and not f.per), key=lambda f: min(f.tokens)
-    )
-    lists: list[list[Fact]] = []
-    for f in values:
-        if lists and _joined(span, lists[-1][-1], f):
-            lists[-1].append(f)
-        else:
-            lists.append([f])
-    return next((items[-1] for items in lists if len(items) == cf.num_value), None)
+    return next((items[-1] for items in _lists(span) if len(items) == cf.num_value), None)
 
 
-def _joined(span: Analysis, a: Fact, b: Fact) -> bool:
-    """Whether ``b`` follows ``a`` in a list: a comma, "and" or "or" between them, nothing else."""
-    between = span.tokens[max(a.tokens) + 1 : min(b.tokens)]
-    return 0 < len(between) <= 2 and all(t.low in _LIST_JOINS for t in between)
+#: Words of a claim that speak of the step between values ("spaced four weeks apart").
+_STEP_WORDS = frozenset("apart intervals interval spaced every".split())
+
+
+def list_step(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """A list of three or more values in ``span`` that step by the claim's amount: "spaced four
+    weeks apart" against "at 8, 12 and 16 weeks"."""
+    if cf.kind != "quantity" or cf.bound not in ("eq", "approx") or not any(t.low in _STEP_WORDS for t in claim.tokens):
+        return None
+    for items in _lists(span):
+        if len(items) < 3 or any(f.dim != cf.dim for f in items):
+            continue
+        steps = {round(b.num_value - a.num_value, 9) for a, b in zip(items, items[1:])}
+        if len(steps) == 1 and _is_about(abs(steps.pop()), replace(cf, per="")):
+            return items[-1]
+    return None
 
 
 def share_of_another(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
@@ -368,4 +392,68 @@ def added_on(cf: Fact, span: Analysis) -> Fact | None:
         for base in amounts:
             if base is not step and _is_about(base.num_value + sign * step.num_value, cf):
                 return base
+    return None
+
+
+def on_a_schedule(cf: Fact, span: Analysis) -> Fact | None:
+    """The interval of ``span`` ("every 8 hours") that leads from a clock time of it ("first dose
+    at 06:00") to the claim's time ``cf`` in a few steps ("the third dose is due at 22:00")."""
+    if cf.kind != "time" or cf.bound != "eq":
+        return None
+    starts = [f.num_value for f in span.facts if f.kind == "time" and f.bound == "eq" and f.num_value != cf.num_value]
+    for every in span.facts:
+        if every.kind != "quantity" or every.dim != "duration" or every.per != INTERVAL or every.bound != "eq":
+            continue
+        minutes = round(every.num_value / 60)
+        if not 0 < minutes < _DAY / 60:
+            continue
+        for start in starts:
+            steps, rest = divmod((int(cf.num_value) - int(start)) % (_DAY // 60), minutes)
+            if rest == 0 and 0 < steps <= _MAX_STEPS:
+                return every
+    return None
+
+
+#: The most steps of an interval a claim's time is worked out by (a day of doses every 4 hours).
+_MAX_STEPS = 6
+
+#: Words of a claim that set a date within a period ("still inside the return window").
+_WITHIN = frozenset("within inside still before eligible valid covered".split())
+
+
+def within_a_window(cf: Fact, claim: Analysis, doc: Analysis) -> Fact | None:
+    """The length of time of ``doc`` that, counted from a date of it, takes in the claim's date:
+    "a return started on 20 March 2024 would still be inside the return window" against
+    "Delivered on 5 March 2024. Return window: 30 days from delivery"."""
+    if cf.kind != "date" or cf.bound != "eq" or cf.dim or not all(cf.date_value):
+        return None
+    if not any(t.low in _WITHIN for t in claim.tokens):
+        return None
+    day = _ordinal_day(cf.date_value)
+    starts = [f for f in doc.facts if f.kind == "date" and f.bound == "eq" and not f.dim and all(f.date_value)]
+    for length in doc.facts:
+        if length.kind != "quantity" or length.dim != "duration" or length.per or length.bound not in ("eq", "le"):
+            continue
+        for start in starts:
+            begin = _ordinal_day(start.date_value)
+            ends = [_ordinal_day(e) for e in _after(start.date_value, length)]
+            if day is not None and begin is not None and ends and begin <= day <= max(e or 0 for e in ends):
+                return length
+    return None
+
+
+def ratio_of_amounts(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+    """Two amounts of ``span`` of one kind whose ratio is the claim's percentage: "an 80%
+    loan-to-value ratio" against "Purchase price: £250,000 … Loan amount: £200,000". Not for a
+    claim of a change or a difference ("fell 80%"), which the implied changes answer."""
+    if cf.kind != "quantity" or cf.dim != "percent" or cf.bound not in ("eq", "approx") or not 0 < cf.num_value < 100:
+        return None
+    if any(stem(t.low) in CHANGE_WORDS or t.low in DIFFERENCE_WORDS for t in claim.tokens):
+        return None
+    amounts = [f for f in span.facts if f.kind == "quantity" and not f.per and f.num_value > 0 and f.dim != "percent"]
+    for part in amounts:
+        for whole in amounts:
+            if part is not whole and _amounts_alike(part, whole) and part.num_value < whole.num_value:
+                if _is_about(part.num_value / whole.num_value * 100, cf):
+                    return whole
     return None
