@@ -181,3 +181,16 @@ def test_winning_and_losing_are_opposites_for_the_same_side(claim, conflict):
 def test_only_against_all(claim, conflict):
     found = align_texts(claim, "All branches of the library offer free Wi-Fi.")
     assert bool([c for c in found.conflicts if c.kind == "quantifier"]) == conflict
+
+
+@pytest.mark.parametrize(
+    "text,cues",
+    [
+        ("Requests without a valid key are rejected with HTTP 401 Unauthorized.", ["without", "rejected"]),
+        ("Error 403 (Forbidden) is returned when the key lacks the scope.", ["lacks"]),
+        ("The server returns 404 Not Found.", []),
+        ("The server is not found.", ["not"]),
+    ],
+)
+def test_the_name_of_a_status_code_negates_nothing(text, cues):
+    assert analyse(text).negation_cues == cues

@@ -525,3 +525,11 @@ def test_pounds_beside_a_sum_in_pence_are_sterling():
     text = "Adult items incur late fees of 25p a day each, up to a maximum of five pounds per item."
     assert [f.dim for f in analyse(text).facts] == ["currency:GBP", "currency:GBP"]
     assert [f.dim for f in analyse("The bag weighs five pounds.").facts] == ["mass"]
+
+
+@pytest.mark.parametrize("claim,found", [("before they turn 75", True), ("before they turn 70", False)])
+def test_turning_an_age_is_that_birthday(claim, found):
+    aligned = align_texts(
+        f"The mortgage has to finish {claim}.", "The term must end before the borrower's 75th birthday."
+    )
+    assert (not aligned.missing) == found

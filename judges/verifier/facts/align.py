@@ -207,6 +207,20 @@ def _age(cf: Fact, years: Fact) -> bool:
     )
 
 
+def _birthday(cf: Fact, sf: Fact, span: Analysis) -> bool:
+    """A bare number of the claim that is the age of a birthday the span names ("75" and "the
+    borrower's 75th birthday")."""
+    after = {t.low for t in span.tokens[max(sf.tokens) + 1 : max(sf.tokens) + 3]} if sf.tokens else set()
+    return (
+        sf.kind == "ordinal"
+        and bool(after & {"birthday", "birthdays"})
+        and cf.dim == "count"
+        and not cf.noun
+        and not cf.per
+        and cf.raw == sf.value
+    )
+
+
 #: Direction groups that name places ("the west wing … the east wing"): a claim with both sides
 #: speaks of two places, and which it names first is what the comparison turns on.
 _PLACES = frozenset({"ns", "ew"})
@@ -706,6 +720,8 @@ def align(
                 span_rel.append(("conflict", outside))  # "open on Sundays" against the same
         if hit is None and cf.kind == "quantity":  # "kids under 12" = "younger than 12 years"
             hit = next((sf for sf in span.facts if _age(cf, sf) and sf.bound == cf.bound), None)
+        if hit is None and cf.kind == "quantity":  # "before they turn 75" = "before their 75th birthday"
+            hit = next((sf for sf in span.facts if _birthday(cf, sf, span)), None)
         if hit is None and (cf.kind in ("quantity", "date") or _an_end_time(cf, claim)):
             hit = next(
                 (

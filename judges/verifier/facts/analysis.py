@@ -193,6 +193,17 @@ def _failure_to(tokens: list[Token], i: int) -> bool:
     return tokens[i].low in ("failure", "failures") and i + 1 < len(tokens) and tokens[i + 1].low == "to"
 
 
+def _status_name(tokens: list[Token], i: int) -> bool:
+    """Whether token ``i`` is a capitalised word of the name of a status code ("401 Unauthorized",
+    "403 (Forbidden)", "404 Not Found", "503 Service Unavailable")."""
+    if not tokens[i].is_cap or tokens[i].initial:
+        return False
+    k = i - 1
+    while k >= 0 and i - k <= 3 and (tokens[k].text == "(" or (tokens[k].is_cap and not tokens[k].initial)):
+        k -= 1
+    return k >= 0 and tokens[k].kind == "num" and tokens[k].text.isdigit() and 100 <= int(tokens[k].text) <= 599
+
+
 def _falls_short(tokens: list[Token], i: int) -> bool:
     """ "fall short of the recommended levels": they do not meet them."""
     return (
@@ -248,6 +259,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             words.update(p for p in low.split("-") if p)
         if i in used and i not in entity_tokens:
             continue
+        if _status_name(tokens, i):
+            continue  # "HTTP 401 Unauthorized", "Error 403 (Forbidden)", "404 Not Found": a name
         if low in _NEGATIONS and not (low == "none" and t.text[0].isupper() and not _none_of(tokens, i)):
             if low == "no" and _number_sign(tokens, i):
                 continue
