@@ -99,6 +99,12 @@ def test_a_participle_that_describes_a_noun_negates_nothing(text, negated):
             "and Spain and Portugal joined in 1986.",
             "comparison reversed: claim says 'before', source gives 1986 against 1981",
         ),
+        (  # one of two, without a "than"
+            "Of the two panels, the Aurex 420 has the higher module efficiency.",
+            "Panel comparison: the Aurex 420 has a module efficiency of 21.5% and costs £145; "
+            "the Voltis S430 has an efficiency of 22.8% and costs £162.",
+            "comparison reversed: claim says 'higher', source gives 21.5% against 22.8%",
+        ),
     ],
 )
 def test_a_comparison_the_values_of_the_sources_reverse(claim, sources, reason):
@@ -119,6 +125,12 @@ def test_a_comparison_the_values_of_the_sources_reverse(claim, sources, reason):
         ),
         # a maximum against a value says nothing of which is larger
         ("The Pro is heavier than the Air.", "The Pro weighs up to 1.1 kg. The Air weighs 1.2 kg."),
+        (
+            "Of the two panels, the Voltis S430 has the higher module efficiency.",
+            "Panel comparison: the Aurex 420 has a module efficiency of 21.5% and costs £145; "
+            "the Voltis S430 has an efficiency of 22.8% and costs £162.",
+        ),
+        ("The Aurex 420 has the higher module efficiency.", "The Aurex 420 has an efficiency of 21.5%."),
     ],
 )
 def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
@@ -533,3 +545,11 @@ def test_turning_an_age_is_that_birthday(claim, found):
         f"The mortgage has to finish {claim}.", "The term must end before the borrower's 75th birthday."
     )
     assert (not aligned.missing) == found
+
+
+def test_a_comparison_the_values_of_two_sentences_reverse_weighs_as_one_sentence_would():
+    claim = "Lhotse is taller than Kangchenjunga."
+    doc = "Kangchenjunga, at 8,586 m, straddles the border of Nepal. Lhotse, near Everest, rises to 8,516 m."
+    found = align_texts(claim, "Lhotse, near Everest, rises to 8,516 m.", doc).conflicts
+    (conflict,) = [c for c in found if c.kind == "comparison"]
+    assert conflict.confidence >= 0.7  # the two names are stated; one sentence names only one

@@ -943,6 +943,7 @@ def align(
             )
         )
     settled = reversed_comparison(claim, span)
+    settled_cov = ctx_cov
     if settled is None and doc is not span and sum(f.kind == "quantity" for f in span.facts) < 2:
         # the two sides' values in two sentences: "Standard includes 100 GB. Premium includes 1 TB."
         # (the same for every sentence of the call: worked out once per claim)
@@ -950,6 +951,8 @@ def align(
         if settled_key not in doc.memo:
             doc.memo[settled_key] = reversed_comparison(claim, doc)
         settled = doc.memo[settled_key]  # type: ignore[assignment]
+        if settled is not None:  # the sentences that give the two values say what the claim does
+            settled_cov, _ = _coverage(claim, doc, fact_tokens | claim.polar, word_sim, given)
     if settled is not None:
         word, first, second = settled
         conflicts.append(
@@ -957,7 +960,7 @@ def align(
                 "comparison",  # settled by values, as a number mismatch is (evidence._CONFLICT_GROUPS)
                 word,
                 f"{first} vs {second}",
-                _conf(0.4, 0.55, ctx_cov),
+                _conf(0.4, 0.55, settled_cov),
                 f"comparison reversed: claim says {_quote(word)}, source gives {first} against {second}",
             )
         )

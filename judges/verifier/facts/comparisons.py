@@ -11,7 +11,8 @@ sides share, or one the source repeats, names neither). When both sides get a va
 kind and the values order the other way, the claim's comparison is reversed; of several kinds,
 the one the comparative or the compared thing names ("heavier": the masses; "a bigger battery":
 the values beside "battery"). A faster trip takes less time. "A joined before B" is settled the
-same way by the years the sources give the two names."""
+same way by the years the sources give the two names, and "Of the two panels, the Aurex 420 has
+the higher efficiency" by the values of the claim's one name and of the span's one other name."""
 
 from __future__ import annotations
 
@@ -123,16 +124,21 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
     values order the claim's two sides the other way; None when they agree or cannot be told."""
     found = _comparative(claim)
     order = _order_sides(claim) if found is None else None
-    if found is None and order is None:
+    of_two = _the_comparative(claim, span) if found is None and order is None else None
+    if found is None and order is None and of_two is None:
         return None
+    named: dict[int, int] = {}
     if order is not None:  # "Spain joined before Greece": the two names' dates
         word, direction, sides = order
         group = "order"
+    elif of_two is not None:  # "the Aurex 420 has the higher efficiency": it and the other one
+        word, direction, group, named = of_two
+        sides = (set(), set())
     else:
         word, direction, group = found  # type: ignore[misc]
         # the analysis's words either side of "than", less those both sides share
         sides = (claim.than_before - claim.than_after, claim.than_after - claim.than_before)
-    named = _named_sides(claim, span)
+        named = _named_sides(claim, span)
     if (not sides[0] or not sides[1]) and not named:
         return None
     counts: dict[str, int] = {}
@@ -177,6 +183,33 @@ def reversed_comparison(claim: Analysis, span: Analysis) -> tuple[str, str, str]
     if x == y or (x > y) == (direction > 0):  # type: ignore[operator]
         return None
     return word, a.describe(), b.describe()
+
+
+def _the_comparative(claim: Analysis, span: Analysis) -> tuple[str, int, str, dict[int, int]] | None:
+    """(comparative, side, direction group, token → side of the span's names) for a claim that
+    gives one of two things the higher value without a "than" ("Of the two panels, the Aurex 420
+    has the higher module efficiency"): the claim's one name is the first side, the span's one
+    other name the second."""
+    toks = claim.tokens
+    found = next(
+        (
+            (t.low, *_DIRECTION_WORDS[t.low][::-1])
+            for i, t in enumerate(toks)
+            if i > 0 and toks[i - 1].low == "the" and _DIRECTION_WORDS.get(t.low, ("", 0))[0] in _ORDERING
+        ),
+        None,
+    )
+    names = [f for f in claim.facts if f.kind == "entity" and f.tokens]
+    if found is None or len({f.text for f in names}) != 1:
+        return None
+    word, direction, group = found
+    mine = {f.text for f in names}
+    in_span = [f for f in span.facts if f.kind == "entity" and f.tokens]
+    others = {f.text for f in in_span} - mine
+    if len(others) != 1 or not any(f.text in mine for f in in_span):
+        return None
+    named = {k: 0 if f.text in mine else 1 for f in in_span for k in f.tokens}
+    return word, direction, group, named
 
 
 def _of_speed(word: str) -> bool:
