@@ -553,3 +553,22 @@ def test_a_comparison_the_values_of_two_sentences_reverse_weighs_as_one_sentence
     found = align_texts(claim, "Lhotse, near Everest, rises to 8,516 m.", doc).conflicts
     (conflict,) = [c for c in found if c.kind == "comparison"]
     assert conflict.confidence >= 0.7  # the two names are stated; one sentence names only one
+
+
+NOBEL = "The 1921 Nobel Prize in Physics was awarded to Albert Einstein. The 1922 prize was awarded to Niels Bohr."
+
+
+@pytest.mark.parametrize(
+    "claim,reason",
+    [
+        (
+            "Niels Bohr won the 1921 Nobel Prize in Physics.",
+            "role mismatch: claim says Niels Bohr won, source says awarded to Albert Einstein",
+        ),
+        ("Albert Einstein won the 1921 Nobel Prize in Physics.", None),
+    ],
+)
+def test_a_prize_awarded_to_someone_is_one_they_won(claim, reason):
+    span = NOBEL.split(". ")[0] + "."
+    roles = [c.reason for c in align_texts(claim, span, NOBEL).conflicts if c.reason.startswith("role")]
+    assert roles == ([reason] if reason else [])

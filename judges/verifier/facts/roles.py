@@ -105,19 +105,33 @@ def role_conflict(claim: Analysis, span: Analysis, doc: Analysis | None = None) 
     )
 
 
+#: The forms of "win", and the verbs that say whom a prize went to ("was awarded to Albert Einstein").
+_WIN = frozenset("win wins won winning".split())
+_GIVEN_TO = frozenset("awarded given presented granted went".split())
+
+
 def _doers(an: Analysis, verb: str) -> list[tuple[int, tuple[frozenset[str], bool]]]:
-    """(index, (doer, passive)) of each use of ``verb``'s act in ``an`` whose doer is named."""
+    """(index, (doer, passive)) of each use of ``verb``'s act in ``an`` whose doer is named; for
+    "won", the one a prize was awarded to, too ("The 1921 prize was awarded to Albert Einstein":
+    Einstein won it)."""
     names = an.names
     out = []
-    for i, t in enumerate(an.tokens):
+    toks = an.tokens
+    for i, t in enumerate(toks):
         if t.kind == "word" and same_act(verb, t.low):
-            found = _doer(an.tokens, names, i)
+            found = _doer(toks, names, i)
             if found is not None:
                 out.append((i, found))
+        elif verb in _WIN and t.low in _GIVEN_TO and i + 1 < len(toks) and toks[i + 1].low == "to":
+            winner = next((w for first, _, w in names if first == i + 2), None)
+            if winner is not None:
+                out.append((i, (winner, False)))
     return out
 
 
 def _phrase(verb: str, doer: str, passive: bool) -> str:
+    if verb.lower() in _GIVEN_TO:
+        return f"{verb} to {doer}"  # "awarded to Albert Einstein"
     return f"{verb} by {doer}" if passive else f"{doer} {verb}"
 
 
