@@ -522,7 +522,16 @@ def _decide(
     if ev is None or not g.candidates:
         return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
     probs = combiner.probabilities(ev.features)
-    if _stated_otherwise(ev):
+    stated_otherwise = _stated_otherwise(ev)
+    if ev.unstated is not None and not stated_otherwise:
+        # a detail the claim adds, with a value no source states ("with waves reaching 40 metres"),
+        # cannot be supported: what the combiner gave "supported" goes to "unverifiable"
+        probs = {
+            SUPPORTED: 0.0,
+            CONTRADICTED: probs[CONTRADICTED],
+            UNVERIFIABLE: probs[UNVERIFIABLE] + probs[SUPPORTED],
+        }
+    if stated_otherwise:
         # a value of the claim that no source has and the evidence states otherwise ("3 October
         # 1991" against "3 October 1990") cannot be supported, however close the wording: what
         # the combiner gave "supported" is shared by the other two as they stand
