@@ -282,3 +282,20 @@ def test_a_date_within_a_period_counted_from_a_stated_date(claim, held):
 def test_a_percentage_that_is_the_ratio_of_two_amounts(claim, held):
     source = "Purchase price: £250,000, loan amount: £200,000."
     assert _quantities_settled(claim, source) == held
+
+
+@pytest.mark.parametrize(
+    "claim,held",
+    [
+        ("A four-man team made the first ascent.", True),
+        ("A five-man team made the first ascent.", False),
+    ],
+)
+def test_how_many_people_a_list_of_names_gives(claim, held):
+    source = "The face was first climbed by Anderl Heckmair, Ludwig Vörg, Heinrich Harrer and Fritz Kasparek."
+    found = align_texts(claim, source)
+    assert (not found.missing) == held
+    if held:  # the count is shown as the list it counts
+        assert ("four-man", "Anderl Heckmair, Ludwig Vörg, Heinrich Harrer and Fritz Kasparek") in [
+            (c.text, s.text) for c, s in found.matched
+        ]

@@ -312,15 +312,19 @@ def per_item(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
     return None
 
 
-def _lists(span: Analysis) -> list[list[Fact]]:
-    """The lists of values ``span`` gives ("sizes 50, 52, 54, 56 and 58 cm"), each in order."""
-    key = ("lists",)
+def _lists(span: Analysis, names: bool = False) -> list[list[Fact]]:
+    """The lists of values ``span`` gives ("sizes 50, 52, 54, 56 and 58 cm"), or of names ("by
+    Anderl Heckmair, Ludwig Vörg, Heinrich Harrer and Fritz Kasparek"), each in order."""
+    key = ("lists", names)
     if key not in span.memo:
-        values = sorted(
-            (f for f in span.facts if f.kind == "quantity" and f.tokens and not f.per), key=lambda f: min(f.tokens)
-        )
+        if names:  # a name of two words is one fact a word: one a name
+            items = list(
+                {f.tokens: f for f in span.facts if f.kind == "entity" and f.dim == "name" and f.tokens}.values()
+            )
+        else:
+            items = [f for f in span.facts if f.kind == "quantity" and f.tokens and not f.per]
         found: list[list[Fact]] = []
-        for f in values:
+        for f in sorted(items, key=lambda f: min(f.tokens)):
             if found and listed(found[-1][-1], f, span.tokens):
                 found[-1].append(f)
             else:
@@ -331,10 +335,22 @@ def _lists(span: Analysis) -> list[list[Fact]]:
 
 def listed_count(cf: Fact, span: Analysis) -> Fact | None:
     """A list of as many values in ``span`` as the claim's count ``cf`` says there are: "offered
-    in five frame sizes" against "available in sizes 50, 52, 54, 56 and 58 cm"."""
+    in five frame sizes" against "available in sizes 50, 52, 54, 56 and 58 cm"; or of names, for a
+    count of people ("a four-man team" against "by Anderl Heckmair, Ludwig Vörg, Heinrich Harrer
+    and Fritz Kasparek")."""
     if cf.kind != "quantity" or cf.dim != "count" or not cf.noun or cf.bound != "eq" or not 2 <= cf.num_value <= 20:
         return None
-    return next((items[-1] for items in _lists(span) if len(items) == cf.num_value), None)
+    lists = _lists(span) + (_lists(span, names=True) if _PEOPLE.intersection(cf.noun) else [])
+    items = next((items for items in lists if len(items) == cf.num_value), None)
+    if items is None:
+        return None
+    # the count, shown as the list it counts
+    said = span.text[span.tokens[min(items[0].tokens)].start : span.tokens[max(items[-1].tokens)].end]
+    return replace(cf, text=said, tokens=(), implied=True)
+
+
+#: Count nouns (stemmed) of people, whom a list of names counts.
+_PEOPLE = frozenset(stem(w) for w in "man men person people member members player players climber climbers".split())
 
 
 #: Words of a claim that speak of the step between values ("spaced four weeks apart").
