@@ -215,6 +215,10 @@ def test_a_sentence_naming_the_previous_sentences_name_by_its_head_noun_refers_b
         ("France won the tournament, beating Croatia.", "The 2018 FIFA World Cup was hosted by Russia.", True),
         ("France won the tournament, beating Croatia.", "The 2018 tournament was hosted by Russia.", False),
         ("The company moved to Austin.", "The tournament was hosted by Russia.", False),  # no name before
+        # a pronoun subject after an opening phrase
+        ("Unlike stratovolcanoes such as Mount Fuji, they rarely erupt explosively.", None, True),
+        ("In 2019, it moved to Berlin.", None, True),
+        ("In 2019, Acme moved to Berlin.", None, False),
     ],
 )
 def test_refers_back(sentence, before, refers):

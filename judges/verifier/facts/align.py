@@ -422,6 +422,14 @@ _PRONOUN_STARTS = (
 )
 
 
+#: A pronoun subject after an opening phrase ("Unlike stratovolcanoes such as Mount Fuji, they
+#: rarely erupt explosively"; "In 2019, it moved to Berlin").
+_PRONOUN_AFTER_A_PHRASE = re.compile(
+    r"(?:unlike|like|despite|after|before|since|although|though|while|in|on|at|during|with|as|because|when)\b"
+    r"[^.;,]{0,80}, (?:it|its|they|their|he|his|she|her)\b"
+)
+
+
 #: The last word of a run of two or more capitalised words: the head noun a later "the park"
 #: or "the company" names again ("Yellowstone National Park", "Acme Mining Company").
 _NAME_HEAD = re.compile(r"\b(?:[A-Z][\w'’-]*\s+)+([A-Z][a-z]{2,})\b")
@@ -551,7 +559,7 @@ def refers_back(sentence: str, before: str | None = None) -> bool:
     names with "the <noun>" what ``before`` named in full ("Yellowstone National Park …. Most of
     the park lies in Wyoming.")."""
     low = sentence.strip().lower().replace("’", "'")
-    if low.startswith(_PRONOUN_STARTS):
+    if low.startswith(_PRONOUN_STARTS) or _PRONOUN_AFTER_A_PHRASE.match(low):
         return True
     if before is None:
         return False
