@@ -194,3 +194,24 @@ def test_only_against_all(claim, conflict):
 )
 def test_the_name_of_a_status_code_negates_nothing(text, cues):
     assert analyse(text).negation_cues == cues
+
+
+@pytest.mark.parametrize(
+    "claim,source,conflict",
+    [
+        (
+            "Heavy snow shut the Brenner Pass on Tuesday.",
+            "Heavy snowfall forced the closure of the Brenner Pass.",
+            False,
+        ),
+        (
+            "The Port of Valmont was shut during the strike.",
+            "The Port of Valmont remained open during the strike.",
+            True,
+        ),
+        ("The crew failed to monitor airspeed.", "The cause was the crew's failure to monitor airspeed.", False),
+        ("The museum is closed on Mondays.", "The museum is not closed on Mondays.", True),
+    ],
+)
+def test_a_negative_state_and_the_event_that_brings_it_about_agree(claim, source, conflict):
+    assert bool(_negation(claim, source)) == conflict

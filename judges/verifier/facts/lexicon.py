@@ -50,12 +50,30 @@ ain't n't
 # "closed" vs "open", "missing" vs "not found" line up as a polarity (dis)agreement.
 _NEGATIVE_STATES = frozenset(
     """
-closed missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
+closed shut missing absent lack lacks lacking lacked unavailable unable fail fails failed failing
 prohibited forbidden banned disallowed disabled disable disables excluded excludes exclude denied refused
 rejected exempt removed discontinued withdrawn waived
 impossible illegal unsupported unsafe invalid incorrect false
 """.split()
 )
+#: A negative state and the words that name the same state or the event that brings it about
+#: without a negation ("shut" and "the closure of"; "banned" and "a ban on"): the other text
+#: states the claim's negative then, not its opposite (negations.negations).
+STATES_ALIKE = {
+    cue: frozenset(group)
+    for group in (
+        "closed shut closure closures shutdown shutdowns ceased",
+        "banned ban bans prohibited prohibition forbidden",
+        "removed removal",
+        "rejected rejection",
+        "denied denial",
+        "withdrawn withdrawal",
+        "excluded exclusion exclusions",
+        "failed fail fails failure failures",
+    )
+    for group in [group.split()]
+    for cue in group
+}
 _POSITIVE_STATES = frozenset(
     """
 open opened available allowed permitted enabled included accepted supported possible legal

@@ -7,7 +7,7 @@ span makes an exception of what the claim speaks of, and whether two texts deny 
 from __future__ import annotations
 
 from .analysis import Analysis
-from .lexicon import _NEGATIONS, COST_WORDS, STOPWORDS, stem, words_match
+from .lexicon import _NEGATIONS, COST_WORDS, STATES_ALIKE, STOPWORDS, stem, words_match
 
 
 def negations(an: Analysis, other: Analysis) -> list[str]:
@@ -28,6 +28,10 @@ def negations(an: Analysis, other: Analysis) -> list[str]:
         for cue, _ in denied_costs(an):
             if cue in cues:
                 cues.remove(cue)
+    for cue in list(cues):  # "shut the pass" against "forced the closure of the pass"
+        alike = STATES_ALIKE.get(cue)
+        if alike is not None and any(other.states(w) for w in alike):
+            cues.remove(cue)
     if len(cues) > 1:
         cues = _bearing(an, other, cues)
     return cues
