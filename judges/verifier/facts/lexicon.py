@@ -60,8 +60,8 @@ impossible illegal unsupported unsafe invalid incorrect false
 #: without a negation ("shut" and "the closure of"; "banned" and "a ban on"): the other text
 #: states the claim's negative then, not its opposite (negations.negations).
 STATES_ALIKE = {
-    cue: frozenset(group)
-    for group in (
+    cue: frozenset(words)
+    for line in (
         "closed shut closure closures shutdown shutdowns ceased",
         "banned ban bans prohibited prohibition forbidden",
         "removed removal",
@@ -71,8 +71,8 @@ STATES_ALIKE = {
         "excluded exclusion exclusions",
         "failed fail fails failure failures",
     )
-    for group in [group.split()]
-    for cue in group
+    for words in [line.split()]
+    for cue in words
 }
 _POSITIVE_STATES = frozenset(
     """
