@@ -272,3 +272,24 @@ def test_a_missing_value_whose_words_the_evidence_states_is_no_added_detail():
     # "on Monday" is stated: a date the reader cannot match there is not a detail added
     other_day = analyse("Nordhaven AG's shares fell 8% on 3 March after the company cut its forecast.")
     assert unstated_detail(other_day, align(other_day, source)) is None
+
+
+OFFERS = [
+    "Offers of primary school places will be sent on 16 April 2025 (National Offer Day). "
+    "Parents must accept or decline the offer by 30 April 2025."
+]
+
+
+@pytest.mark.parametrize(
+    "claim,verdict",
+    [
+        ("Parents must accept or decline their primary school offer by 16 April 2025.", "contradicted"),
+        ("Parents must accept or decline their primary school offer by 30 April 2025.", "supported"),
+        ("Primary school offers will be sent on 16 April 2025.", "supported"),
+    ],
+)
+def test_a_date_the_sources_give_to_another_thing_is_no_support(claim, verdict):
+    (found,) = check_grounding(claim, OFFERS).claims
+    assert found.verdict == verdict, found.reason
+    if verdict == "contradicted":
+        assert found.failed == "date mismatch: claim says by 2025-04-16, source says by 2025-04-30"

@@ -86,7 +86,7 @@ from .combiner import get_combiner
 from .conjuncts import claim_parts
 from .evidence import Candidate, Evidence, premise, settle_negations
 from .evidence import build as build_evidence
-from .facts import Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
+from .facts import WEEKDAY_NAMES, Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
 from .nli import get_nli_model
 
 __all__ = [
@@ -497,7 +497,10 @@ def _fact_text(f) -> str:
 def _stated_otherwise(ev: Evidence) -> bool:
     """Whether a date or a measured amount of the claim is missing from the sources while the
     evidence states another in its place, with enough shared context to count (docs/verifier.md,
-    "How a verdict is made", step 5)."""
+    "How a verdict is made", step 5); for a date, one the sources give elsewhere, for another
+    thing, counts too ("must accept or decline the offer by 16 April" against "offers … sent on
+    16 April. Parents must accept or decline the offer by 30 April": the conflict keeps its weight
+    only where the sentence about the claim gives its date with more of the claim's words)."""
     c = ev.conflict
     if (
         c is None
@@ -507,6 +510,9 @@ def _stated_otherwise(ev: Evidence) -> bool:
         or ev.features.get("conflict_on_evidence") != 1.0
     ):
         return False
+    if c.kind == "date" and c.claim not in {cf.describe() for cf, _ in ev.alignment.matched}:
+        if not any(day in c.claim.lower() for day in WEEKDAY_NAMES):  # a weekday is no date of record
+            return True
     # a bare count ("10 or 15 years", "30,000 scientists") is too often another number's rival
     return any(
         f.describe() == c.claim and (f.kind == "date" or f.dim not in ("", "count"))

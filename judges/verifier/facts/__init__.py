@@ -11,7 +11,7 @@ from .analysis import Analysis, analyse, proper_vocabulary
 from .compare import compare_quantities
 from .entities import is_alias
 from .fact import Fact
-from .lexicon import stem, words_match
+from .lexicon import WEEKDAY_NAMES, stem, words_match
 from .quantities import parse_number
 from .tokens import Token
 
@@ -28,6 +28,7 @@ __all__ = [
     "parse_number",
     "stem",
     "words_match",
+    "WEEKDAY_NAMES",
     "compare_quantities",
     "is_alias",
 ]

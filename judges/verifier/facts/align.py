@@ -257,25 +257,38 @@ def _near(tokens: list, first: int, last: int, reach: int, stops: frozenset[str]
     return out
 
 
-def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
+def _stated_with_its_words(cf: Fact, claim: Analysis, doc: Analysis) -> int:
     """Whether the sources state the claim's value with the words beside it in the claim's clause
     ("founded in 1895" against "... was founded in 1895"): a sentence that gives another value
     then speaks of another fact ("moved in 1931"), and the claim joins the two. A value stated with
     other words ("in 2015 it was demolished" for "closed in 2015"; "Premium users get 1,000" for
-    "Free users get 1,000") is not."""
+    "Free users get 1,000") is not. 0 when not; else how many of the claim's words around its
+    value (_frame) the sources state around it, which a sentence giving another value may beat."""
     if not cf.tokens:
-        return False
+        return 0
     near = set(_near(claim.tokens, min(cf.tokens), max(cf.tokens), 4, _CLAUSE_END))
     words = {stem(w) for i, w in claim.content if i in near and i not in cf.tokens}
     if not words:
-        return False
+        return 0
+    best = 0
     for df in doc.facts:
         if df.implied or not df.tokens or _fact_relation(cf, df) != "match" or not _exact(cf, df):
             continue
-        around = _near(doc.tokens, min(df.tokens), max(df.tokens), 8, _SENTENCE_END)
-        if words <= {stem(doc.tokens[k].low) for k in around}:
-            return True
-    return False
+        around = _words_around(doc, df)
+        if words <= around:
+            best = max(best, len(_frame(cf, claim) & around))
+    return best
+
+
+def _frame(cf: Fact, claim: Analysis) -> set[str]:
+    """The claim's content words (stemmed) in the clause of its value ``cf``, up to 12 tokens away."""
+    near = set(_near(claim.tokens, min(cf.tokens), max(cf.tokens), 12, _CLAUSE_END))
+    return {stem(w) for i, w in claim.content if i in near and i not in cf.tokens}
+
+
+def _words_around(an: Analysis, f: Fact) -> set[str]:
+    """The words (stemmed) within 8 tokens of ``f`` in its sentence."""
+    return {stem(an.tokens[k].low) for k in _near(an.tokens, min(f.tokens), max(f.tokens), 8, _SENTENCE_END)}
 
 
 def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
@@ -830,7 +843,10 @@ def align(
                     key = ("stated", claim.text, cf)  # the same for every sentence of the call
                     if key not in doc.memo:
                         doc.memo[key] = _stated_with_its_words(cf, claim, doc)
-                    if doc.memo[key]:
+                    stated = int(doc.memo[key])  # type: ignore[call-overload]
+                    # unless the span gives its value with more of the claim's words ("must accept
+                    # or decline the offer by 30 April" against "offers … sent on 16 April")
+                    if stated and (not sf.tokens or len(_frame(cf, claim) & _words_around(span, sf)) <= stated):
                         conf = min(conf, DOUBTFUL)
                 said = ranged.get(id(sf)) or sf.describe()
                 conflicts.append(

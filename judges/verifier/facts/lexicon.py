@@ -212,6 +212,9 @@ _WEEKDAYS = {
     "sundays": 7,
 }
 
+#: The names of the days of the week (a "date" conflict between two of them is no date of record).
+WEEKDAY_NAMES = frozenset(_WEEKDAYS)
+
 _UNITS_1 = {
     "zero": 0,
     "one": 1,
