@@ -215,3 +215,15 @@ def test_the_name_of_a_status_code_negates_nothing(text, cues):
 )
 def test_a_negative_state_and_the_event_that_brings_it_about_agree(claim, source, conflict):
     assert bool(_negation(claim, source)) == conflict
+
+
+@pytest.mark.parametrize(
+    "claim,source,conflict",
+    [
+        ("The coup was mostly non-violent.", "The coup was largely bloodless.", False),
+        ("The coup was mostly non-violent.", "The coup was violent.", True),
+        ("The ticket is non-refundable.", "Tickets can be refunded within 24 hours.", True),
+    ],
+)
+def test_non_denies_only_what_the_other_text_speaks_of(claim, source, conflict):
+    assert bool(_negation(claim, source)) == conflict

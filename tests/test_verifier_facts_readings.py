@@ -572,3 +572,13 @@ def test_a_prize_awarded_to_someone_is_one_they_won(claim, reason):
     span = NOBEL.split(". ")[0] + "."
     roles = [c.reason for c in align_texts(claim, span, NOBEL).conflicts if c.reason.startswith("role")]
     assert roles == ([reason] if reason else [])
+
+
+def test_a_possessive_ends_a_name():
+    names = {f.text for f in analyse("Botticelli's Birth of Venus hangs in Florence's Uffizi.").facts}
+    assert names == {"Botticelli's", "Birth of Venus", "Florence's", "Uffizi"}
+
+
+@pytest.mark.parametrize("text,decade", [("painted in the mid-1480s", "1480s"), ("built in the late-1990s", "1990s")])
+def test_mid_or_late_before_a_decade_is_that_decade(text, decade):
+    assert [f.text for f in analyse(text).facts if f.dim == "decade"] == [decade]

@@ -30,6 +30,7 @@ from .lexicon import (
     _PARTIAL,
     _POSITIVE_STATES,
     _UNIVERSAL,
+    NEGATING_PREFIX,
     PREPOSITIONS,
     STOPWORDS,
     negated_stem,
@@ -272,6 +273,8 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             polar.add(i)
             words.update((base, stem(base)))
             content.append((i, base))
+            if low.startswith(NEGATING_PREFIX):  # "non-violent" denies only where the other says "violent"
+                prefixed.append((low, base))
             continue
         rest = prefix_negated(low)
         if rest is not None:  # "ineffective": a negation where the other text says "effective"

@@ -75,8 +75,11 @@ def _extract_entities(
             i += 1
             continue
         j = i
-        while j + 1 < n and (
-            is_ent[j + 1] or (tokens[j + 1].low in _ENTITY_CONNECTORS and j + 2 < n and is_ent[j + 2])
+        # a possessive ends a name: "Botticelli's Birth of Venus" is Botticelli and the painting
+        while (
+            j + 1 < n
+            and not tokens[j].text.lower().endswith(("'s", "’s"))
+            and (is_ent[j + 1] or (tokens[j + 1].low in _ENTITY_CONNECTORS and j + 2 < n and is_ent[j + 2]))
         ):
             j += 1
         idx = tuple(k for k in range(i, j + 1) if is_ent[k])

@@ -7,7 +7,7 @@ span makes an exception of what the claim speaks of, and whether two texts deny 
 from __future__ import annotations
 
 from .analysis import Analysis
-from .lexicon import _NEGATIONS, COST_WORDS, STATES_ALIKE, STOPWORDS, stem, words_match
+from .lexicon import _NEGATIONS, COST_WORDS, STATES_ALIKE, STOPWORDS, porter, stem, words_match
 
 
 def negations(an: Analysis, other: Analysis) -> list[str]:
@@ -18,7 +18,7 @@ def negations(an: Analysis, other: Analysis) -> list[str]:
     for cue, words in an.scoped_negations:
         if cue == "no" and other.negation_cues:
             continue  # "with no timezone information" may say what the other's negation says
-        if not any(other.states(w) for w in words.split()) and cue in cues:
+        if not any(_speaks_of(other, w) for w in words.split()) and cue in cues:
             cues.remove(cue)
     if _conditional(an) and _conditional(other):
         for cue in _denied_unless(an):
@@ -35,6 +35,12 @@ def negations(an: Analysis, other: Analysis) -> list[str]:
     if len(cues) > 1:
         cues = _bearing(an, other, cues)
     return cues
+
+
+def _speaks_of(an: Analysis, word: str) -> bool:
+    """Whether ``an`` has ``word`` or a word of its stem ("refunded" for the "refundable" of
+    "non-refundable")."""
+    return an.states(word) or (len(word) > 3 and any(len(w) > 3 and porter(w) == porter(word) for w in an.words))
 
 
 #: Words that end the reach of a negation: "do not receive credit and are not required to sit".

@@ -18,8 +18,9 @@ _TOKEN_RE = re.compile(
     r"(?P<iso>\d{4}-\d{2}-\d{2})"
     r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?)"
     r"|(?P<ampm>[aApP]\.[mM]\.?)"
-    # the "v" of a release number is a word of its own ("v2.7.0" is release 2.7.0)
-    r"|(?P<release>[vV](?=\d+\.\d+))"
+    # the "v" of a release number is a word of its own ("v2.7.0" is release 2.7.0), and so is the
+    # part of a decade or a year that "mid-1480s", "early-2000s", "late-2024" name
+    r"|(?P<release>[vV](?=\d+\.\d+)|(?i:mid|early|late)(?=-\d{4}s?\b))"
     # thousands set off by a plain space, as much of Europe writes them ("12 408 votes"); a group of
     # three digits that runs on into a word or a dash is another number ("5 100-metre races")
     r"|(?P<spaced>\d{1,3}(?: \d{3})+(?![\w\-–]|[.,]\d))"
