@@ -582,3 +582,37 @@ def test_a_possessive_ends_a_name():
 @pytest.mark.parametrize("text,decade", [("painted in the mid-1480s", "1480s"), ("built in the late-1990s", "1990s")])
 def test_mid_or_late_before_a_decade_is_that_decade(text, decade):
     assert [f.text for f in analyse(text).facts if f.dim == "decade"] == [decade]
+
+
+GOTTHARD = (
+    "The Gotthard Base Tunnel, opened in June 2016, is 57.1 km long. "
+    "It overtook Japan's Seikan Tunnel, which is 53.9 km long."
+)
+
+
+@pytest.mark.parametrize(
+    "claim,reason",
+    [
+        (
+            "At 53.9 km, the Gotthard Base Tunnel is the longest railway tunnel.",
+            "claim says 53.9 km, source says 57.1 km",
+        ),
+        ("At 53.9 km, the Seikan Tunnel was the longest railway tunnel.", None),
+    ],
+)
+def test_a_value_the_sources_give_another_name_in_another_sentence(claim, reason):
+    span = "It overtook Japan's Seikan Tunnel, which is 53.9 km long."
+    numbers = [c.reason for c in align_texts(claim, span, GOTTHARD).conflicts if c.kind == "number"]
+    if reason is None:
+        assert not numbers
+    else:
+        assert any(reason in r for r in numbers), numbers
+
+
+def test_names_after_the_value_of_another_sentence_are_not_its_owners():
+    doc = (
+        "A temperature of 40.3°C was recorded at Coningsby, Lincolnshire, the highest in the United Kingdom. "
+        "The previous record of 38.7°C had been set at Cambridge in 2019."
+    )
+    claim = "A temperature of 40.3°C was recorded at Coningsby, Lincolnshire."
+    assert not [c for c in align_texts(claim, doc.split(". ")[0] + ".", doc).conflicts if c.kind == "number"]

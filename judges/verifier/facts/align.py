@@ -480,12 +480,15 @@ def _an_end_time(cf: Fact, claim: Analysis) -> bool:
     return any(stem(t.low) in END_VERBS for t in claim.tokens[max(0, first - 5) : first] if t.kind == "word")
 
 
-def _owners(an: Analysis, value: Fact) -> list[Fact]:
-    """The names written between the value before ``value`` (or the start) and ``value``: whose
-    value it is ("The Aurora 5 has 50 MP, while the Aurora 5 Lite uses 12 MP")."""
+def _owners(an: Analysis, value: Fact, in_sentence: bool = False) -> list[Fact]:
+    """The names written between the value before ``value`` (or the start, or with
+    ``in_sentence`` the start of its sentence) and ``value``: whose value it is ("The Aurora 5
+    has 50 MP, while the Aurora 5 Lite uses 12 MP")."""
     first = min(value.tokens)
     before = [f for f in an.facts if f.kind == "quantity" and f.tokens and max(f.tokens) < first]
     start = max((max(f.tokens) for f in before), default=-1)
+    if in_sentence:
+        start = max([start] + [k - 1 for k in range(first) if an.tokens[k].initial])
     return [f for f in an.facts if f.kind == "entity" and f.tokens and start < min(f.tokens) and max(f.tokens) < first]
 
 
@@ -532,10 +535,14 @@ def _names_text(an: Analysis, value: Fact) -> str:
     return " ".join(dict.fromkeys(f.text for f in _owners(an, value)))
 
 
-def _value_of_the_claims_owner(cf: Fact, hit: Fact, claim: Analysis, span: Analysis) -> Fact | None:
+def _value_of_the_claims_owner(
+    cf: Fact, hit: Fact, claim: Analysis, span: Analysis, doc: Analysis | None = None
+) -> Fact | None:
     """The span's other value for the name the claim gives ``cf`` to, when the span gives the
     claim's value to another name: "The Aurora 5 Lite has a 50 MP camera" against "The Aurora 5
-    has a 50 MP camera, while the Aurora 5 Lite uses a 12 MP sensor"."""
+    has a 50 MP camera, while the Aurora 5 Lite uses a 12 MP sensor"; or another sentence of the
+    sources' (``doc``): "At 53.9 km, the Gotthard Base Tunnel is …" against "The Gotthard Base
+    Tunnel … is 57.1 km long. It overtook Japan's Seikan Tunnel, which is 53.9 km long"."""
     if not cf.tokens or not hit.tokens or hit.implied:
         return None
     labelled = _labelled_otherwise(cf, hit, claim, span)
@@ -545,15 +552,16 @@ def _value_of_the_claims_owner(cf: Fact, hit: Fact, claim: Analysis, span: Analy
     mine = {str(f.value) for f in _owners(claim, cf) or _owners_after(claim, cf)}
     if not mine or {str(f.value) for f in _owners(span, hit)} in (set(), mine):
         return None
-    for sf in span.facts:
-        if (
-            sf is not hit
-            and sf.kind == "quantity"
-            and sf.tokens
-            and _fact_relation(cf, sf) == "conflict"
-            and {str(f.value) for f in _owners(span, sf)} == mine
-        ):
-            return sf
+    for an in (span, doc) if doc is not None and doc is not span else (span,):
+        for sf in an.facts:
+            if (
+                sf is not hit
+                and sf.kind == "quantity"
+                and sf.tokens
+                and _fact_relation(cf, sf) == "conflict"
+                and {str(f.value) for f in _owners(an, sf, in_sentence=an is doc)} == mine
+            ):
+                return sf
     return None
 
 
@@ -752,7 +760,11 @@ def align(
                 ),
                 None,
             )
-        if hit is not None and cf.kind == "quantity" and (theirs := _value_of_the_claims_owner(cf, hit, claim, span)):
+        if (
+            hit is not None
+            and cf.kind == "quantity"
+            and (theirs := _value_of_the_claims_owner(cf, hit, claim, span, doc))
+        ):
             conflicts.append(
                 Conflict(
                     "number",
