@@ -227,3 +227,15 @@ def test_a_negative_state_and_the_event_that_brings_it_about_agree(claim, source
 )
 def test_non_denies_only_what_the_other_text_speaks_of(claim, source, conflict):
     assert bool(_negation(claim, source)) == conflict
+
+
+@pytest.mark.parametrize(
+    "claim,conflict",
+    [
+        ("The phone no longer has a headphone jack.", False),
+        ("The phone still has a headphone jack.", True),
+    ],
+)
+def test_dropping_something_is_no_longer_having_it(claim, conflict):
+    assert bool(_negation(claim, "The phone drops the headphone jack.")) == conflict
+    assert analyse("Prices dropped by 5% in May.").negation_cues == []

@@ -205,6 +205,19 @@ def _status_name(tokens: list[Token], i: int) -> bool:
     return k >= 0 and tokens[k].kind == "num" and tokens[k].text.isdigit() and 100 <= int(tokens[k].text) <= 599
 
 
+def _drops(tokens: list[Token], i: int) -> bool:
+    """ "drops the headphone jack", "ditched its free tier": no longer has it (a verb of removal
+    before what it removes; "prices dropped by 5%" removes nothing)."""
+    return (
+        tokens[i].low in _DROPS
+        and i + 1 < len(tokens)
+        and tokens[i + 1].low in ("the", "its", "their", "his", "her", "support")
+    )
+
+
+_DROPS = frozenset("drop drops dropped dropping ditch ditches ditched scrap scraps scrapped".split())
+
+
 def _falls_short(tokens: list[Token], i: int) -> bool:
     """ "fall short of the recommended levels": they do not meet them."""
     return (
@@ -284,6 +297,7 @@ def analyse(text: str, proper: frozenset[str] | set[str] = frozenset()) -> Analy
             (low in _NEGATIVE_STATES and not _describes_a_noun(tokens, i))
             or _failure_to(tokens, i)
             or _falls_short(tokens, i)
+            or _drops(tokens, i)
             or _off(tokens, i)
         ):
             neg_cues.append(low)
