@@ -36,21 +36,7 @@ from .names import may_be_a_name, name_before, opening_name, swapped_opener
 from .negations import billing_denied, denies_alike, excepted, negations, said_as_free
 from .quantifiers import quantifier_mismatches
 from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
-from .reckoning import (
-    added_on,
-    days_apart,
-    list_step,
-    listed_count,
-    on_a_schedule,
-    over_a_period,
-    per_item,
-    rate_times_count,
-    ratio_of_amounts,
-    scaled,
-    share_of_another,
-    within_a_window,
-    years_between,
-)
+from .reckoning import reckoned
 from .roles import role_conflict
 
 
@@ -302,19 +288,7 @@ def _worked_out_in(cf: Fact, claim: Analysis, doc: Analysis) -> bool:
         or time_in_range(cf, doc)[0] is not None
         or amount_in_range(cf, doc)[0] is not None
         or date_in_range(cf, doc)[0] is not None
-        or rate_times_count(cf, claim, doc, doc) is not None
-        or scaled(cf, claim, doc, doc) is not None
-        or over_a_period(cf, claim, doc) is not None
-        or per_item(cf, claim, doc) is not None
-        or listed_count(cf, doc) is not None
-        or list_step(cf, claim, doc) is not None
-        or ratio_of_amounts(cf, claim, doc) is not None
-        or on_a_schedule(cf, doc) is not None
-        or within_a_window(cf, claim, doc) is not None
-        or share_of_another(cf, claim, doc) is not None
-        or added_on(cf, doc) is not None
-        or days_apart(cf, claim, doc) is not None
-        or years_between(cf, claim, doc) is not None
+        or reckoned(cf, claim, doc, doc) is not None
     )
 
 
@@ -695,32 +669,8 @@ def align(
             hit = next(
                 (sf for rel, sf in span_rel if rel in ("match", "conflict") and against_limit(cf, sf, limit)), None
             )
-        if hit is None and cf.kind == "quantity":
-            hit = rate_times_count(cf, claim, span, doc)  # "$300" from "$20 per user" and "15 users"
-        if hit is None and cf.kind == "quantity":
-            hit = scaled(cf, claim, span, doc)  # "400 g for eight people" from "serves 4: 200 g"
-        if hit is None and cf.kind == "quantity":
-            hit = over_a_period(cf, claim, span)  # "18 days in a full year" from "1.5 days a month"
-        if hit is None and cf.kind == "quantity":
-            hit = years_between(cf, claim, span)  # "more than two decades before 2024" from "in 1998"
-        if hit is None and cf.kind == "quantity":
-            hit = per_item(cf, claim, span)  # "162 km each" from "3,400 km over 21 stages"
-        if hit is None and cf.kind == "quantity":
-            hit = listed_count(cf, span)  # "five frame sizes" from "sizes 50, 52, 54, 56 and 58 cm"
-        if hit is None and cf.kind == "quantity":
-            hit = list_step(cf, claim, span)  # "four weeks apart" from "at 8, 12 and 16 weeks"
-        if hit is None and cf.kind == "quantity":
-            hit = ratio_of_amounts(cf, claim, span)  # "80% loan-to-value" from "£200,000" of "£250,000"
-        if hit is None and cf.kind == "time":
-            hit = on_a_schedule(cf, doc)  # "third dose at 22:00" from "every 8 hours", "first at 06:00"
-        if hit is None and cf.kind == "date":
-            hit = within_a_window(cf, claim, doc)  # "20 March … inside the window" from "5 March", "30 days"
-        if hit is None and cf.kind == "quantity":
-            hit = share_of_another(cf, claim, span)  # "€10,000 … earn €300" from "3% interest"
-        if hit is None and cf.kind == "quantity":
-            hit = added_on(cf, span)  # "costs €999" from "€899 …; costs €100 more"
-        if hit is None and cf.kind == "date":
-            hit = days_apart(cf, claim, span)  # "1 March … 22 March" against "21 days apart"
+        if hit is None:
+            hit = reckoned(cf, claim, span, doc)  # worked out: "$300" from "$20 per user" and "15 users"
         if hit is None and cf.kind == "entity" and cf.dim == "identifier":
             hit = version_in_range(cf, span)  # "2.3.2" in "versions 2.3.0 through 2.3.4"
         if hit is None and cf.kind == "weekday":

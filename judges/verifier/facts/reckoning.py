@@ -21,7 +21,7 @@ verdict is made", step 2):
 * a share the sources state of another amount of the claim's: "€10,000 … would earn €300"
   against "pays 3% annual interest";
 * an amount and what the sources add to it: "the 512 GB model costs €999" against "starts at
-  €899 …; the 512 GB model costs €100 more".
+  €899 …; the 512 GB model costs €100 more";
 * the step of a list: "spaced four weeks apart" against "at 8, 12 and 16 weeks";
 * a clock time an interval leads to: "the third dose is due at 22:00" against "every 8 hours"
   and "first dose given at 06:00";
@@ -35,6 +35,7 @@ the arithmetic should join is a guess, so a result that differs is no conflict."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 
@@ -280,7 +281,7 @@ _ABOUT = 0.05
 
 def _is_about(value: float, cf: Fact) -> bool:
     """Whether a worked-out ``value`` is the claim's amount as written: to half a unit of its last
-    digit ("162 km" for 161.9 km), or within 5 % for an "about" amount."""
+    digit ("162 km" for 161.9 km; "€300" is not 280), or within 5 % for an "about" amount."""
     target = _base(cf)
     if target <= 0 or value <= 0:
         return False
@@ -472,4 +473,32 @@ def ratio_of_amounts(cf: Fact, claim: Analysis, span: Analysis) -> Fact | None:
             if part is not whole and _amounts_alike(part, whole) and part.num_value < whole.num_value:
                 if _is_about(part.num_value / whole.num_value * 100, cf):
                     return whole
+    return None
+
+
+#: Every reckoner above, in the order a claim's value is tried against them, with the kinds of
+#: value each reads and whether it reads one sentence (``span``) or all the sources (``doc``).
+_RECKONERS: tuple[tuple[str, Callable[[Fact, Analysis, Analysis, Analysis], Fact | None]], ...] = (
+    ("quantity", rate_times_count),  # "$300" from "$20 per user" and "15 users"
+    ("quantity", scaled),  # "400 g for eight people" from "serves 4: 200 g"
+    ("quantity", lambda cf, claim, span, doc: over_a_period(cf, claim, span)),  # "18 days a year"
+    ("quantity", lambda cf, claim, span, doc: years_between(cf, claim, span)),  # "two decades before 2024"
+    ("quantity", lambda cf, claim, span, doc: per_item(cf, claim, span)),  # "162 km each"
+    ("quantity", lambda cf, claim, span, doc: listed_count(cf, span)),  # "five frame sizes"
+    ("quantity", lambda cf, claim, span, doc: list_step(cf, claim, span)),  # "four weeks apart"
+    ("quantity", lambda cf, claim, span, doc: ratio_of_amounts(cf, claim, span)),  # "80% loan-to-value"
+    ("time", lambda cf, claim, span, doc: on_a_schedule(cf, doc)),  # "third dose at 22:00"
+    ("date", lambda cf, claim, span, doc: within_a_window(cf, claim, doc)),  # "inside the window"
+    ("quantity", lambda cf, claim, span, doc: share_of_another(cf, claim, span)),  # "earn €300"
+    ("quantity", lambda cf, claim, span, doc: added_on(cf, span)),  # "costs €999"
+    ("date", lambda cf, claim, span, doc: days_apart(cf, claim, span)),  # "1 March … 22 March"
+)
+
+
+def reckoned(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -> Fact | None:
+    """The first value that the sources work out to be the claim's ``cf`` (the module docstring's
+    list), reading the sentence ``span`` or all the sources ``doc`` as each reckoner does."""
+    for kind, reckon in _RECKONERS:
+        if cf.kind == kind and (hit := reckon(cf, claim, span, doc)) is not None:
+            return hit
     return None
