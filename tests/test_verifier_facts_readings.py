@@ -140,6 +140,7 @@ def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
 @pytest.mark.parametrize(
     "claim,source,verdict",
     [
+        # days in ranges, dates worked out, names that open a claim
         (
             "A coat bought on 25 November can be returned.",
             "Items bought during our event (24–27 November) can be returned.",
@@ -167,9 +168,38 @@ def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
             "On 17 August 1945, Sukarno proclaimed Indonesia's independence in Jakarta.",
             "contradicted",
         ),
+        # a dose per unit of weight, once daily; switching off
+        (
+            "After the first day, dogs should receive 0.1 g of Meloxivet per kilogram each day.",
+            "The dose of Meloxivet for dogs is 0.1 mg per kg body weight once daily, after 0.2 mg/kg on the first day.",
+            "contradicted",
+        ),
+        (
+            "The dose is half a millilitre per kg of body weight, given once a day.",
+            "Dosage: Give 0.5 ml of the suspension per kilogram of body weight once daily, mixed with food.",
+            "supported",
+        ),
+        (
+            "Quillstore customers can switch off encryption at rest.",
+            "Encryption at rest is enabled by default for all Quillstore databases and cannot be disabled.",
+            "contradicted",
+        ),
+        # a bound that stays near its number; a value labelled otherwise
+        ("Just over 14,800 runners finished the marathon.", "The marathon recorded 18,420 finishers.", "contradicted"),
+        ("Just over 18,000 runners finished the marathon.", "The marathon recorded 18,420 finishers.", "supported"),
+        (
+            "On Harbourline, the minimum ETH withdrawal is 0.0012 ETH.",
+            "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH; processing under 10 minutes.",
+            "contradicted",
+        ),
+        (
+            "The withdrawal fee is 0.0012 ETH.",
+            "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH.",
+            "supported",
+        ),
     ],
 )
-def test_days_in_ranges_dates_worked_out_and_names_that_open_a_claim(claim, source, verdict):
+def test_the_whole_check_reads_values_and_names_as_written(claim, source, verdict):
     _holds(claim, [source], verdict)
 
 
@@ -335,55 +365,10 @@ def test_a_density_is_a_mass_per_volume():
     assert align_texts("Mercury has a density of 13,500 kg/m³.", "Its density is 13.5 g/cm³.").matched
 
 
-@pytest.mark.parametrize(
-    "claim,source,verdict",
-    [
-        (
-            "After the first day, dogs should receive 0.1 g of Meloxivet per kilogram each day.",
-            "The dose of Meloxivet for dogs is 0.1 mg per kg body weight once daily, after 0.2 mg/kg on the first day.",
-            "contradicted",
-        ),
-        (
-            "The dose is half a millilitre per kg of body weight, given once a day.",
-            "Dosage: Give 0.5 ml of the suspension per kilogram of body weight once daily, mixed with food.",
-            "supported",
-        ),
-        (
-            "Quillstore customers can switch off encryption at rest.",
-            "Encryption at rest is enabled by default for all Quillstore databases and cannot be disabled.",
-            "contradicted",
-        ),
-    ],
-)
-def test_a_dose_per_unit_of_weight_once_daily_and_switching_off(claim, source, verdict):
-    _holds(claim, [source], verdict)
-
-
 def test_off_with_a_noun_is_the_state_turned_off_says():
     assert analyse("It lasts 40 hours with noise cancellation off.").negation_cues == ["off"]
     assert analyse("It lasts 40 hours with noise cancellation turned off.").negation_cues == ["off"]
     assert analyse("Staff get two days off.").negation_cues == []
-
-
-@pytest.mark.parametrize(
-    "claim,source,verdict",
-    [
-        ("Just over 14,800 runners finished the marathon.", "The marathon recorded 18,420 finishers.", "contradicted"),
-        ("Just over 18,000 runners finished the marathon.", "The marathon recorded 18,420 finishers.", "supported"),
-        (
-            "On Harbourline, the minimum ETH withdrawal is 0.0012 ETH.",
-            "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH; processing under 10 minutes.",
-            "contradicted",
-        ),
-        (
-            "The withdrawal fee is 0.0012 ETH.",
-            "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH.",
-            "supported",
-        ),
-    ],
-)
-def test_a_bound_that_stays_near_its_number_and_a_value_labelled_otherwise(claim, source, verdict):
-    _holds(claim, [source], verdict)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import cast
 
 from .additions import added_items
 from .analysis import Analysis
@@ -805,10 +806,10 @@ def align(
                     key = ("stated", claim.text, cf)  # the same for every sentence of the call
                     if key not in doc.memo:
                         doc.memo[key] = _stated_with_its_words(cf, claim, doc)
-                    stated = int(doc.memo[key])  # type: ignore[call-overload]
+                    with_words = cast(int, doc.memo[key])
                     # unless the span gives its value with more of the claim's words ("must accept
                     # or decline the offer by 30 April" against "offers … sent on 16 April")
-                    if stated and (not sf.tokens or len(_frame(cf, claim) & _words_around(span, sf)) <= stated):
+                    if with_words and (not sf.tokens or len(_frame(cf, claim) & _words_around(span, sf)) <= with_words):
                         conf = min(conf, DOUBTFUL)
                 said = ranged.get(id(sf)) or sf.describe()
                 conflicts.append(
