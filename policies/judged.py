@@ -129,7 +129,9 @@ def _local_claim_verdict(claim: dict, *, entailment: float, contradiction: float
         if p_con >= contradiction:
             return CONTRADICTED
         return CONTRADICTED if backstop and has_conflict and conflict >= contradiction else UNVERIFIABLE
-    if p_con >= contradiction and has_conflict:
+    # a verifier since 2026-11-27 may call a contradiction that no single fact shows (verifier._decide)
+    on_meaning = isinstance(inputs, dict) and bool(inputs.get("on_meaning"))
+    if p_con >= contradiction and (has_conflict or on_meaning):
         return CONTRADICTED
     if backstop and has_conflict and p_sup < entailment and conflict >= contradiction:
         return CONTRADICTED

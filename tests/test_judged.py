@@ -67,6 +67,19 @@ def test_a_claim_stored_before_its_thresholds_input_is_decided_on_its_probabilit
     )  # nothing to redo
 
 
+def test_a_contradiction_without_a_conflict_stands_only_where_the_verifier_that_stored_it_allowed_it():
+    """Since 2026-11-27 the combiner's contradiction stands without a fact conflict (kind
+    "meaning"); a claim stored before was decided under the older rule and keeps it."""
+    inputs = {"conflict": None, "backstop": False, "path": "combiner"}
+    claim = {"verdict": "contradicted", "probabilities": {"supported": 0.1, "contradicted": 0.6}}
+    meaning = {**claim, "thresholds_input": {**inputs, "on_meaning": True}}
+    assert claim_verdict(meaning, entailment=0.5, contradiction=0.5) == "contradicted"
+    assert claim_verdict(meaning, entailment=0.5, contradiction=0.7) == "unverifiable"
+    assert claim_verdict(meaning, entailment=0.05, contradiction=0.7) == "supported"
+    older = {**claim, "verdict": "unverifiable", "thresholds_input": inputs}
+    assert claim_verdict(older, entailment=0.5, contradiction=0.5) == "unverifiable"
+
+
 def test_an_escalated_claim_keeps_the_llms_verdict_where_the_local_one_stays_undecided():
     escalated = {
         "verdict": "contradicted",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .facts import Alignment, Analysis, Conflict, Fact, align, analyse
+from .facts import Alignment, Analysis, Conflict, align, analyse
 
 #: At most this many sentences make up the evidence of one claim.
 MAX_EVIDENCE_SPANS = 3
@@ -146,29 +146,6 @@ class Evidence:
     features: dict[str, float] = field(default_factory=dict)
     conflict: Conflict | None = None  # the most confident conflict among the candidates
     conflict_span: int | None = None
-    #: a value of the claim that no source states, in a phrase the evidence does not state either
-    #: (unstated_detail): the verifier never calls such a claim supported
-    unstated: Fact | None = None
-
-
-#: How many tokens either side of a missing value its phrase reaches ("with waves reaching 40 m").
-DETAIL_REACH = 3
-
-
-def unstated_detail(claim: Analysis, union: Alignment) -> Fact | None:
-    """A value of the claim that no source states (not written another way, not worked out) in a
-    phrase none of whose other content words the evidence states: "…, set off a tsunami *with
-    waves reaching 40 metres*", "*their steepest one-day drop since 2020*". That is a detail the
-    claim adds; a value whose words around it the evidence does state ("1 a year" of "paying once
-    a year" against "annual billing") is more often one the fact reader missed."""
-    uncovered = set(union.uncovered)
-    for f in union.missing:
-        if f.weak or not f.tokens:
-            continue
-        near = [w for i, w in claim.content if i not in f.tokens and any(abs(i - k) <= DETAIL_REACH for k in f.tokens)]
-        if near and all(w in uncovered for w in near):
-            return f
-    return None
 
 
 def premise(ev: Evidence, sentences: list[str], previous: list[str | None]) -> str:
@@ -308,4 +285,4 @@ def build(
     features["missing_rival"] = float(min(with_rival, 3))
     features["missing_no_rival"] = float(min(len(union.missing) - with_rival, 3))
     features["rule_support"], features["rule_supported"], features["rule_contradicted"] = _rule_verdict(relevant, whole)
-    return Evidence(chosen, union, features, top_conflict, top_span, unstated_detail(claim, union))
+    return Evidence(chosen, union, features, top_conflict, top_span)

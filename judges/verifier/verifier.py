@@ -171,7 +171,8 @@ class ClaimVerdict:
     #: what re-deciding the verdict under other thresholds needs besides ``probabilities``
     #: (policies/judged.py, used by replay and calibration): ``conflict``, the confidence of the
     #: conflict on the claim's evidence or null; ``backstop``, whether that conflict may decide
-    #: for an undecided model; ``path``, "combiner" or "nli"
+    #: for an undecided model; ``path``, "combiner" or "nli"; ``on_meaning``, whether the combiner's
+    #: contradiction stands without a conflict (true since 2026-11-27; older stored claims lack it)
     thresholds_input: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -529,14 +530,6 @@ def _decide(
         return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
     probs = combiner.probabilities(ev.features)
     stated_otherwise = _stated_otherwise(ev)
-    if ev.unstated is not None and not stated_otherwise:
-        # a detail the claim adds, with a value no source states ("with waves reaching 40 metres"),
-        # cannot be supported: what the combiner gave "supported" goes to "unverifiable"
-        probs = {
-            SUPPORTED: 0.0,
-            CONTRADICTED: probs[CONTRADICTED],
-            UNVERIFIABLE: probs[UNVERIFIABLE] + probs[SUPPORTED],
-        }
     if stated_otherwise:
         # a value of the claim that no source has and the evidence states otherwise ("3 October
         # 1991" against "3 October 1990") cannot be supported, however close the wording: what
@@ -563,6 +556,7 @@ def _decide(
     conflict = ev.conflict
     inputs = {
         "path": "combiner",
+        "on_meaning": True,  # a contradiction may stand without a fact conflict (below)
         "conflict": round(conflict.confidence, 4) if conflict is not None and ev.conflict_span is not None else None,
         "backstop": bool(
             config.fact_backstop
@@ -570,6 +564,27 @@ def _decide(
             and ev.features.get("conflict_on_evidence") == 1.0
         ),
     }
+    if p_con >= config.contradiction_threshold and (conflict is None or ev.conflict_span is None):
+        # the combiner is sure of a contradiction that no single fact shows (a reversed comparison
+        # or a swapped common noun in other words, which the cross-encoder reads): the evidence
+        # sentence closest to the claim is the one named (docs/verifier.md, step 5)
+        closest = max(ev.spans, key=lambda i: sims[i]) if ev.spans else top.span_index
+        why = f"contradiction {p_con:.2f}: the evidence says otherwise, though no single fact differs"
+        return ClaimVerdict(
+            claim,
+            CONTRADICTED,
+            p_con,
+            _span_match(closest, sims[closest], spans, sources),
+            why,
+            kind="meaning",
+            evidence=used,
+            matched=matched,
+            failed=why,
+            probabilities=rounded,
+            features=ev.features,
+            decided_by="combiner",
+            thresholds_input=inputs,
+        )
     if p_con >= config.contradiction_threshold and conflict is not None and ev.conflict_span is not None:
         return ClaimVerdict(
             claim,

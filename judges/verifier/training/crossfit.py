@@ -53,16 +53,21 @@ class _Recorder:
 
 
 class OutOfFold:
-    """The cross-encoder's out-of-fold probabilities on the fitting half, looked up by pair."""
+    """The cross-encoder's out-of-fold probabilities on the claims it was trained on, looked up by
+    pair; with a ``fallback`` model, the claims it never saw are run through that model."""
 
-    def __init__(self, path: Path = OUT_OF_FOLD) -> None:
+    def __init__(self, path: Path = OUT_OF_FOLD, fallback=None) -> None:
         self.path = path
+        self.fallback = fallback
         self.table: dict[str, list[float]] = json.loads(path.read_text(encoding="utf-8"))["probabilities"]
 
     def predict(self, pairs: list[tuple[str, str]]) -> list[NLIScores]:
         out = []
         for premise, hypothesis in pairs:
             row = self.table.get(pair_key(premise, hypothesis))
+            if row is None and self.fallback is not None:
+                out.extend(self.fallback.predict([(premise, hypothesis)]))
+                continue
             if row is None:
                 raise KeyError(
                     f"{self.path} has no output for this claim ({hypothesis[:60]!r}): the evidence it was "

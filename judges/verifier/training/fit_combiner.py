@@ -1,17 +1,23 @@
-"""Fit the default path's combiner on the fitting half of the development set.
+"""Fit the default path's combiner on the fitting half and the claims the cross-encoder adapts on.
 
     python -m judges.verifier.training.fit_combiner          # writes judges/verifier/combiner.json
 
-Needs scikit-learn (``pip install -e .[train]``); nothing here runs in production. Only the
-``fit`` half of tests/data/verifier/devset.jsonl is read: the ``test`` half stays untouched
-(tests/test_verifier_accuracy.py measures it).
+Needs scikit-learn (``pip install -e .[train]``); nothing here runs in production. Read: the
+``fit`` half of tests/data/verifier/devset.jsonl, the looked halves of the fresh pairs and the
+written training pairs (``adapt_cross_encoder.adaptation_rows``); the development set's ``test``
+half and the fresh pairs' untouched halves stay untouched (tests/test_verifier_accuracy.py
+measures them). Since the cross-encoder is adapted on the second and third, their claims are read
+through its out-of-fold outputs (``crossencoder/out_of_fold.json``), the fitting half's through
+the packaged model, which never saw it. Fitted on the fitting half alone (WiCE and CLIMATE-FEVER
+for the most part), the combiner weighed the cross-encoder lightly, as it is weak there, and lost
+on pairs like the fresh ones what the adapted model knew (docs/verifier.md, "The cross-encoder").
 
 Training rows are claims, or the parts of a claim that says two things of one subject
 (``conjuncts.py``): a pair whose text splits into several gives one row per part when it is
 supported (every part must be), and none otherwise (which part is contradicted or unverifiable is
 not labelled). The model is a multinomial logistic regression on standardised
-features with balanced class weights; its L2 strength is chosen by 5-fold cross-validation on the
-fitting half (the out-of-fold log loss after a temperature), and a temperature fitted on the
+features with balanced class weights; its L2 strength is chosen by 5-fold cross-validation
+(the out-of-fold log loss after a temperature), and a temperature fitted on the
 out-of-fold predictions (log-loss) keeps the probabilities calibrated, so that
 ``entailment_threshold`` / ``contradiction_threshold`` read as probabilities.
 """
@@ -125,15 +131,20 @@ def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="Fit judges/verifier/combiner.json on the fitting half.")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=WEIGHTS)
     args = ap.parse_args()
+    from judges.verifier.nli import get_nli_model
+    from judges.verifier.training.adapt_cross_encoder import adaptation_rows
     from judges.verifier.training.crossfit import OUT_OF_FOLD, OutOfFold
+    from judges.verifier.verifier import CROSS_ENCODER_DIR
 
-    # a cross-encoder fine-tuned on this half is read through its out-of-fold outputs (crossfit.py)
-    cross_encoder = OutOfFold() if OUT_OF_FOLD.is_file() else None
-    x, y, ids = claim_rows(load("fit"), cross_encoder)
-    print(f"{len(y)} training claims from the fit half:", dict(Counter(CLASSES[i] for i in y)))
+    # the claims the cross-encoder was trained on are read through its out-of-fold outputs
+    # (adapt_cross_encoder.py); the others through the packaged model
+    packaged = get_nli_model(CROSS_ENCODER_DIR, 1, batch_size=1)
+    cross_encoder = OutOfFold(fallback=packaged) if OUT_OF_FOLD.is_file() else None
+    x, y, ids = claim_rows(load("fit") + adaptation_rows(), cross_encoder)
+    print(f"{len(y)} training claims:", dict(Counter(CLASSES[i] for i in y)))
     result = fit(x, y)
     model = result["model"]
     classes = [CLASSES[int(k)] for k in model.classes_]
@@ -147,7 +158,7 @@ def main() -> None:
         "temperature": round(result["temperature"], 4),
         "meta": {
             "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "data": "tests/data/verifier/devset.jsonl, half=fit",
+            "data": "tests/data/verifier: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl",
             "cross_encoder": "out-of-fold outputs" if cross_encoder else "the packaged model",
             "training_claims": len(y),
             "C": result["C"],

@@ -1,0 +1,107 @@
+"""Adapting the cross-encoder (judges/verifier/training/adapt_cross_encoder.py): the weights it
+starts from are the packaged int8 graph's, read back exactly; what it trains on never includes a
+pair the accuracy floors measure; the combiner reads the claims the model trained on through
+out-of-fold outputs and the others through the model. Pure: no database, no Django."""
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from judges.verifier.nli import NLIModel, NLIScores
+from judges.verifier.training.adapt_cross_encoder import FOLDS, adaptation_rows, author, dequantize, fold_of
+from judges.verifier.training.crossfit import OutOfFold, pair_key
+from judges.verifier.training.evaluate import FRESH, FRESH2, FRESH3, WRITTEN, load
+from judges.verifier.verifier import CROSS_ENCODER_DIR
+
+MODEL = CROSS_ENCODER_DIR / "model.onnx"
+
+
+def _bert_logits(w: dict, ids: list[int], types: list[int]) -> np.ndarray:
+    """BertForSequenceClassification's forward pass in numpy (6 layers, 12 heads, GELU)."""
+    from math import erf, sqrt
+
+    def norm(x, name):
+        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w[f"{name}.weight"] + w[f"{name}.bias"]
+
+    def dense(x, name):
+        return x @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / sqrt(2))))
+    e = "bert.embeddings"
+    x = w[f"{e}.word_embeddings.weight"][ids] + w[f"{e}.position_embeddings.weight"][: len(ids)]
+    x = norm(x + w[f"{e}.token_type_embeddings.weight"][types], f"{e}.LayerNorm")
+    for k in range(6):
+        layer = f"bert.encoder.layer.{k}"
+        q, kk, v = (
+            dense(x, f"{layer}.attention.self.{n}").reshape(len(ids), 12, 32) for n in ("query", "key", "value")
+        )
+        scores = np.einsum("ihd,jhd->hij", q, kk) / np.sqrt(32)
+        att = np.exp(scores - scores.max(-1, keepdims=True))
+        att /= att.sum(-1, keepdims=True)
+        ctx = np.einsum("hij,jhd->ihd", att, v).reshape(len(ids), 384)
+        x = norm(x + dense(ctx, f"{layer}.attention.output.dense"), f"{layer}.attention.output.LayerNorm")
+        x = norm(
+            x + dense(gelu(dense(x, f"{layer}.intermediate.dense")), f"{layer}.output.dense"),
+            f"{layer}.output.LayerNorm",
+        )
+    pooled = np.tanh(dense(x[0], "bert.pooler.dense"))
+    return dense(pooled, "classifier")
+
+
+def test_the_weights_read_back_from_the_int8_graph_give_the_packaged_models_verdicts():
+    weights = {k: v.astype(np.float64) for k, v in dequantize(MODEL).items()}
+    assert len(weights) == 105  # every weight of the 6-layer classifier, nothing left unnamed
+    assert weights["bert.encoder.layer.3.intermediate.dense.weight"].shape == (1536, 384)
+    model = NLIModel(CROSS_ENCODER_DIR, batch_size=1)
+    premise = "The company reported revenue of 5 million dollars in 2023, up from 4 million."
+    for claim in ("Revenue grew in 2023.", "Revenue fell in 2023.", "The company has 300 employees."):
+        enc = model.tokenizer.encode(premise, claim)
+        logits = _bert_logits(weights, enc.ids, enc.type_ids)
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        (scores,) = model.predict([(premise, claim)])
+        # the graph also quantises activations as it runs: close, not equal
+        assert np.allclose(p, [scores.contradiction, scores.entailment, scores.neutral], atol=0.08), claim
+        assert int(p.argmax()) == int(np.argmax([scores.contradiction, scores.entailment, scores.neutral]))
+
+
+def test_the_packaged_graph_is_quantised_per_channel():
+    """One scale per output column: per tensor, an adapted model lost most of what it learnt."""
+    graph = onnx.load(str(MODEL)).graph
+    scales = {i.name: numpy_helper.to_array(i) for i in graph.initializer if i.name.endswith("_scale")}
+    weights = [n.input[1].removesuffix("_quantized") for n in graph.node if n.op_type == "MatMulInteger"]
+    assert len(weights) == 6 * 6 + 2
+    assert all(scales[f"{w}_scale"].ndim == 1 and scales[f"{w}_scale"].size > 1 for w in weights)
+
+
+def test_nothing_the_floors_measure_is_trained_on():
+    rows = adaptation_rows()
+    ids = {r["id"] for r in rows}
+    untouched = {r["id"] for path in (FRESH, FRESH2, FRESH3) for r in load(None, path) if r["half"] == "untouched"}
+    devset = {r["id"] for r in load(None)}
+    assert ids and not ids & untouched and not ids & devset
+    assert {r["id"] for r in load(None, WRITTEN)} <= ids
+    # whole authors go to a fold, and every fold has some
+    authors = {author(r) for r in rows}
+    assert len(authors) >= 10 and {fold_of(a) for a in authors} == set(range(FOLDS))
+
+
+def test_the_combiner_reads_trained_on_claims_out_of_fold_and_the_others_through_the_model(tmp_path):
+    seen = []
+
+    class Model:
+        def predict(self, pairs):
+            seen.extend(pairs)
+            return [NLIScores(0.2, 0.3, 0.5) for _ in pairs]
+
+    path = tmp_path / "out_of_fold.json"
+    path.write_text(json.dumps({"meta": {}, "probabilities": {pair_key("p", "trained on"): [0.9, 0.05, 0.05]}}))
+    trained, other = OutOfFold(path, fallback=Model()).predict([("p", "trained on"), ("p", "never seen")])
+    assert (trained.entailment, other.entailment) == (0.9, 0.2)
+    assert seen == [("p", "never seen")]
+    with pytest.raises(KeyError, match="rebuild the pairs"):
+        OutOfFold(path).predict([("p", "never seen")])
