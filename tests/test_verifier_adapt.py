@@ -105,3 +105,23 @@ def test_the_combiner_reads_trained_on_claims_out_of_fold_and_the_others_through
     assert seen == [("p", "never seen")]
     with pytest.raises(KeyError, match="rebuild the pairs"):
         OutOfFold(path).predict([("p", "never seen")])
+
+
+def test_a_contradiction_no_single_fact_shows_names_the_closest_sentence():
+    """A comparison reversed in other words: no fact conflict, the combiner sure of a contradiction
+    (a pair of the written training set: this pins the verdict's shape, not the model's accuracy)."""
+    from judges.verifier import check_grounding
+
+    sources = [
+        "Adult cats typically need fewer calories per kilogram than kittens, which require about two to three "
+        "times as much energy to support growth. Feed kitten food until around 12 months of age."
+    ]
+    (claim,) = check_grounding(
+        "Kittens need fewer calories per kilogram of body weight than adult cats do.", sources
+    ).claims
+    assert claim.verdict == "contradicted" and claim.kind == "meaning"
+    assert claim.reason == claim.failed
+    assert claim.reason.endswith(": the evidence says otherwise, though no single fact differs")
+    assert claim.reason.startswith(f"contradiction {claim.probabilities['contradicted']:.2f}")
+    assert claim.best_source.span.startswith("Adult cats typically need fewer calories")
+    assert claim.thresholds_input["on_meaning"] is True and claim.thresholds_input["conflict"] is None

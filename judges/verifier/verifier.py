@@ -564,38 +564,26 @@ def _decide(
             and ev.features.get("conflict_on_evidence") == 1.0
         ),
     }
-    if p_con >= config.contradiction_threshold and (conflict is None or ev.conflict_span is None):
-        # the combiner is sure of a contradiction that no single fact shows (a reversed comparison
-        # or a swapped common noun in other words, which the cross-encoder reads): the evidence
-        # sentence closest to the claim is the one named (docs/verifier.md, step 5)
-        closest = max(ev.spans, key=lambda i: sims[i]) if ev.spans else top.span_index
-        why = f"contradiction {p_con:.2f}: the evidence says otherwise, though no single fact differs"
+    if p_con >= config.contradiction_threshold:
+        if conflict is not None and ev.conflict_span is not None:
+            named, why, kind = ev.conflict_span, conflict.reason, conflict.kind
+        else:
+            # sure of a contradiction that no single fact shows (a comparison reversed or a common
+            # noun swapped in other words, which the cross-encoder reads): the evidence sentence
+            # closest to the claim is the one named (docs/verifier.md, step 6)
+            named = max(ev.spans, key=lambda i: sims[i]) if ev.spans else top.span_index
+            why = f"contradiction {p_con:.2f}: the evidence says otherwise, though no single fact differs"
+            kind = "meaning"
         return ClaimVerdict(
             claim,
             CONTRADICTED,
             p_con,
-            _span_match(closest, sims[closest], spans, sources),
+            _span_match(named, sims[named], spans, sources),
             why,
-            kind="meaning",
+            kind=kind,
             evidence=used,
             matched=matched,
             failed=why,
-            probabilities=rounded,
-            features=ev.features,
-            decided_by="combiner",
-            thresholds_input=inputs,
-        )
-    if p_con >= config.contradiction_threshold and conflict is not None and ev.conflict_span is not None:
-        return ClaimVerdict(
-            claim,
-            CONTRADICTED,
-            p_con,
-            _span_match(ev.conflict_span, sims[ev.conflict_span], spans, sources),
-            conflict.reason,
-            kind=conflict.kind,
-            evidence=used,
-            matched=matched,
-            failed=conflict.reason,
             probabilities=rounded,
             features=ev.features,
             decided_by="combiner",

@@ -140,10 +140,16 @@ def main() -> None:
     from judges.verifier.verifier import CROSS_ENCODER_DIR
 
     # the claims the cross-encoder was trained on are read through its out-of-fold outputs
-    # (adapt_cross_encoder.py); the others through the packaged model
-    packaged = get_nli_model(CROSS_ENCODER_DIR, 1, batch_size=1)
-    cross_encoder = OutOfFold(fallback=packaged) if OUT_OF_FOLD.is_file() else None
-    x, y, ids = claim_rows(load("fit") + adaptation_rows(), cross_encoder)
+    # (adapt_cross_encoder.py): every adaptation claim must be in the table (a stale one stops
+    # here), and a fitting-half claim is read there only if the model was tuned on it (crossfit.py)
+    cross_encoder = None
+    if OUT_OF_FOLD.is_file():
+        cross_encoder = OutOfFold()
+        x_fit, y_fit, _ = claim_rows(load("fit"), OutOfFold(fallback=get_nli_model(CROSS_ENCODER_DIR, 1, batch_size=1)))
+    else:
+        x_fit, y_fit, _ = claim_rows(load("fit"))
+    x_adapt, y_adapt, _ = claim_rows(adaptation_rows(), cross_encoder)
+    x, y = np.concatenate([x_fit, x_adapt]), np.concatenate([y_fit, y_adapt])
     print(f"{len(y)} training claims:", dict(Counter(CLASSES[i] for i in y)))
     result = fit(x, y)
     model = result["model"]
