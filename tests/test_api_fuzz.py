@@ -139,8 +139,12 @@ def test_every_operation_answers_as_the_schema_says_with_an_api_key(api_schema, 
         (GenerationMode.NEGATIVE, [*CONFORMANCE, negative_data_rejection]),
     ):
 
-        def send(case, checks=checks):
-            response = case.call(headers=headers)
+        def send(case, checks=checks, mode=mode):
+            # A negative case may leave out the key on purpose ("header: violates required"): it
+            # goes without one then, or the key put back would leave only a value that serialises
+            # to a valid one (True as "?shadow=true") and a 200 read as accepting invalid input.
+            omitted = mode is GenerationMode.NEGATIVE and "Authorization" not in (case.headers or {})
+            response = case.call(headers={} if omitted else headers)
             statuses.append(response.status_code)
             case.validate_response(response, checks=checks, headers=headers)
 
