@@ -163,9 +163,9 @@ def train(args: argparse.Namespace) -> None:
         torch.manual_seed(seed)
         args.seed = seed
         trainer = _trainer(args)
-        # NLI pairs replayed beside them: adapted on these claims alone, the model called a short
-        # claim with a changed or inferred word a contradiction ("Revenue grew in 2023" against
-        # "revenue of 5 million dollars in 2023, up from 4 million": 0.98), all it had seen of them
+        # NLI pairs replayed beside them, against forgetting: adapted on these claims alone, the
+        # model called "Revenue grew in 2023" against "revenue of 5 million dollars in 2023, up
+        # from 4 million" a contradiction at 0.98; with the replay still at 0.93 (docs/verifier.md)
         replay = rng.sample(nli, min(len(nli), int(args.replay * len(train_on))))
         trainer.fit(train_on + replay, args.epochs, args.batch, args.lr)
         return trainer
