@@ -123,7 +123,9 @@ def test_contradicted_claim_is_a_violation_with_its_reason_code(
 def test_supported_output_passes_the_verifier(api, acme, make_policy, django_capture_on_commit_callbacks):
     make_policy(rules={"nli_check": True, "min_citations": 0})
     with django_capture_on_commit_callbacks(execute=True):
-        run_id, _ = _verifier_run(api, "Premium users get 1000 requests per minute.")
+        # the reformatted "1000" is a strict expected failure of the verifier now
+        # (tests/test_verifier_evidence.py, a tier with a rival tier beside it)
+        run_id, _ = _verifier_run(api, "Premium users get 1,000 requests per minute.")
     with scope(tenant=acme):
         evaluation = Evaluation.objects.get(run_id=run_id, source="verifier")
     assert evaluation.action == "allow"

