@@ -105,7 +105,10 @@ def test_an_agent_that_inflates_its_scores_is_flagged_then_blocked(
     with scope(tenant=acme):
         audits = list(ScoreAudit.objects.order_by("id"))
         assert len(audits) == 4 and {a.status for a in audits} == {"audited"}
-        assert all(a.reported == 0.95 and a.measured < 0.2 for a in audits)
+        # measured = the verifier's calibrated P(supported) of the two contradicted claims: 0.17 with
+        # the first adapted cross-encoder, 0.24 with the second (a number mismatch the combiner has
+        # seen on pairs that were supported after all keeps some weight); far under the 0.95 reported
+        assert all(a.reported == 0.95 and a.measured < 0.3 for a in audits)
         assert [p["source_id"] for p in audits[0].per_source] == ["pricing", "support"]
         assert audits[0].claims and audits[0].claims[0]["verdict"] == "contradicted"
 
