@@ -129,3 +129,18 @@ def test_a_contradiction_no_single_fact_shows_names_the_closest_sentence():
     assert claim.reason.startswith(f"contradiction {claim.probabilities['contradicted']:.2f}")
     assert claim.best_source.span.startswith("Adult cats typically need fewer calories")
     assert claim.thresholds_input["on_meaning"] is True and claim.thresholds_input["conflict"] is None
+
+
+def test_the_start_step_reads_back_the_nli_stage_model_not_the_adapted_one(tmp_path):
+    import subprocess
+
+    from judges.verifier.training.adapt_cross_encoder import NLI_STAGE, ROOT, extract_start
+
+    if subprocess.run(["git", "cat-file", "-e", f"{NLI_STAGE}^{{commit}}"], cwd=ROOT, capture_output=True).returncode:
+        pytest.skip(f"a checkout without commit {NLI_STAGE} (shallow)")
+    names = extract_start(tmp_path)
+    assert {n.rsplit("/", 1)[-1] for n in names} >= {"model.onnx", "tokenizer.json", "config.json", "training.json"}
+    record = json.loads((tmp_path / "training.json").read_text(encoding="utf-8"))
+    assert "adapted" not in record and "adapted" in json.loads((CROSS_ENCODER_DIR / "training.json").read_text())
+    assert (tmp_path / "model.onnx").read_bytes() != MODEL.read_bytes()
+    assert (tmp_path / "tokenizer.json").read_bytes() == (CROSS_ENCODER_DIR / "tokenizer.json").read_bytes()

@@ -29,7 +29,7 @@ FRESH = DEVSET.with_name("fresh.jsonl")
 FRESH2 = DEVSET.with_name("fresh2.jsonl")
 #: 600 pairs four further authors wrote later that day, on other domains, split the same way
 FRESH3 = DEVSET.with_name("fresh3.jsonl")
-#: 600 pairs four more authors wrote on 2026-11-27 (a fourth stop) as an evaluation set only:
+#: 600 pairs four more authors wrote later on 2026-11-27 as an evaluation set only:
 #: every pair is in the untouched half, none was read, none is trained or fitted on
 FRESH4 = DEVSET.with_name("fresh4.jsonl")
 FRESH_SETS = (FRESH, FRESH2, FRESH3, FRESH4)
