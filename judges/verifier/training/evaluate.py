@@ -145,17 +145,15 @@ def main() -> None:
     if args.written:
         halves = [("written", None, WRITTEN)]
     elif args.fresh:
-        halves = [
-            (f"{path.stem} {half}", half, path)
-            for path in FRESH_SETS
-            for half in ("looked", "untouched")
-            if load(half, path)  # fresh4 has no looked half
-        ]
+        halves = [(f"{path.stem} {half}", half, path) for path in FRESH_SETS for half in ("looked", "untouched")]
     else:
         picked = ("fit", "test") if args.half == "both" else (args.half,)
         halves = [(half, half, DEVSET) for half in picked]
     for name, half, path in halves:
-        results = run(load(half, path), config)
+        rows = load(half, path)
+        if not rows:  # fresh4.jsonl has no looked half
+            continue
+        results = run(rows, config)
         print(format_table(name if half is None else f"{name} half", results))
         if args.misses:
             for r, v, check in results:
