@@ -299,7 +299,9 @@ def test_trace_shows_every_distinct_floor_of_the_applicable_policies(alice, acme
     assert "(Strict RAG)" in rows["imf-9"]  # several floors: each marker names its policy
     ticks = re.findall(r'title="Relevance floor ([\d.]+) \(([^)]+)\)"', rows["fed-2023"])
     assert ticks == [("0.7", "Strict RAG"), ("0.3", "Lenient RAG")]  # not the policy of another agent
-    assert "0.99" not in html
+    # the other agent's floor appears nowhere: no marker, tick or summary names it (a bare "0.99"
+    # also matched the page's timestamps, e.g. "…:20.990418")
+    assert not re.search(r"floor 0\.99\b", html) and "(Other agent)" not in html
 
 
 def test_trace_shows_verifier_verdicts_under_the_report_and_the_final_decision(alice, evidence_run):
