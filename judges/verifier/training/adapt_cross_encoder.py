@@ -62,10 +62,10 @@ def author(row: dict) -> str:
     return row["origin"]
 
 
-def build_pairs() -> list[dict]:
+def build_pairs(rows: list[dict] | None = None) -> list[dict]:
     from judges.verifier.training.crossfit import cross_encoder_pairs, fold_of
 
-    rows = adaptation_rows()
+    rows = adaptation_rows() if rows is None else rows
     by_group = {r["group"]: author(r) for r in rows}
     pairs = cross_encoder_pairs(rows)
     for p in pairs:
@@ -242,6 +242,9 @@ def main() -> None:
     t = sub.add_parser("train", help="adapt, cross-fitted, and export")
     for p in (pairs_step, t):
         p.add_argument("--pairs", type=Path, default=PAIRS)
+    pairs_step.add_argument(
+        "--round4", action="store_true", help="the kept-apart fourth round's claims instead (sweep_adaptation.py)"
+    )
     for p in (replay_step, t):
         p.add_argument("--replay-data", type=Path, default=REPLAY, help="NLI pairs (the replay step)")
     for p in (start_step, t):
@@ -257,7 +260,9 @@ def main() -> None:
     t.add_argument("--layers", type=int, default=6)
     args = ap.parse_args()
     if args.step == "pairs":
-        pairs = build_pairs()
+        from judges.verifier.training.evaluate import WRITTEN_ROUND4, load
+
+        pairs = build_pairs(load(None, WRITTEN_ROUND4) if args.round4 else None)
         args.pairs.parent.mkdir(parents=True, exist_ok=True)
         args.pairs.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8")
         folds = Counter(p["fold"] for p in pairs)

