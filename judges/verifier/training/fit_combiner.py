@@ -118,6 +118,20 @@ def fit(x: np.ndarray, y: np.ndarray, seed: int = 0) -> dict:
     }
 
 
+def weights(result: dict) -> dict:
+    """A fit's weights as ``combiner.json`` holds them (``Combiner.from_dict`` reads them back)."""
+    model = result["model"]
+    return {
+        "features": list(FEATURES),
+        "classes": [CLASSES[int(k)] for k in model.classes_],
+        "mean": result["mean"].round(6).tolist(),
+        "scale": result["scale"].round(6).tolist(),
+        "coef": model.coef_.round(6).tolist(),
+        "intercept": model.intercept_.round(6).tolist(),
+        "temperature": round(result["temperature"], 4),
+    }
+
+
 def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     conf = p.max(axis=1)
     right = p.argmax(axis=1) == y
@@ -154,14 +168,7 @@ def main() -> None:
     result = fit(x, y)
     model = result["model"]
     classes = [CLASSES[int(k)] for k in model.classes_]
-    out = {
-        "features": list(FEATURES),
-        "classes": classes,
-        "mean": result["mean"].round(6).tolist(),
-        "scale": result["scale"].round(6).tolist(),
-        "coef": model.coef_.round(6).tolist(),
-        "intercept": model.intercept_.round(6).tolist(),
-        "temperature": round(result["temperature"], 4),
+    out = weights(result) | {
         "meta": {
             "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
             "data": "tests/data/verifier: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl",

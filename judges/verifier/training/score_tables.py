@@ -129,18 +129,8 @@ def score(folder: Path, name: str, verbose: bool = False) -> dict[str, Any]:
     rows = adaptation_rows() + (round4 if with_round4 else [])
     x_ad, y_ad, _ = F.claim_rows(rows, Table(oof))
     result = F.fit(np.concatenate([x_fit, x_ad]), np.concatenate([y_fit, y_ad]))
-    m = result["model"]
-    combiner = Combiner.from_dict(
-        {
-            "features": list(F.FEATURES),
-            "classes": [F.CLASSES[int(k)] for k in m.classes_],
-            "mean": result["mean"].tolist(),
-            "scale": result["scale"].tolist(),
-            "coef": m.coef_.tolist(),
-            "intercept": m.intercept_.tolist(),
-            "temperature": result["temperature"],
-        }
-    )
+    # rounded as combiner.json is, so that a variant scores as its refit would ship
+    combiner = Combiner.from_dict(F.weights(result))
     V.get_combiner = lambda *a, **k: combiner
     out: dict[str, Any] = {"C": result["C"], "cv_log_loss": round(result["cv_log_loss"], 4)}
     for set_name, set_rows in evaluation_sets():

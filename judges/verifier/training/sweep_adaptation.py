@@ -76,7 +76,7 @@ from judges.verifier.training.adapt_cross_encoder import dequantize  # noqa: E40
 
 
 def load(path: Path) -> list[dict]:
-    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    rows = T.load_pairs(path)
     return rows[:LIMIT] if LIMIT else rows
 
 
@@ -86,32 +86,10 @@ def start_state():
     return {k: torch.from_numpy(v.copy()) for k, v in dequantize(TRAIN / "nli_stage" / "model.onnx").items()}
 
 
-class Trainer(T.Trainer):
-    """train_cross_encoder.Trainer built from the config alone: every weight comes from the start."""
-
-    def __init__(self, args, state) -> None:
-        import numpy as np
-        import torch
-        from tokenizers import Tokenizer
-        from transformers import BertConfig, BertForSequenceClassification
-
-        self.np, self.torch, self.args = np, torch, args
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.base = args.base
-        self.tok = Tokenizer.from_file(str(self.base / "tokenizer.json"))
-        self.tok.no_padding()
-        self.tok.enable_truncation(max_length=args.max_length)
-        config = BertConfig.from_pretrained(
-            str(self.base), num_labels=3, id2label=T.ID2LABEL, label2id=T.LABEL2ID, num_hidden_layers=6
-        )
-        self.model = BertForSequenceClassification(config).to(self.device)
-        missing = self.model.load_state_dict(state, strict=False)
-        if missing.unexpected_keys or any("position_ids" not in k for k in missing.missing_keys):
-            raise ValueError(f"not this model's weights ({missing})")
-
-
 def _args(spec: dict):
-    return types.SimpleNamespace(**({"base": TRAIN / "base", "max_length": 256, "seed": 1} | spec))
+    """What train_cross_encoder.Trainer reads of its arguments; .train/base holds the config and
+    tokenizer (the weights all come from the start)."""
+    return types.SimpleNamespace(**({"base": TRAIN / "base", "max_length": 256, "layers": 6, "seed": 1} | spec))
 
 
 def pairs_of(spec: dict) -> list[dict]:
@@ -149,7 +127,7 @@ def train_variant(name: str) -> None:
     for k in list(range(FOLDS)) + ["final"]:
         train_on = pairs if k == "final" else [p for p in pairs if p["fold"] != k]
         torch.manual_seed(spec["seed"])
-        trainer = Trainer(_args(spec), state0)
+        trainer = T.Trainer(_args(spec), state0)
         replay = rng.sample(nli, min(len(nli), int(spec["replay"] * len(train_on))))
         trainer.fit(train_on + replay, spec["epochs"], 16, spec["lr"])
         _save(trainer.model, out / f"{k}.pt")
@@ -187,7 +165,7 @@ def derive_variant(name: str) -> None:
             / sum(w for v, w in mix.items() if key in parts[v])
             for key in keys
         }
-        trainer = Trainer(_args(spec), state)
+        trainer = T.Trainer(_args(spec), state)
         if k == "final":
             (out / "final.json").write_text(json.dumps(_predict(trainer, out / "onnx", evals)))
         else:

@@ -68,7 +68,9 @@ def _nli_module():
 
 
 class Trainer:
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, state: dict | None = None) -> None:
+        """``state``: every weight of the classifier (a model read back from its graph); the base
+        then gives only its config and tokenizer, so its folder needs no weights file."""
         import numpy as np
         import torch
         from tokenizers import Tokenizer
@@ -83,9 +85,15 @@ class Trainer:
         config = BertConfig.from_pretrained(
             str(self.base), num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID, num_hidden_layers=args.layers
         )
-        self.model = BertForSequenceClassification.from_pretrained(
-            str(self.base), config=config, dtype=torch.float32
-        ).to(self.device)
+        if state is None:
+            self.model = BertForSequenceClassification.from_pretrained(
+                str(self.base), config=config, dtype=torch.float32
+            ).to(self.device)
+            return
+        self.model = BertForSequenceClassification(config).to(self.device)
+        missing = self.model.load_state_dict(state, strict=False)
+        if missing.unexpected_keys or any("position_ids" not in k for k in missing.missing_keys):
+            raise ValueError(f"not this model's weights ({missing})")
 
     def encode(self, batch: list[dict], device: str | None = None) -> dict:
         np, torch = self.np, self.torch
