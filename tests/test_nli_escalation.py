@@ -123,8 +123,8 @@ def test_undecided_claims_get_the_llms_verdict_and_decided_ones_stay_local(api, 
         assert claims[claim]["escalated"] is True and claims[claim]["decided_by"] == "llm"
         assert claims[claim]["reason"].startswith(f"LLM ({MODELS[provider]}): the fake model says {verdict}")
         assert "[local verifier: unverifiable" in claims[claim]["reason"]
-    # the claims decided locally keep their verdicts: which ones those are moves with the machine's
-    # int8 arithmetic (docs/verifier.md, "Verdicts and the CPU"), so they are counted, not assumed
+    # the claims decided locally keep their verdicts: which ones those are moves with the model
+    # (a refit), so they are counted, not assumed
     kept = sum(v["verdict"] == "supported" for c, v in local_check(api).items() if c not in undecided)
     supported = kept + sum(v == "supported" for v in expected.values())
     assert body["supported_count"] == supported

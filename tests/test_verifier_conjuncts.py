@@ -60,7 +60,7 @@ def test_a_detail_the_sources_do_not_state_makes_the_claim_unverifiable_though_m
     assert claim.claim == "The train runs every 10 minutes and is fully electric."  # one claim, as written
     assert claim.verdict == "unverifiable", claim.reason
     # the reason names the missing detail; whether "(undecided: ...)" follows depends on how near the
-    # thresholds the probabilities fall, which the CPU's int8 arithmetic moves (docs/verifier.md)
+    # thresholds the probabilities fall, which a refitted model moves
     assert claim.reason.startswith("source does not mention: fully, electric"), claim.reason
 
 

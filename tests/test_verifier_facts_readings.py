@@ -5,7 +5,7 @@ Python, and the packaged models where a whole check runs)."""
 import pytest
 
 from judges.verifier.facts import analyse
-from tests.verifier_support import BORDERLINE_ON_SOME_CPUS, REGRESSED_2026_11_27, align_texts
+from tests.verifier_support import REGRESSED_2026_11_27, align_texts
 
 
 def _holds(claim: str, sources: list[str], verdict: str) -> None:
@@ -193,11 +193,10 @@ def test_a_comparison_the_values_agree_with_or_cannot_settle(claim, sources):
             "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH; processing under 10 minutes.",
             "contradicted",
         ),
-        pytest.param(
+        (
             "The withdrawal fee is 0.0012 ETH.",
             "Harbourline ETH withdrawals: fee 0.0012 ETH; minimum withdrawal 0.01 ETH.",
             "supported",
-            marks=BORDERLINE_ON_SOME_CPUS,  # supported 0.48, contradicted 0.49 on an AVX2 EPYC
         ),
     ],
 )

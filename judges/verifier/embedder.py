@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .nli import session_options
+
 __all__ = ["Embedder", "get_embedder", "load_time_ms", "default_model_paths", "EmbedderUnavailable"]
 
 MAX_LENGTH = 128  # all-MiniLM-L6-v2 was trained on 128 word pieces
@@ -89,6 +91,7 @@ class Embedder:
         max_length: int = MAX_LENGTH,
         max_batch: int = 1,  # the packaged graph's activation scales are per run (module docstring)
         cache_size: int = 0,
+        exact_int8: bool | None = None,  # nli.session_options
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -108,14 +111,11 @@ class Embedder:
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=max_length)
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
             self.session = ort.InferenceSession(
-                str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+                str(self.model_path),
+                sess_options=session_options(self.threads, exact_int8),
+                providers=["CPUExecutionProvider"],
             )
         except Exception as exc:  # pragma: no cover - depends on the file
             raise EmbedderUnavailable(f"cannot load {self.model_path}: {exc}") from exc

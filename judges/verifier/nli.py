@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["NLIModel", "NLIModelError", "NLIScores", "get_nli_model"]
+__all__ = ["NLIModel", "NLIModelError", "NLIScores", "exact_int8_needed", "get_nli_model", "session_options"]
 
 
 class NLIModelError(RuntimeError):
@@ -48,6 +48,47 @@ class NLIScores:
 
 _INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 
+#: onnxruntime's session entry (``kOrtSessionOptionsAvx2PrecisionMode``) that makes it multiply
+#: int8 exactly on an x86 CPU without VNNI, by a slower uint8 x uint8 kernel
+EXACT_INT8_ENTRY = "session.x64quantprecision"
+#: CPU flags (Linux ``/proc/cpuinfo``) of the instructions that sum uint8 x int8 products in 32 bits
+VNNI_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+
+
+def exact_int8_needed(cpuinfo: str | None = None) -> bool:
+    """Whether onnxruntime must be asked for exact int8 products here (docs/verifier.md, "Verdicts
+    and the CPU"). Both packaged graphs multiply uint8 activations by int8 weights; without VNNI,
+    x86 kernels add each pair of products in saturating 16 bits, and the verdicts would depend on
+    the CPU. With VNNI they are exact already, and the exact kernel would only cost time (1.6x
+    measured on an AVX512-VNNI EPYC), so it is asked for only where the flags lack VNNI, or cannot
+    be read (elsewhere than x86 onnxruntime ignores the entry)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return True
+    flags = next((line.partition(":")[2].split() for line in cpuinfo.splitlines() if line.startswith("flags")), None)
+    return flags is None or not VNNI_FLAGS & set(flags)
+
+
+_EXACT_INT8 = exact_int8_needed()
+
+
+def session_options(threads: int, exact_int8: bool | None = None):
+    """The onnxruntime options both packaged models run under: ``threads`` intra-op threads, one
+    inter-op, every graph optimisation, and exact int8 products where this CPU needs them
+    (``exact_int8`` None) or where asked (True: the benchmark's and the tests' comparison)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = max(1, int(threads))
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if _EXACT_INT8 if exact_int8 is None else exact_int8:
+        opts.add_session_config_entry(EXACT_INT8_ENTRY, "1")
+    return opts
+
 
 def _label_kind(name: str) -> str | None:
     n = name.strip().lower()
@@ -62,7 +103,12 @@ def _label_kind(name: str) -> str | None:
 
 class NLIModel:
     def __init__(
-        self, model_dir: str | Path, threads: int = 1, batch_size: int = 16, max_length: int | None = None
+        self,
+        model_dir: str | Path,
+        threads: int = 1,
+        batch_size: int = 16,
+        max_length: int | None = None,
+        exact_int8: bool | None = None,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -103,13 +149,11 @@ class NLIModel:
         self.pad_id = int(pad_id or 0)
         self.tokenizer.no_padding()
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = max(1, int(threads))
-        opts.inter_op_num_threads = 1
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
             self.session = ort.InferenceSession(
-                str(files["model.onnx"]), sess_options=opts, providers=["CPUExecutionProvider"]
+                str(files["model.onnx"]),
+                sess_options=session_options(threads, exact_int8),
+                providers=["CPUExecutionProvider"],
             )
         except Exception as exc:
             raise NLIModelError(f"cannot load {files['model.onnx']}: {exc}") from exc
