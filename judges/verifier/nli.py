@@ -59,7 +59,7 @@ def exact_int8_needed(cpuinfo: str | None = None) -> bool:
     """Whether onnxruntime must be asked for exact int8 products here (docs/verifier.md, "Verdicts
     and the CPU"). Both packaged graphs multiply uint8 activations by int8 weights; without VNNI,
     x86 kernels add each pair of products in saturating 16 bits, and the verdicts would depend on
-    the CPU. With VNNI they are exact already, and the exact kernel would only cost time (1.6x
+    the CPU. With VNNI they are exact already, and the exact kernel would only cost time (1.5x
     measured on an AVX512-VNNI EPYC), so it is asked for only where the flags lack VNNI, or cannot
     be read (elsewhere than x86 onnxruntime ignores the entry)."""
     if cpuinfo is None:
