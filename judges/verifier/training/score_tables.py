@@ -27,11 +27,12 @@ import numpy as np
 
 from judges.verifier import verifier as V
 from judges.verifier.combiner import Combiner
-from judges.verifier.nli import NLIModel, NLIScores
+from judges.verifier.nli import NLIScores
 from judges.verifier.training import evaluate as E
 from judges.verifier.training import fit_combiner as F
 from judges.verifier.training.adapt_cross_encoder import adaptation_rows
 from judges.verifier.training.crossfit import _Recorder, pair_key
+from judges.verifier.training.train_cross_encoder import _probabilities, load_pairs
 
 EVAL_PAIRS = E.ROOT / ".train" / "eval_pairs.jsonl"
 
@@ -110,12 +111,7 @@ def record() -> int:
 
 
 def table(model_dir: Path) -> dict[str, list[float]]:
-    pairs = [json.loads(x) for x in EVAL_PAIRS.read_text(encoding="utf-8").splitlines() if x.strip()]
-    scores = NLIModel(model_dir, threads=2, batch_size=1).predict([(p["premise"], p["hypothesis"]) for p in pairs])
-    return {
-        p["key"]: [round(s.entailment, 6), round(s.neutral, 6), round(s.contradiction, 6)]
-        for p, s in zip(pairs, scores)
-    }
+    return _probabilities(model_dir, load_pairs(EVAL_PAIRS))
 
 
 def score(folder: Path, name: str, verbose: bool = False) -> dict[str, Any]:
