@@ -66,6 +66,21 @@ def test_check_endpoint_reads_a_number_past_a_float_as_a_conflict_not_a_500(api,
     assert [c["verdict"] for c in response.json()["claims"]] == ["contradicted"]
 
 
+def test_check_endpoint_answers_a_count_and_rate_beside_a_company_name_not_a_500(api):
+    """A fifth-round training pair once made the verifier raise (a count times a rate "per seat"
+    compared with an entity's name: facts/reckoning.py); the check answers with a verdict."""
+    sources = [
+        "Hi, this is Hollis from billing at Quarry Analytics. We've moved your team from monthly billing to "
+        "annual billing on the Team plan, effective 1 July. Your card will be charged $2,160 today for 12 seats.",
+        "Quarry Analytics pricing. Team plan: $20 per seat per month billed monthly, or $15 per seat per month "
+        "billed annually.",
+    ]
+    text = "The $2,160 charge matches Quarry's annual rate of $15 per seat for 12 seats."
+    response = api.post("/api/v1/grounding/check/", {"text": text, "sources": sources}, format="json")
+    assert response.status_code == 200, response.content[:300]
+    assert response.json()["total_claims"] == 1
+
+
 def test_check_endpoint_without_sources_is_a_no_op(api):
     body = api.post("/api/v1/grounding/check/", {"text": "Anything at all.", "sources": []}, format="json").json()
     assert body["reason_code"] == "GROUNDING_NO_SOURCES"

@@ -13,7 +13,15 @@ from onnx import numpy_helper
 from judges.verifier.nli import NLIModel, NLIScores
 from judges.verifier.training.adapt_cross_encoder import FOLDS, adaptation_rows, author, dequantize
 from judges.verifier.training.crossfit import OutOfFold, fold_of, pair_key
-from judges.verifier.training.evaluate import FRESH_SETS, LABELS, WRITTEN, WRITTEN_ROUND4, load
+from judges.verifier.training.evaluate import (
+    FRESH_SETS,
+    KEPT_APART,
+    LABELS,
+    WRITTEN,
+    WRITTEN_CONTRAST,
+    WRITTEN_ROUND4,
+    load,
+)
 from judges.verifier.verifier import CROSS_ENCODER_DIR
 
 MODEL = CROSS_ENCODER_DIR / "model.onnx"
@@ -91,10 +99,14 @@ def test_nothing_the_floors_measure_is_trained_on():
     assert {r["id"] for r in load(None, WRITTEN)} <= ids
     # the training pairs kept apart share nothing with what the floors measure either, nor with the
     # pairs adapted on, so that adding them later stays a clean step
-    pending = load(None, WRITTEN_ROUND4)
-    assert len(pending) == 1600 and all(r["label"] in LABELS for r in pending)
-    assert not {r["claim"] for r in pending} & {r["claim"] for r in rows + untouched + devset}
-    assert not {r["id"] for r in pending} & (ids | {r["id"] for r in untouched + devset})
+    assert len(load(None, WRITTEN_ROUND4)) == 1600 and len(load(None, WRITTEN_CONTRAST)) == 1260
+    measured = untouched + devset
+    for path in KEPT_APART.values():
+        pending = load(None, path)
+        assert all(r["label"] in LABELS for r in pending)
+        assert not {r["claim"] for r in pending} & {r["claim"] for r in rows + measured}
+        assert not {r["id"] for r in pending} & (ids | {r["id"] for r in measured})
+    assert not {r["claim"] for r in load(None, WRITTEN_ROUND4)} & {r["claim"] for r in load(None, WRITTEN_CONTRAST)}
     # whole authors go to a fold, and every fold has some
     authors = {author(r) for r in rows}
     assert len(authors) >= 10 and {fold_of(a, FOLDS, salt="adapt") for a in authors} == set(range(FOLDS))
@@ -150,3 +162,17 @@ def test_the_start_step_reads_back_the_nli_stage_model_not_the_adapted_one(tmp_p
     assert "adapted" not in record and "adapted" in json.loads((CROSS_ENCODER_DIR / "training.json").read_text())
     assert (tmp_path / "model.onnx").read_bytes() != MODEL.read_bytes()
     assert (tmp_path / "tokenizer.json").read_bytes() == (CROSS_ENCODER_DIR / "tokenizer.json").read_bytes()
+
+
+def test_a_contrast_triple_is_one_source_set_and_a_claim_of_each_verdict():
+    """The fifth round (evaluate.WRITTEN_CONTRAST): each group is the same sources with a supported
+    claim, the claim with one detail the sources refute, and the claim with one they do not give."""
+    groups: dict[str, list[dict]] = {}
+    for r in load(None, WRITTEN_CONTRAST):
+        groups.setdefault(r["group"], []).append(r)
+    assert len(groups) == 420
+    for group, triple in groups.items():
+        assert sorted(r["label"] for r in triple) == sorted(LABELS), group
+        assert len({json.dumps(r["sources"]) for r in triple}) == 1, group
+        assert {r["id"].rsplit("-", 1)[1] for r in triple} == {"s", "c", "u"}, group
+    assert len({author(triple[0]) for triple in groups.values()}) == 6

@@ -263,3 +263,15 @@ def test_a_count_a_list_gives_is_shown_as_the_list():
     assert ("four-man", "Anderl Heckmair, Ludwig Vörg, Heinrich Harrer and Fritz Kasparek") in [
         (c.text, s.text) for c, s in found.matched
     ]
+
+
+def test_a_count_times_a_rate_beside_a_named_entity_is_worked_out_not_a_crash():
+    """A claim naming a company beside a count and a rate "per seat": the count's product is
+    compared with the claim's other amounts only, never with an entity's name (a TypeError once,
+    found by a fifth-round training pair)."""
+    bill = "Your card will be charged $2,160 today for 12 seats."
+    prices = "Quarry Analytics pricing. Team plan: $20 per seat per month billed monthly, or $15 per seat per month."
+    found = align_texts(
+        "The $2,160 charge matches Quarry's annual rate of $15 per seat for 12 seats.", prices, f"{bill} {prices}"
+    )
+    assert not [f for f in found.missing if f.kind == "quantity"]

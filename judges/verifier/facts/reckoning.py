@@ -129,9 +129,10 @@ def rate_times_count(cf: Fact, claim: Analysis, span: Analysis, doc: Analysis) -
             if rate.kind == "quantity" and rate.per not in ("", "duration") and stem(rate.per) == cf.noun[-1]:
                 product = rate.num_value * cf.num_value
                 if any(
-                    f.kind == "quantity" and f.dim == rate.dim and abs(product - _base(f)) <= _PRODUCT_TOL * _base(f)
+                    f.dim == rate.dim and abs(product - _base(f)) <= _PRODUCT_TOL * _base(f)
                     for f in claim.facts
-                    if f is not cf and _base(f) > 0
+                    # an entity's value is its name: only a quantity has an amount to compare
+                    if f is not cf and f.kind == "quantity" and _base(f) > 0
                 ):
                     return rate
         return None

@@ -239,7 +239,9 @@ def main() -> None:
     for p in (pairs_step, t):
         p.add_argument("--pairs", type=Path, default=PAIRS)
     pairs_step.add_argument(
-        "--round4", action="store_true", help="the kept-apart fourth round's claims instead (sweep_adaptation.py)"
+        "--kept-apart",
+        choices=("r4", "r5"),
+        help="a kept-apart round's claims instead (evaluate.KEPT_APART; sweep_adaptation.py)",
     )
     for p in (replay_step, t):
         p.add_argument("--replay-data", type=Path, default=REPLAY, help="NLI pairs (the replay step)")
@@ -256,9 +258,9 @@ def main() -> None:
     t.add_argument("--layers", type=int, default=6)
     args = ap.parse_args()
     if args.step == "pairs":
-        from judges.verifier.training.evaluate import WRITTEN_ROUND4, load
+        from judges.verifier.training.evaluate import KEPT_APART, load
 
-        pairs = build_pairs(load(None, WRITTEN_ROUND4) if args.round4 else None)
+        pairs = build_pairs(load(None, KEPT_APART[args.kept_apart]) if args.kept_apart else None)
         args.pairs.parent.mkdir(parents=True, exist_ok=True)
         args.pairs.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8")
         folds = Counter(p["fold"] for p in pairs)

@@ -42,6 +42,11 @@ WRITTEN = DEVSET.with_name("written.jsonl")
 #: 1,600 more training pairs by eight authors, kept apart: a model adapted with them was not shipped
 #: (docs/verifier.md, "A third adaptation, not shipped"); nothing reads them yet but the overlap tests
 WRITTEN_ROUND4 = DEVSET.with_name("written_round4.jsonl")
+#: 1,260 contrast triples by six more authors (one source set, a supported claim, the same claim
+#: with the rival value, the same with an unstated detail), kept apart like the fourth round
+WRITTEN_CONTRAST = DEVSET.with_name("written_contrast.jsonl")
+#: the kept-apart training sets by the name sweep_adaptation.py gives them
+KEPT_APART = {"r4": WRITTEN_ROUND4, "r5": WRITTEN_CONTRAST}
 LABELS = ("supported", "contradicted", "unverifiable")
 
 
@@ -138,6 +143,7 @@ def main() -> None:
     ap.add_argument("--misses", action="store_true", help="print every wrong verdict")
     ap.add_argument("--fresh", action="store_true", help="the fresh independent pairs (looked / untouched halves)")
     ap.add_argument("--written", action="store_true", help="the written training pairs (trained on: no test)")
+    ap.add_argument("--kept-apart", choices=sorted(KEPT_APART), help="a kept-apart round of training pairs")
     ap.add_argument(
         "--threshold", type=float, default=None, help="entailment and contradiction threshold (default: the verifier's)"
     )
@@ -150,6 +156,8 @@ def main() -> None:
     halves: list[tuple[str, str | None, Path]]
     if args.written:
         halves = [("written", None, WRITTEN)]
+    elif args.kept_apart:
+        halves = [(args.kept_apart, None, KEPT_APART[args.kept_apart])]
     elif args.fresh:
         halves = [(f"{path.stem} {half}", half, path) for path in FRESH_SETS for half in ("looked", "untouched")]
     else:

