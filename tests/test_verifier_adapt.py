@@ -176,3 +176,16 @@ def test_a_contrast_triple_is_one_source_set_and_a_claim_of_each_verdict():
         assert len({json.dumps(r["sources"]) for r in triple}) == 1, group
         assert {r["id"].rsplit("-", 1)[1] for r in triple} == {"s", "c", "u"}, group
     assert len({author(triple[0]) for triple in groups.values()}) == 6
+
+
+def test_the_sweep_names_each_kept_apart_round_and_scores_a_variant_with_the_claims_it_trained_on():
+    from judges.verifier.training.sweep_adaptation import DATA, DERIVED, VARIANTS, data_of
+
+    assert set(DATA) == {"base"} | set(KEPT_APART)
+    assert all(set(spec["data"]) <= set(DATA) and "base" in spec["data"] for spec in VARIANTS.values())
+    assert data_of("G") == ("base", "r4", "r5")
+    # an average reads the held-out claims of its first trained part; anything else, the shipped claims
+    assert data_of("FH") == VARIANTS["F"]["data"] and all(
+        v in VARIANTS or v == "start" for m in DERIVED.values() for v in m
+    )
+    assert data_of("shipped") == data_of("Gb") == ("base",)
