@@ -1,8 +1,8 @@
 """Every claim of the data files against sources it was not written for: the verifier answers,
 never raises. A claim with a count, a rate "per seat" and a company's name once raised a TypeError
-(a 500 through the check endpoint, docs/verifier.md "Contrast triples"); the facts layer meets
-every pairing of values here, not only the ones a pair's author meant. Fixed seed, so a failure
-names a pairing that can be replayed. No database."""
+(a 500 through the check endpoint, docs/verifier.md "Contrast triples"); here the facts layer
+meets pairings of values that no pair's author meant. Fixed seed, so a failure names a pairing
+that can be replayed. No database."""
 
 import json
 import random

@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from judges.verifier.training.evaluate import ROOT
+from judges.verifier.training.evaluate import KEPT_APART, ROOT
 
 PAIRS = ROOT / ".train" / "adapt_ce.jsonl"
 REPLAY = ROOT / ".train" / "replay.jsonl"
@@ -240,7 +240,7 @@ def main() -> None:
         p.add_argument("--pairs", type=Path, default=PAIRS)
     pairs_step.add_argument(
         "--kept-apart",
-        choices=("r4", "r5"),
+        choices=sorted(KEPT_APART),
         help="a kept-apart round's claims instead (evaluate.KEPT_APART; sweep_adaptation.py)",
     )
     for p in (replay_step, t):
@@ -258,7 +258,7 @@ def main() -> None:
     t.add_argument("--layers", type=int, default=6)
     args = ap.parse_args()
     if args.step == "pairs":
-        from judges.verifier.training.evaluate import KEPT_APART, load
+        from judges.verifier.training.evaluate import load
 
         pairs = build_pairs(load(None, KEPT_APART[args.kept_apart]) if args.kept_apart else None)
         args.pairs.parent.mkdir(parents=True, exist_ok=True)
