@@ -99,14 +99,14 @@ def test_nothing_the_floors_measure_is_trained_on():
     assert {r["id"] for r in load(None, WRITTEN)} <= ids
     # the training pairs kept apart share nothing with what the floors measure either, nor with the
     # pairs adapted on, so that adding them later stays a clean step
-    assert len(load(None, WRITTEN_ROUND4)) == 1600 and len(load(None, WRITTEN_CONTRAST)) == 1260
+    pending = {path: load(None, path) for path in KEPT_APART.values()}
+    assert len(pending[WRITTEN_ROUND4]) == 1600 and len(pending[WRITTEN_CONTRAST]) == 1260
     measured = untouched + devset
-    for path in KEPT_APART.values():
-        pending = load(None, path)
-        assert all(r["label"] in LABELS for r in pending)
-        assert not {r["claim"] for r in pending} & {r["claim"] for r in rows + measured}
-        assert not {r["id"] for r in pending} & (ids | {r["id"] for r in measured})
-    assert not {r["claim"] for r in load(None, WRITTEN_ROUND4)} & {r["claim"] for r in load(None, WRITTEN_CONTRAST)}
+    for kept in pending.values():
+        assert all(r["label"] in LABELS for r in kept)
+        assert not {r["claim"] for r in kept} & {r["claim"] for r in rows + measured}
+        assert not {r["id"] for r in kept} & (ids | {r["id"] for r in measured})
+    assert not {r["claim"] for r in pending[WRITTEN_ROUND4]} & {r["claim"] for r in pending[WRITTEN_CONTRAST]}
     # whole authors go to a fold, and every fold has some
     authors = {author(r) for r in rows}
     assert len(authors) >= 10 and {fold_of(a, FOLDS, salt="adapt") for a in authors} == set(range(FOLDS))
