@@ -20,15 +20,30 @@ OUTPUTS = [
     "The Federal Reserve cut interest rates in July 2023. The IMF expects growth of 3.4% in 2023.",
     "Global growth will be 3.0% in 2023 according to the IMF, and the Fed did not raise rates.",
 ]
+#: and two where the combiner's reading decides alone: a contradiction no fact shows (P(contradicted)
+#: just above 0.5), and a conflict that a combiner sure of "unverifiable" keeps from the backstop
+#: (judges/verifier/verifier.py ``undecided``)
+CASES = [(output, SOURCES) for output in OUTPUTS] + [
+    ("The plan includes priority support.", ["The Business plan includes single sign-on and audit logs."]),
+    (
+        "Bolt set the 9.58-second 100 m world record in Berlin in 2009, with Tyson Gay finishing second.",
+        [
+            "Usain Bolt set the 100 m world record of 9.58 seconds at the 2009 World Championships in Berlin, "
+            "improving on his own mark from the Beijing Olympics a year earlier."
+        ],
+    ),
+]
 THRESHOLDS = [(0.5, 0.5), (0.2, 0.8), (0.8, 0.2), (0.05, 0.95), (0.95, 0.05), (0.35, 0.35)]
 
 
-@pytest.mark.parametrize("output", OUTPUTS)
+@pytest.mark.parametrize("output, sources", CASES)
 @pytest.mark.parametrize("entailment, contradiction", THRESHOLDS)
-def test_rethresholding_a_stored_verification_matches_running_the_verifier_again(output, entailment, contradiction):
-    stored = check_grounding(output, SOURCES, VerifierConfig()).to_dict()
+def test_rethresholding_a_stored_verification_matches_running_the_verifier_again(
+    output, sources, entailment, contradiction
+):
+    stored = check_grounding(output, sources, VerifierConfig()).to_dict()
     rerun = check_grounding(
-        output, SOURCES, VerifierConfig(entailment_threshold=entailment, contradiction_threshold=contradiction)
+        output, sources, VerifierConfig(entailment_threshold=entailment, contradiction_threshold=contradiction)
     )
     rules = {
         "entailment_threshold": entailment,

@@ -133,6 +133,25 @@ def test_fact_backstop_decides_only_what_the_combiner_leaves_undecided():
     assert strict.verdict != "contradicted"
 
 
+def test_fact_backstop_leaves_alone_a_combiner_sure_the_claim_is_unverifiable():
+    """The sources never name who came second; "Beijing Olympics" is the name the entity check
+    sets against "Tyson Gay". The combiner gives "unverifiable" 0.9 or more: that is no undecided
+    combiner, and the backstop, which once called such claims contradicted (wrong 7 times in 8 on
+    the fitting half and the looked halves), stays out."""
+    text = "Bolt set the 9.58-second 100 m world record in Berlin in 2009, with Tyson Gay finishing second."
+    sources = [
+        "Usain Bolt set the 100 m world record of 9.58 seconds at the 2009 World Championships in Berlin, "
+        "improving on his own mark from the Beijing Olympics a year earlier."
+    ]
+    (claim,) = check_grounding(text, sources).claims
+    p = claim.probabilities
+    assert p["unverifiable"] > max(p["supported"], p["contradicted"])
+    assert claim.verdict == "unverifiable" and claim.decided_by == "combiner"
+    assert claim.thresholds_input["backstop"] is False
+    assert claim.thresholds_input["conflict"] is not None  # the conflict is found; it does not decide
+    assert "Tyson Gay" in claim.reason
+
+
 def test_paraphrase_words_meet_through_their_stems():
     assert words_match("approval", "approved")
     assert words_match("connection", "connected")

@@ -45,8 +45,9 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    * ``contradicted`` if P(contradicted) ≥ ``contradiction_threshold``;
    * else, with ``fact_backstop`` on, ``contradicted`` when the evidence opens with a sentence whose
      conflict (confidence ≥ ``contradiction_threshold``) covers the claim at least as well as any
-     conflict-free sentence -- the earlier rules' contradiction, kept for an undecided combiner as
-     on the NLI path (``decided_by`` says which decided);
+     conflict-free sentence -- the earlier rules' contradiction, kept for an undecided combiner
+     (supported or contradicted likelier than unverifiable) as on the NLI path (``decided_by``
+     says which decided);
    * else ``supported`` if P(supported) ≥ ``entailment_threshold``;
    * else ``unverifiable`` (the reason says what is missing or which doubtful conflict held it
      back, and "undecided" when supported or contradicted was the more likely verdict).
@@ -554,12 +555,17 @@ def _decide(
     rounded = {k: round(v, 4) for k, v in probs.items()}
     top = max(g.candidates, key=lambda c: c.sim)
     conflict = ev.conflict
+    # the combiner is undecided when supported or contradicted is likelier than unverifiable: only
+    # then may the fact backstop decide (overriding a combiner that found "unverifiable" likeliest,
+    # it was wrong 7 times in 8 on the fitting half and the looked halves; docs/verifier.md, step 6)
+    undecided = max(p_sup, p_con) > p_unv
     inputs = {
         "path": "combiner",
         "on_meaning": True,  # a contradiction may stand without a fact conflict (below)
         "conflict": round(conflict.confidence, 4) if conflict is not None and ev.conflict_span is not None else None,
         "backstop": bool(
             config.fact_backstop
+            and undecided
             and ev.features.get("rule_contradicted") == 1.0
             and ev.features.get("conflict_on_evidence") == 1.0
         ),
@@ -590,12 +596,10 @@ def _decide(
             thresholds_input=inputs,
         )
     if (
-        config.fact_backstop
+        inputs["backstop"]
         and p_sup < config.entailment_threshold
         and conflict is not None
         and ev.conflict_span is not None
-        and ev.features.get("rule_contradicted") == 1.0
-        and ev.features.get("conflict_on_evidence") == 1.0
         and conflict.confidence >= config.contradiction_threshold
     ):
         # the combiner is undecided, but the sentence about the claim's subject states another
@@ -654,7 +658,7 @@ def _decide(
         failed = "missing: " + ", ".join(f"'{w}'" for w in words)
     else:
         reason = f"source sentences only loosely match (similarity {sims[ev.spans[0]]:.2f})"
-    if p_sup < config.entailment_threshold and p_con < config.contradiction_threshold and max(p_sup, p_con) > p_unv:
+    if p_sup < config.entailment_threshold and p_con < config.contradiction_threshold and undecided:
         reason += f" (undecided: supported {p_sup:.2f}, contradicted {p_con:.2f})"
     return ClaimVerdict(
         claim,
