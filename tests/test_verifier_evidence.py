@@ -152,6 +152,26 @@ def test_fact_backstop_leaves_alone_a_combiner_sure_the_claim_is_unverifiable():
     assert "Tyson Gay" in claim.reason
 
 
+def test_fact_backstop_still_decides_for_an_undecided_combiner():
+    """Contradicted (0.48) a hair likelier than supported (0.47), unverifiable far behind: the
+    combiner is undecided, and the negation the fact check finds ("prohibited" against "permitted")
+    decides, as it did before the backstop was kept to such claims."""
+    text = "Taking photographs is prohibited in the museum's galleries."
+    sources = [
+        "Visitor information: photography without flash is permitted in all galleries for personal use. "
+        "Tripods and selfie sticks are not allowed."
+    ]
+    (claim,) = check_grounding(text, sources).claims
+    p = claim.probabilities
+    assert max(p["supported"], p["contradicted"]) > p["unverifiable"]
+    assert p["contradicted"] < 0.5 and p["supported"] < 0.5
+    assert claim.verdict == "contradicted" and claim.decided_by == "fact_backstop"
+    assert claim.thresholds_input["backstop"] is True
+    assert claim.reason.startswith("negation mismatch: claim has 'prohibited'")
+    off = check_grounding(text, sources, VerifierConfig(fact_backstop=False)).claims[0]
+    assert off.verdict == "unverifiable" and off.thresholds_input["backstop"] is False
+
+
 def test_paraphrase_words_meet_through_their_stems():
     assert words_match("approval", "approved")
     assert words_match("connection", "connected")
