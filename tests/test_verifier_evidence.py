@@ -133,43 +133,49 @@ def test_fact_backstop_decides_only_what_the_combiner_leaves_undecided():
     assert strict.verdict != "contradicted"
 
 
-def test_fact_backstop_leaves_alone_a_combiner_sure_the_claim_is_unverifiable():
-    """The sources never name who came second; "Beijing Olympics" is the name the entity check
-    sets against "Tyson Gay". The combiner gives "unverifiable" 0.9 or more: that is no undecided
-    combiner, and the backstop, which once called such claims contradicted (wrong 7 times in 8 on
-    the fitting half and the looked halves), stays out."""
-    text = "Bolt set the 9.58-second 100 m world record in Berlin in 2009, with Tyson Gay finishing second."
-    sources = [
-        "Usain Bolt set the 100 m world record of 9.58 seconds at the 2009 World Championships in Berlin, "
-        "improving on his own mark from the Beijing Olympics a year earlier."
-    ]
-    (claim,) = check_grounding(text, sources).claims
-    p = claim.probabilities
-    assert p["unverifiable"] > max(p["supported"], p["contradicted"])
-    assert claim.verdict == "unverifiable" and claim.decided_by == "combiner"
-    assert claim.thresholds_input["backstop"] is False
-    assert claim.thresholds_input["conflict"] is not None  # the conflict is found; it does not decide
-    assert "Tyson Gay" in claim.reason
+#: (claim, sources, whether the combiner is undecided): "Beijing Olympics" is the name the entity
+#: check sets against "Tyson Gay", whom the sources never name, and the combiner gives
+#: "unverifiable" 0.9 or more; "prohibited" against "permitted" leaves it at contradicted 0.48
+#: beside supported 0.47, unverifiable far behind
+BACKSTOP_CASES = [
+    (
+        "Bolt set the 9.58-second 100 m world record in Berlin in 2009, with Tyson Gay finishing second.",
+        [
+            "Usain Bolt set the 100 m world record of 9.58 seconds at the 2009 World Championships in Berlin, "
+            "improving on his own mark from the Beijing Olympics a year earlier."
+        ],
+        False,
+    ),
+    (
+        "Taking photographs is prohibited in the museum's galleries.",
+        [
+            "Visitor information: photography without flash is permitted in all galleries for personal use. "
+            "Tripods and selfie sticks are not allowed."
+        ],
+        True,
+    ),
+]
 
 
-def test_fact_backstop_still_decides_for_an_undecided_combiner():
-    """Contradicted (0.48) a hair likelier than supported (0.47), unverifiable far behind: the
-    combiner is undecided, and the negation the fact check finds ("prohibited" against "permitted")
-    decides, as it did before the backstop was kept to such claims."""
-    text = "Taking photographs is prohibited in the museum's galleries."
-    sources = [
-        "Visitor information: photography without flash is permitted in all galleries for personal use. "
-        "Tripods and selfie sticks are not allowed."
-    ]
+@pytest.mark.parametrize("text, sources, undecided", BACKSTOP_CASES)
+def test_fact_backstop_decides_only_for_a_combiner_that_is_undecided(text, sources, undecided):
+    """Only where supported or contradicted is likelier than unverifiable may the conflict decide;
+    over a combiner that found "unverifiable" likeliest it was wrong 7 times in 8 on the fitting
+    half and the looked halves (docs/verifier.md, "Undecided means undecided")."""
     (claim,) = check_grounding(text, sources).claims
     p = claim.probabilities
-    assert max(p["supported"], p["contradicted"]) > p["unverifiable"]
-    assert p["contradicted"] < 0.5 and p["supported"] < 0.5
-    assert claim.verdict == "contradicted" and claim.decided_by == "fact_backstop"
-    assert claim.thresholds_input["backstop"] is True
-    assert claim.reason.startswith("negation mismatch: claim has 'prohibited'")
-    off = check_grounding(text, sources, VerifierConfig(fact_backstop=False)).claims[0]
-    assert off.verdict == "unverifiable" and off.thresholds_input["backstop"] is False
+    assert (max(p["supported"], p["contradicted"]) > p["unverifiable"]) is undecided
+    assert p["contradicted"] < 0.5 and p["supported"] < 0.5  # no threshold reached: the backstop's case
+    assert claim.thresholds_input["conflict"] is not None  # a conflict is found either way
+    assert claim.thresholds_input["backstop"] is undecided
+    if undecided:
+        assert claim.verdict == "contradicted" and claim.decided_by == "fact_backstop"
+        assert claim.reason.startswith("negation mismatch: claim has 'prohibited'")
+        off = check_grounding(text, sources, VerifierConfig(fact_backstop=False)).claims[0]
+        assert off.verdict == "unverifiable" and off.thresholds_input["backstop"] is False
+    else:
+        assert claim.verdict == "unverifiable" and claim.decided_by == "combiner"
+        assert "Tyson Gay" in claim.reason
 
 
 def test_paraphrase_words_meet_through_their_stems():
