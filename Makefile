@@ -103,6 +103,7 @@ screenshots: venv assets chromium
 bench: venv
 	$(PY) bench/engine.py
 	$(PY) bench/verifier.py
+	$(PY) bench/verifier_dense.py
 	$(PY) bench/report.py
 
 clean:

@@ -15,7 +15,11 @@ says which limit cut them; used by the check endpoint and by policies' verifier 
   verifier ranks them; the source that crosses the budget is cut at a sentence boundary);
   ``VERIFIER_MAX_CLAIMS`` claims checked, in the order they appear;
   ``VERIFIER_MAX_PAIRS`` claim x source-sentence pairs scored (fewer claims when the sources
-  are long).
+  are long);
+  ``VERIFIER_MAX_CLAIM_CHARS`` characters of claims checked, the claims in order (a claim's
+  alignment costs its values times the values of each sentence it is set against: one
+  2,000-character "sentence" of numbers, a table flattened into the text, held a worker for
+  minutes; a claim longer than the budget by itself is not checked).
 
 The defaults keep one check under about a second of CPU on a 2-core machine (the measured figures
 are in the README). Only the public verifier API is used: the budget is applied to its input.
@@ -55,10 +59,29 @@ class Budget:
     max_source_chars: int
     max_claims: int
     max_pairs: int
+    max_claim_chars: int
 
     @classmethod
     def from_settings(cls) -> Budget:
-        return cls(settings.VERIFIER_MAX_SOURCE_CHARS, settings.VERIFIER_MAX_CLAIMS, settings.VERIFIER_MAX_PAIRS)
+        return cls(
+            settings.VERIFIER_MAX_SOURCE_CHARS,
+            settings.VERIFIER_MAX_CLAIMS,
+            settings.VERIFIER_MAX_PAIRS,
+            settings.VERIFIER_MAX_CLAIM_CHARS,
+        )
+
+    def claims_allowed(self, claims: list[str], sentence_count: int) -> tuple[int, str]:
+        """How many of ``claims``, in order, are checked, and the limit that stops the rest."""
+        by_count = min(self.max_claims, max(1, self.max_pairs // max(1, sentence_count)))
+        room, by_chars = self.max_claim_chars, 0
+        for claim in claims[:by_count]:
+            room -= len(claim)
+            if room < 0:
+                break
+            by_chars += 1
+        if by_chars < by_count:
+            return by_chars, "VERIFIER_MAX_CLAIM_CHARS"
+        return by_count, "VERIFIER_MAX_CLAIMS" if by_count == self.max_claims else "VERIFIER_MAX_PAIRS"
 
 
 def _text_of(source) -> str:
@@ -169,17 +192,18 @@ def budgeted_check(
             f"(VERIFIER_MAX_SOURCE_CHARS)."
         )
     claims = extract_claims(text or "")
-    allowed = min(budget.max_claims, max(1, budget.max_pairs // max(1, sentence_count)))
+    allowed, limit_name = budget.claims_allowed(claims, sentence_count)
     if not fitted or len(claims) <= allowed:
         return check_grounding(text, fitted if fitted else sources, config), warnings
 
-    limit_name = "VERIFIER_MAX_CLAIMS" if allowed == budget.max_claims else "VERIFIER_MAX_PAIRS"
     reason = f"not checked: over the request's verifier budget ({limit_name})"
     warnings.append(
         f"Verifier checked the first {allowed} of {len(claims)} claims; the other "
         f"{len(claims) - allowed} are unverifiable ({limit_name})."
     )
     # One claim per paragraph: the verifier finds the same claims again, and only these.
-    checked = check_grounding("\n\n".join(claims[:allowed]), fitted, config)
-    verdicts = list(checked.claims) + [_unchecked(c, reason) for c in claims[allowed:]]
-    return regraded(verdicts, config, checked.method), warnings
+    checked = check_grounding("\n\n".join(claims[:allowed]), fitted, config) if allowed else None
+    done = list(checked.claims) if checked else []
+    verdicts = done + [_unchecked(c, reason) for c in claims[allowed:]]
+    method = checked.method if checked else ("nli" if config.nli_model_dir else "embedding+facts")
+    return regraded(verdicts, config, method), warnings

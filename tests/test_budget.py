@@ -72,9 +72,46 @@ def test_claims_over_the_soft_budget_are_unverifiable_with_a_warning(api, settin
     ]
 
 
+def test_claims_past_the_character_budget_are_unverifiable_with_a_warning():
+    """A claim's alignment costs its values times each sentence's: one "sentence" of 2,000
+    characters of numbers (a table flattened into the text) against a source as dense held a
+    worker for minutes. The claims that fit are checked in order; one longer than the whole budget
+    is never checked."""
+    table = "The hospital has " + "350 beds, " * 30 + "."  # 318 characters of values
+    text = f"{FACT} {table} Basic users get 100 requests per minute."
+    budget = Budget(max_source_chars=8_000, max_claims=16, max_pairs=1_500, max_claim_chars=300)
+    result, warnings = budgeted_check(text, [FACT], config_for(), budget)
+    assert [c.verdict for c in result.claims] == ["supported", "unverifiable", "unverifiable"]
+    assert result.claims[1].reason == "not checked: over the request's verifier budget (VERIFIER_MAX_CLAIM_CHARS)"
+    assert result.claims[1].best_source is None
+    assert warnings == [
+        "Verifier checked the first 1 of 3 claims; the other 2 are unverifiable (VERIFIER_MAX_CLAIM_CHARS)."
+    ]
+    alone, warnings = budgeted_check(table, [FACT], config_for(), budget)
+    assert [c.verdict for c in alone.claims] == ["unverifiable"] and alone.grounded is False
+    assert warnings == [
+        "Verifier checked the first 0 of 1 claims; the other 1 are unverifiable (VERIFIER_MAX_CLAIM_CHARS)."
+    ]
+
+
+@pytest.mark.django_db
+def test_a_long_claim_of_values_is_answered_within_the_default_budget(api):
+    """Through the endpoint with the default settings: a 20,000-character claim of numbers against a
+    dense source is answered at once, unchecked, instead of holding the worker for minutes."""
+    text = "The hospital has " + "350 beds, " * 2000 + "."
+    source = "The hospital has " + "420 beds and " * 600 + "."
+    started = time.monotonic()
+    response = api.post("/api/v1/grounding/check/", {"text": text, "sources": [source]}, format="json")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["claims"][0]["verdict"] == "unverifiable"
+    assert "VERIFIER_MAX_CLAIM_CHARS" in body["claims"][0]["reason"]
+    assert time.monotonic() - started < 30  # minutes before the budget; a bound, not a benchmark
+
+
 def test_long_sources_are_read_up_to_the_character_budget():
     filler = "Unrelated filler sentence number one. " * 100
-    budget = Budget(max_source_chars=500, max_claims=50, max_pairs=10_000)
+    budget = Budget(max_source_chars=500, max_claims=50, max_pairs=10_000, max_claim_chars=10_000)
     result, warnings = budgeted_check(FACT, [filler + FACT], config_for(), budget)
     assert result.claims[0].verdict == "unverifiable"  # the supporting sentence was past the budget
     assert warnings == ["Verifier read only the first 500 characters of the sources (VERIFIER_MAX_SOURCE_CHARS)."]
@@ -85,7 +122,7 @@ def test_long_sources_are_read_up_to_the_character_budget():
 def test_pairs_budget_checks_fewer_claims_when_sources_are_long():
     sources = [" ".join(f"Sentence {i} about the weather today." for i in range(40))]
     text = " ".join(f"The value {i} is {i * 3} units." for i in range(10))
-    result, warnings = budgeted_check(text, sources, config_for(), Budget(100_000, 50, 80))
+    result, warnings = budgeted_check(text, sources, config_for(), Budget(100_000, 50, 80, 10_000))
     assert sum(1 for c in result.claims if "VERIFIER_MAX_PAIRS" in c.reason) == 8
     assert "VERIFIER_MAX_PAIRS" in warnings[0]
 

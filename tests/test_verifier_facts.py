@@ -1439,3 +1439,26 @@ def test_an_end_the_sources_also_go_to_is_no_reversed_route():
     source = analyse("The team flew from Paris to Rome and returned to Paris on Sunday.")
     found = [c.reason for c in align(analyse("The team returned to Paris."), source).conflicts]
     assert not [r for r in found if r.startswith("order mismatch")]
+
+
+def test_a_fact_written_out_once_stays_equal_to_its_twin():
+    """``Fact.describe`` keeps what it wrote on the fact (a dense claim names its values once per
+    conflict, docs/verifier.md "What it costs"): the kept text is no field, so a fact described
+    and its twin not yet described are equal, hash alike and describe alike."""
+    (one,) = analyse("The hospital has 420 beds.").facts
+    (twin,) = analyse("The hospital has 420 beds.").facts
+    assert one.describe() == "420 beds" == one.describe()
+    assert one == twin and hash(one) == hash(twin) and {one, twin} == {one}
+    assert twin.describe() == one.describe()
+
+
+def test_a_claim_of_many_values_against_a_dense_sentence_aligns_as_its_short_form_does():
+    """The work kept per call (the claim's own values, the word diff) changes no verdict: a claim
+    of 60 repeated counts aligns against a sentence of 40 rival counts as one count does."""
+    span = analyse("The hospital has " + "420 beds and " * 40 + "more.")
+    short = align(analyse("The hospital has 350 beds."), span)
+    long = align(analyse("The hospital has " + "350 beds, " * 60 + "."), span)
+    assert {c.reason for c in long.conflicts} == {c.reason for c in short.conflicts}
+    assert short.conflicts and all(
+        c.reason.startswith("number mismatch: claim says 350 beds, source says") for c in short.conflicts
+    )

@@ -55,6 +55,16 @@ class Fact:
         return cast(DateValue, self.value)
 
     def describe(self) -> str:
+        # kept on the fact once written out: a claim of many values against a sentence of many
+        # gives every pair a conflict, and each names both values (a frozen dataclass: the cache
+        # is no field, so equality and hashing never see it)
+        described = self.__dict__.get("_described")
+        if described is None:
+            described = self._describe()
+            object.__setattr__(self, "_described", described)
+        return described
+
+    def _describe(self) -> str:
         if self.kind == "date":
             y, m, d = self.date_value
             if self.dim == "decade":
