@@ -73,15 +73,21 @@ class Budget:
     def claims_allowed(self, claims: list[str], sentence_count: int) -> tuple[int, str]:
         """How many of ``claims``, in order, are checked, and the limit that stops the rest."""
         by_count = min(self.max_claims, max(1, self.max_pairs // max(1, sentence_count)))
-        room, by_chars = self.max_claim_chars, 0
-        for claim in claims[:by_count]:
-            room -= len(claim)
-            if room < 0:
-                break
-            by_chars += 1
+        by_chars = claims_within(claims[:by_count], self.max_claim_chars)
         if by_chars < by_count:
             return by_chars, "VERIFIER_MAX_CLAIM_CHARS"
         return by_count, "VERIFIER_MAX_CLAIMS" if by_count == self.max_claims else "VERIFIER_MAX_PAIRS"
+
+
+def claims_within(claims: list[str], max_chars: int) -> int:
+    """How many of ``claims``, in order, fit in ``max_chars`` characters together."""
+    room, count = max_chars, 0
+    for claim in claims:
+        room -= len(claim)
+        if room < 0:
+            break
+        count += 1
+    return count
 
 
 def _text_of(source) -> str:

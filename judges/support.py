@@ -7,11 +7,14 @@ the grounding scores an agent reports about itself.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from tenants.models import Tenant
 
+from .budget import claims_within
 from .escalation import escalate, options_from
 from .verification import config_for
-from .verifier import SUPPORTED, ClaimVerdict, check_grounding
+from .verifier import SUPPORTED, ClaimVerdict, check_grounding, extract_claims
 
 # Each report's per-source measure costs one verifier pass per source: enough to pair the scores an
 # agent usually reports, bounded so one report cannot hold a worker.
@@ -63,14 +66,22 @@ def measure_support(
     the cost of every audit).
     """
     config = config_for()
+    warnings: list[str] = []
+    # the claims measured are bounded as a check's are (judges/budget.py, VERIFIER_MAX_CLAIM_CHARS):
+    # a claim dense with values costs its values times each sentence's, eleven passes here
+    claims = extract_claims(output)
+    kept = claims_within(claims, settings.VERIFIER_MAX_CLAIM_CHARS)
+    if kept < len(claims):
+        output = "\n\n".join(claims[:kept])  # one claim a paragraph: the verifier finds these again
+        warnings.append(f"Score audit measured the first {kept} of {len(claims)} claims (VERIFIER_MAX_CLAIM_CHARS).")
     overall = check_grounding(output, list(sources), config)
     escalation: dict | None = None
-    warnings: list[str] = []
     options = options_from(escalation_rules)
     if options is not None and tenant is not None:
-        overall, escalation, warnings = escalate(
+        overall, escalation, escalation_warnings = escalate(
             tenant=tenant, check=overall, sources=list(sources), options=options, config=config, deadline=None
         )
+        warnings += escalation_warnings
     per_source = tuple(
         _mean(check_grounding(output, [source], config).claims) for source in sources[:MAX_SOURCES_MEASURED]
     )

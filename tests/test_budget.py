@@ -109,6 +109,24 @@ def test_a_long_claim_of_values_is_answered_within_the_default_budget(api):
     assert time.monotonic() - started < 30  # minutes before the budget; a bound, not a benchmark
 
 
+def test_the_score_audit_measures_the_claims_within_the_character_budget(settings):
+    """The score audit runs the verifier eleven times a report (judges/support.py): its claims are
+    bounded as a check's are, and a report whose one claim is past the budget is not auditable."""
+    from judges.support import measure_support
+
+    settings.VERIFIER_MAX_CLAIM_CHARS = 300
+    table = "The hospital has " + "350 beds, " * 30 + "."  # 318 characters
+    sources = [{"id": "limits", "text": FACT}]
+    measure = measure_support(f"{FACT} {table}", sources)
+    assert measure.warnings == ("Score audit measured the first 1 of 2 claims (VERIFIER_MAX_CLAIM_CHARS).",)
+    assert [c["claim"] for c in measure.claims] == [FACT] and measure.claims[0]["verdict"] == "supported"
+    assert measure.overall == measure.per_source[0] and measure.overall > 0.5
+    alone = measure_support(table, sources)
+    assert alone.overall is None and alone.per_source == (None,) and alone.claims == ()
+    within = measure_support(FACT, sources)
+    assert within.warnings == () and within.overall == measure.overall
+
+
 def test_long_sources_are_read_up_to_the_character_budget():
     filler = "Unrelated filler sentence number one. " * 100
     budget = Budget(max_source_chars=500, max_claims=50, max_pairs=10_000, max_claim_chars=10_000)
