@@ -79,6 +79,11 @@ class Budget:
         return by_count, "VERIFIER_MAX_CLAIMS" if by_count == self.max_claims else "VERIFIER_MAX_PAIRS"
 
 
+def as_paragraphs(claims: list[str]) -> str:
+    """``claims`` as one text in which the verifier finds exactly these claims again: one a paragraph."""
+    return "\n\n".join(claims)
+
+
 def claims_within(claims: list[str], max_chars: int) -> int:
     """How many of ``claims``, in order, fit in ``max_chars`` characters together."""
     room, count = max_chars, 0
@@ -207,8 +212,7 @@ def budgeted_check(
         f"Verifier checked the first {allowed} of {len(claims)} claims; the other "
         f"{len(claims) - allowed} are unverifiable ({limit_name})."
     )
-    # One claim per paragraph: the verifier finds the same claims again, and only these.
-    checked = check_grounding("\n\n".join(claims[:allowed]), fitted, config) if allowed else None
+    checked = check_grounding(as_paragraphs(claims[:allowed]), fitted, config) if allowed else None
     done = list(checked.claims) if checked else []
     verdicts = done + [_unchecked(c, reason) for c in claims[allowed:]]
     method = checked.method if checked else ("nli" if config.nli_model_dir else "embedding+facts")

@@ -11,7 +11,7 @@ from django.conf import settings
 
 from tenants.models import Tenant
 
-from .budget import claims_within
+from .budget import as_paragraphs, claims_within
 from .escalation import escalate, options_from
 from .verification import config_for
 from .verifier import SUPPORTED, ClaimVerdict, check_grounding, extract_claims
@@ -72,7 +72,7 @@ def measure_support(
     claims = extract_claims(output)
     kept = claims_within(claims, settings.VERIFIER_MAX_CLAIM_CHARS)
     if kept < len(claims):
-        output = "\n\n".join(claims[:kept])  # one claim a paragraph: the verifier finds these again
+        output = as_paragraphs(claims[:kept])
         warnings.append(f"Score audit measured the first {kept} of {len(claims)} claims (VERIFIER_MAX_CLAIM_CHARS).")
     overall = check_grounding(output, list(sources), config)
     escalation: dict | None = None
