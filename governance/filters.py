@@ -4,6 +4,7 @@ from datetime import UTC
 
 import django_filters as filters
 from django import forms
+from django_filters.fields import IsoDateTimeField
 
 from tenants.models import AuditEvent
 
@@ -12,15 +13,33 @@ from .models import Action, Evaluation, Phase, ReviewState, Run
 MAX_ID = 2**63 - 1
 
 
-class MomentFilter(filters.IsoDateTimeFilter):
-    """An ISO 8601 moment, compared in UTC.
+#: what a moment that exists only past the calendar's ends in UTC is told (also the replay's bodies)
+OUT_OF_RANGE_IN_UTC = "Must be between the years 1 and 9999 in UTC."
+
+
+class MomentField(IsoDateTimeField):
+    """An ISO 8601 moment, in UTC.
 
     Python accepts UTC offsets up to ±24 h, PostgreSQL only up to about ±16 h: an offset such as
-    -21:53 reached the database as written and failed there (a 500). In UTC it is just a moment.
+    -21:53 reached the database as written and failed there (a 500). In UTC it is just a moment;
+    one that UTC cannot hold ("9999-12-31T23:59:59-01:00" is in the year 10000 there, also a 500
+    until 2026-12-06) is a bad value of its field, not a server error.
     """
 
-    def filter(self, qs, value):
-        return super().filter(qs, value.astimezone(UTC) if value is not None else value)
+    default_error_messages = {"out_of_range": OUT_OF_RANGE_IN_UTC}
+
+    def to_python(self, value):
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:
+            raise forms.ValidationError(self.error_messages["out_of_range"], code="out_of_range") from None
+
+
+class MomentFilter(filters.IsoDateTimeFilter):
+    field_class = MomentField
 
 
 class IdFilter(filters.NumberFilter):

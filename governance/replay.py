@@ -32,6 +32,7 @@ from policies.scope import MAX_AGENTS, clean_scope
 from policies.selectors import policy_specs_for
 from tenants.models import Tenant
 
+from .filters import OUT_OF_RANGE_IN_UTC
 from .models import SOURCE_HASH, Evaluation, GroundingReport, ReplayJob, Run, RunSource, source_from_ref
 from .retrieval import retrieved_sources_of_runs
 
@@ -72,7 +73,7 @@ def _time(value, field: str, errors: dict) -> datetime | None:
             return parsed.astimezone(timezone.UTC)
         return timezone.make_aware(parsed, timezone.UTC)
     except OverflowError:  # "0001-01-01T00:00:00+05:00" is before year 1 in UTC: Python cannot hold it
-        errors[field] = ["Must be between the years 1 and 9999 in UTC."]
+        errors[field] = [OUT_OF_RANGE_IN_UTC]
         return None
 
 

@@ -132,6 +132,14 @@ def test_date_range_filter_and_empty_period_message(alice, acme):
     assert 'id="f-since-error"' in bad and _ids(bad) == []
 
 
+@pytest.mark.parametrize("page", ["/violations/", "/runs/", "/audit/"])
+def test_a_moment_utc_cannot_hold_is_shown_beside_its_field_not_a_500(alice, acme, page):
+    response = signed_in(alice).get(page, {"until": "9999-12-31T23:59:59-01:00"})
+
+    assert response.status_code == 200
+    assert "Must be between the years 1 and 9999 in UTC." in response.content.decode()
+
+
 def test_htmx_filter_swap_returns_only_the_results(alice, blocked_run):
     response = signed_in(alice).get("/violations/?phase=mid_execution", **HX)
     body = response.content.decode()
