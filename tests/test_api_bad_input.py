@@ -561,9 +561,6 @@ def test_odd_policy_ids_are_not_found(api, ident, method):
         ("cursor=not-a-cursor", "cursor"),
         ("cursor=cD1hYmM%3D", "cursor"),  # base64 of "p=abc": a position that is not an id
         ("agent=a%00b", "agent"),
-        # moments UTC cannot hold: in the year 10000 or before the year 1 there (500s until 2026-12-06)
-        ("until=9999-12-31T23%3A59%3A59-01%3A00", "until"),
-        ("since=0001-01-01T00%3A00%3A00%2B01%3A00", "since"),
     ],
 )
 def test_bad_evaluation_filters_are_a_400(api, query, field):
@@ -594,6 +591,7 @@ def test_bad_list_filters_are_a_400(api, path):
     "field, moment", [("until", "9999-12-31T23:59:59-01:00"), ("since", "0001-01-01T00:00:00+01:00")]
 )
 def test_a_moment_past_the_calendar_in_utc_is_a_400_naming_its_field(api, path, field, moment):
+    # in the year 10000 or before the year 1 in UTC: a 500 on every list until 2026-12-06
     response = api.get(path, {field: moment})
 
     assert response.status_code == 400, response.content
