@@ -51,7 +51,6 @@ class StepFailed(RuntimeError):
 
 def _base_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in PASSED_THROUGH or k.startswith(PASSED_THROUGH_PREFIXES)}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
