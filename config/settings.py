@@ -57,7 +57,6 @@ INSTALLED_APPS = [
     "judges",
     "webhooks",
     "otlp",
-    "axes",
 ]
 
 MIDDLEWARE = [
@@ -76,8 +75,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "tenants.middleware.TenantScopeMiddleware",
-    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 answer.
-    "axes.middleware.AxesMiddleware",
+    # Turns a sign-in refused by the throttle (tenants/login_throttle.py) into its 429 answer.
+    "tenants.middleware.SignInLockMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -319,15 +318,17 @@ METRICS_CELERY_QUEUES = [q.strip() for q in os.environ.get("METRICS_CELERY_QUEUE
 # Per-API-key request limit (tenants/throttling.py): "<n>/<s|min|hour|day>", or "off".
 API_RATE_LIMIT = os.environ.get("API_RATE_LIMIT", "1200/min")
 
-# Dashboard sign-in throttling (django-axes): after AXES_FAILURE_LIMIT failures for one username
-# from one IP, that pair is refused (429) for AXES_COOLOFF_MINUTES. The address is REMOTE_ADDR: behind
-# a proxy, set AXES_CLIENT_IP_CALLABLE (django-axes docs) so the client's address is the one counted.
-AUTHENTICATION_BACKENDS = ["tenants.login_backends.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
-AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
-AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Dashboard sign-in throttling (tenants/login_throttle.py, docs/security.md): failures are limited per
+# account from one address, per address and per account, and a pause lasts LOGIN_COOLOFF_MINUTES from
+# the failure that started it (attempts during it are not counted). The address is the client's as
+# TRUSTED_PROXY_COUNT says: behind a reverse proxy set it to the number of proxies in front of the
+# server, or every client is the proxy's address.
+AUTHENTICATION_BACKENDS = ["tenants.login_backends.LoginThrottleBackend"]
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", "30"))
+LOGIN_ACCOUNT_FAILURE_LIMIT = int(os.environ.get("LOGIN_ACCOUNT_FAILURE_LIMIT", "20"))
+LOGIN_COOLOFF = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
 # Webhooks (webhooks/): https:// URLs only, except hosts listed here, which may also be http:// and
 # resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.

@@ -7,6 +7,7 @@ from django.db import OperationalError
 from core.partitions import MONTHS_AHEAD
 from core.partitions import ensure_partitions as partitions_ensure
 from outbox.tasks import OutboxTask
+from tenants import login_throttle
 
 from .judgements import decision_judge
 from .replay import replay_job_execute
@@ -60,4 +61,5 @@ def ensure_partitions(*, months_ahead: int = MONTHS_AHEAD) -> list[str]:
 @shared_task(name="governance.apply_retention", acks_late=False, soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
 def apply_retention() -> str:
     results = retention_apply()
-    return f"retention applied for {len(results)} tenants"
+    cleared = login_throttle.clear_expired()
+    return f"retention applied for {len(results)} tenants; {cleared} spent sign-in counts cleared"

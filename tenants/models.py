@@ -228,3 +228,22 @@ class AuditCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"Audit checkpoint at {self.seq}"
+
+
+class LoginThrottle(models.Model):
+    """Failed sign-ins counted for one account from one address, for one address, or for one account.
+
+    tenants/login_throttle.py keeps these. `account` and `address` are keyed hashes (blank where the
+    row counts the other alone), so the table holds no typed usernames (people type passwords into
+    the wrong field) and no addresses, and an admin can still clear every row of one account.
+    """
+
+    account = models.CharField(max_length=64, blank=True)
+    address = models.CharField(max_length=64, blank=True)
+    failures = models.PositiveIntegerField(default=0)
+    window_started_at = models.DateTimeField(default=timezone.now)
+    # Set once when the limit is reached and never moved by attempts made while it holds.
+    locked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "address"], name="uniq_login_throttle")]
