@@ -151,7 +151,7 @@ class InviteForm(ServiceErrorsMixin, forms.Form):
         label="Email",
         max_length=254,
         widget=forms.EmailInput(
-            attrs={"autocomplete": "off", "spellcheck": "false", "placeholder": "erin@example.com"}
+            attrs={"autocomplete": "off", "spellcheck": "false", "placeholder": "name@example.com"}
         ),
         help_text="We email them a link that works once. You also see it once, to pass on yourself.",
     )
