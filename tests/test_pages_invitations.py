@@ -172,7 +172,7 @@ def test_bad_invitations_are_refused_beside_the_field_and_change_nothing(admin, 
     before = state(acme)
     response = invite(admin, email, role)
     assert response.status_code == 400
-    assert field_errors(response.text, field) == [message]
+    assert field_errors(response.text, field, auto_id="invite_%s") == [message]
     assert 'id="invitation-link"' not in response.text
     assert state(acme) == before
 
@@ -185,7 +185,9 @@ def test_an_existing_account_that_is_a_member_by_username_is_refused_too(admin, 
     user = django_user_model.objects.create_user("frank@example.com", email="", password=NEW_PASSWORD)
     services.membership_set(tenant=acme, user=user, role=Role.VIEWER, actor=Actor.system("tests"))
     response = invite(admin, "frank@example.com")
-    assert field_errors(response.text, "email") == ["frank@example.com is already a member of this workspace."]
+    assert field_errors(response.text, "email", auto_id="invite_%s") == [
+        "frank@example.com is already a member of this workspace."
+    ]
 
 
 def test_a_revoked_or_expired_invitation_can_be_sent_again(admin, acme):
@@ -426,3 +428,16 @@ def test_a_member_already_has_nothing_to_accept(acme, link, erin):
     assert page.status_code == 200 and "You are already a member of Acme Research" in page.text
     assert visitor.post(path_of(link)).status_code == 200
     assert state(acme) == before
+
+
+def test_a_member_of_another_workspace_joins_a_second_one_and_can_switch(admin, acme, globex, charlie):
+    link = shown_link(invite(admin, "charlie@example.com", "viewer"))
+    visitor = Client()
+    visitor.force_login(charlie)
+    response = visitor.post(path_of(link), follow=True)
+    assert response.redirect_chain == [("/", 302)]
+    assert "Welcome to Acme Research. You joined as viewer." in response.text
+    assert "selected>Acme Research · viewer</option>" in response.text and ">Globex · admin</option>" in response.text
+    with scopes_disabled():
+        assert Membership.objects.get(tenant=acme, user=charlie).role == Role.VIEWER
+        assert not AuditEvent.objects.filter(tenant=globex, action__startswith="tenants.invitation").exists()

@@ -147,6 +147,11 @@ class WorkspaceForm(ServiceErrorsMixin, forms.Form):
 
 
 class InviteForm(ServiceErrorsMixin, forms.Form):
+    # It shares the Members page with MemberAddForm: its own ids keep labels and errors apart.
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "invite_%s")
+        super().__init__(*args, **kwargs)
+
     email = forms.EmailField(
         label="Email",
         max_length=254,
