@@ -221,14 +221,16 @@ def invitation_send(*, invitation: Invitation, link: str, inviter: str) -> str |
     """Email the link. Returns None when sent, else what went wrong (the link was shown anyway, so
     the person who invited can pass it on). Neither the link nor the token is logged."""
     tenant = invitation.tenant
+    # A header cannot hold a line break (a name given to create_tenant might): one line, always.
+    name = " ".join(tenant.name.split())
     expires = timezone.localtime(invitation.expires_at).strftime("%Y-%m-%d %H:%M %Z")
     body = (
-        f"{inviter} invited you to the workspace “{tenant.name}” on Groundrule, as {invitation.role}.\n\n"
+        f"{inviter} invited you to the workspace “{name}” on Groundrule, as {invitation.role}.\n\n"
         f"Open this link to accept. It works once, until {expires}:\n\n{link}\n\n"
         "If you did not expect this invitation, you can ignore this email.\n"
     )
     try:
-        send_mail(f"You are invited to {tenant.name} on Groundrule", body, None, [invitation.email])
+        send_mail(f"You are invited to {name} on Groundrule", body, None, [invitation.email])
     except (smtplib.SMTPException, OSError) as exc:
         logger.warning("Invitation email to %s (tenant %s) not sent: %s", invitation.email, tenant.slug, exc)
         return f"{type(exc).__name__}: {exc}"

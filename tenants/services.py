@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core import outbound
@@ -84,7 +84,6 @@ def tenant_set_retention(
     return tenant
 
 
-@transaction.atomic
 def workspace_create(*, name: str, slug: str, user, actor: Actor) -> Tenant:
     """A new tenant with ``user`` as its first admin: how a fresh server's first person gets started.
 
@@ -94,12 +93,17 @@ def workspace_create(*, name: str, slug: str, user, actor: Actor) -> Tenant:
     name = (name or "").strip()
     if not name:
         raise ValidationError({"name": "This field is required."})
+    taken = ValidationError({"slug": "A workspace with this slug already exists."})
     if Tenant.objects.filter(name__iexact=name).exists():
         raise ValidationError({"name": "A workspace with this name already exists."})
     if Tenant.objects.filter(slug=slug).exists():
-        raise ValidationError({"slug": "A workspace with this slug already exists."})
-    tenant = tenant_create(slug=slug, name=name, actor=actor)
-    membership_set(tenant=tenant, user=user, role=Role.ADMIN, actor=actor)
+        raise taken
+    try:
+        with transaction.atomic():
+            tenant = tenant_create(slug=slug, name=name, actor=actor)
+            membership_set(tenant=tenant, user=user, role=Role.ADMIN, actor=actor)
+    except IntegrityError:  # the same slug, created by someone else since the check above
+        raise taken from None
     return tenant
 
 

@@ -93,3 +93,15 @@ def test_without_public_url_the_command_says_what_to_set(acme, settings):
         "a command has no request to take the host from."
     )
     assert not Invitation.objects.with_scopes_disabled().exists()
+
+
+def test_a_workspace_name_with_a_line_break_still_gives_a_one_line_subject(db, settings):
+    from tenants import services
+    from tenants.audit import Actor
+
+    services.tenant_create(slug="multi", name="Two\nLines", actor=Actor.system("tests"))
+    settings.PUBLIC_URL = "https://gr.example.com"
+    invite("multi", "erin@example.com")
+    [message] = mail.outbox
+    assert message.subject == "You are invited to Two Lines on Groundrule"
+    assert "the workspace “Two Lines” on Groundrule" in message.body
