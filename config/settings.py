@@ -337,3 +337,32 @@ WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOST
 # OTLP trace ingest (POST /v1/traces): the limit on a body once gunzipped; the wire size is
 # MAX_BODY_BYTES like every request.
 OTLP_MAX_BODY_BYTES = int(os.environ.get("OTLP_MAX_BODY_BYTES", str(8 * 1024 * 1024)))
+
+# --- Members: the first workspace, invitations, email (docs/members-and-invitations.md) ---------
+# The address people open, e.g. https://groundrule.example.com: links in emails and from commands
+# (`manage.py invite`) are built on it. Empty: pages use the request's own host; commands need --url.
+PUBLIC_URL = os.environ.get("PUBLIC_URL", "").strip().rstrip("/")
+# How long an invitation link stays valid.
+INVITATION_TTL_HOURS = int(os.environ.get("INVITATION_TTL_HOURS", "72"))
+# Mail goes through SMTP when EMAIL_HOST is set, else to the console (the process's standard output,
+# which is where `make run` shows invitation emails). EMAIL_BACKEND names any other Django backend.
+# Django 6.1 reads mail settings from MAILERS; these variables fill its default mailer.
+_email_host = os.environ.get("EMAIL_HOST", "")
+_email_backend = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if _email_host else "django.core.mail.backends.console.EmailBackend"
+)
+# STARTTLS on 587 by default; EMAIL_USE_SSL=1 is implicit TLS (port 465). Django allows only one of them.
+_email_ssl = env_bool("EMAIL_USE_SSL", False)
+_email_options = {}
+if _email_backend == "django.core.mail.backends.smtp.EmailBackend":
+    _email_options = {
+        "host": _email_host or "localhost",
+        "port": int(os.environ.get("EMAIL_PORT", "465" if _email_ssl else "587")),
+        "username": os.environ.get("EMAIL_HOST_USER", ""),
+        "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+        "use_ssl": _email_ssl,
+        "use_tls": env_bool("EMAIL_USE_TLS", not _email_ssl),
+        "timeout": int(os.environ.get("EMAIL_TIMEOUT", "10")),
+    }
+MAILERS = {"default": {"BACKEND": _email_backend, "OPTIONS": _email_options}}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Groundrule <groundrule@localhost>")

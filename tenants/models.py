@@ -84,9 +84,13 @@ class KeyScope(models.TextChoices):
 GRANTABLE_SCOPES = (KeyScope.AGENT, KeyScope.READ, KeyScope.ADMIN)
 
 
-def hash_api_key(raw: str) -> str:
-    # Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
+def hash_token(raw: str) -> str:
+    # API keys and invitation tokens carry 256 bits of randomness, so a fast hash is enough: there is
+    # nothing to brute-force.
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+hash_api_key = hash_token
 
 
 class ApiKey(models.Model):
@@ -153,6 +157,46 @@ class TenantSecret(models.Model):
     def reveal(self) -> str:
         """The plaintext, for server-side use only (provider calls). Never render or log it."""
         return crypto.decrypt(self.ciphertext)
+
+
+class Invitation(models.Model):
+    """An emailed link that makes its holder a member of the tenant with ``role`` (tenants/invitations.py).
+
+    Only a hash of the token is stored: the link is shown to the admin once and sent by email, and a
+    database backup cannot be used to join. Single-use: accepted, revoked and expired are final.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=254)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "email"])]
+
+    def __str__(self) -> str:
+        return f"Invitation for {self.email} ({self.role})"
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
+    def is_pending(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None and not self.is_expired
 
 
 class AuditEventQuerySet(models.QuerySet):
