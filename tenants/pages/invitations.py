@@ -21,10 +21,6 @@ from tenants.permissions import require_role
 from .forms import InviteForm, MemberAddForm, SetPasswordForm
 from .views import _toast, member_context
 
-# The account the accept page signs a new person in with (django-axes' backend wants a request and
-# credentials; this person has just proven the invitation instead).
-MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
-
 
 def public_base_url(request) -> str:
     """Where links point: PUBLIC_URL when set (what people open behind a proxy), else this request's host."""
@@ -141,7 +137,7 @@ def invitation_accept(request, token):
         except ValidationError as exc:
             form.add_service_errors(exc)
         else:
-            login(request, user, backend=MODEL_BACKEND)
+            login(request, user)  # the one backend; the invitation stood in for a password
             membership = (
                 Membership.objects.with_scopes_disabled()
                 .select_related("tenant")
