@@ -44,11 +44,11 @@ node_modules/.installed: package.json
 	npm install --no-audit --no-fund --silent
 	touch $@
 
-# Front-end libraries come from the npm registry and are copied into static/vendor (not committed).
+# Front-end libraries come from the npm registry and are copied into config/static/vendor (not committed).
 assets: node_modules/.installed
-	@mkdir -p static/vendor
-	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
-	cp node_modules/chart.js/dist/chart.umd.min.js static/vendor/chart.umd.min.js
+	@mkdir -p config/static/vendor
+	cp node_modules/htmx.org/dist/htmx.min.js config/static/vendor/htmx.min.js
+	cp node_modules/chart.js/dist/chart.umd.min.js config/static/vendor/chart.umd.min.js
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -107,7 +107,7 @@ bench: venv
 	$(PY) bench/report.py
 
 clean:
-	rm -rf $(VENV) node_modules static/vendor var .pytest_cache
+	rm -rf $(VENV) node_modules config/static/vendor var .pytest_cache
 
 # The deployed topology without containers (deploy/prod_local.py, docs/deploy.md): gunicorn with
 # several workers, a Celery worker and beat, against the local PostgreSQL and Redis.
