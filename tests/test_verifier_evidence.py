@@ -188,9 +188,7 @@ def test_shipped_combiner_matches_the_feature_list_and_gives_probabilities():
     data = json.loads(WEIGHTS.read_text())
     assert tuple(data["features"]) == FEATURES
     # fitted on the fitting half and the adaptation rows, never on what the floors measure
-    assert data["meta"]["data"] == (
-        "tests/data/verifier: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl"
-    )
+    assert data["meta"]["data"] == ("verifier_lab/data: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl")
     combiner = get_combiner()
     rng = np.random.default_rng(0)
     rows = rng.uniform(0, 1, size=(50, len(FEATURES)))
