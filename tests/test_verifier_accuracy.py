@@ -39,14 +39,14 @@ CLASS_FLOOR = 0.80
 #: Recall floors on the untouched test half of the development set (measured 0.543 / 0.611 / 0.812
 #: since the cross-encoder was adapted on 2026-11-27 -- supported lost 8 of 232 pairs, WiCE
 #: paraphrases mostly, while the fresh pairs' untouched halves gained 37 of 648, so the supported
-#: floor went from 0.55 to 0.52 (docs/verifier.md, "The cross-encoder, adapted"); 0.578 / 0.628 /
+#: floor went from 0.55 to 0.52 (verifier_lab/NOTES.md, "The cross-encoder, adapted"); 0.578 / 0.628 /
 #: 0.780 before; 0.595 / 0.628 / 0.790;
 #: 0.578 / 0.628 / 0.774 before the second stop of 2026-11-27, 0.578 / 0.598 / 0.780 before the
 #: first, 0.569 / 0.577 / 0.801 before the
 #: cross-encoder of 82,663 pairs and the fifth stop's fact checks; 0.586 / 0.577 / 0.801 before
 #: the fact backstop was kept to an undecided combiner on 2026-11-28, 0.586 / 0.564 / 0.849 after:
 #: 3 contradictions lost, 9 unverifiable pairs no longer called contradicted, so the contradicted
-#: floor went from 0.57 to 0.55; docs/verifier.md, "Undecided means undecided").
+#: floor went from 0.57 to 0.55; verifier_lab/NOTES.md, "Undecided means undecided").
 DEVSET_FLOORS = {"supported": 0.52, "contradicted": 0.55, "unverifiable": 0.76}
 #: ... on its hand-written rows, the kinds of issue 10's table (measured 0.785 / 0.821 / 0.864) ...
 DEVSET_OWN_FLOORS = {"supported": 0.70, "contradicted": 0.76, "unverifiable": 0.80}

@@ -9,7 +9,7 @@
 The NLI-trained model (``train_cross_encoder``) learnt from SNLI-like pairs; the verifier asks it
 about an assistant's one-sentence claim against the evidence sentences it gathered. This second
 stage fine-tunes the packaged model on that shape: the claims of the fresh pairs' *looked* halves
-and of ``verifier_lab/data/written.jsonl`` (docs/verifier.md, "The cross-encoder"), each with
+and of ``verifier_lab/data/written.jsonl`` (verifier_lab/NOTES.md, "The cross-encoder"), each with
 the premise the verifier builds for it, labelled with its pair's verdict. Nothing of the fresh
 pairs' untouched halves or of the development set's test half is read.
 

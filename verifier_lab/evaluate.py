@@ -41,7 +41,7 @@ FRESH_SETS = (FRESH, FRESH2, FRESH3, FRESH4, FRESH5)
 #: adapted and the combiner fitted on them (adapt_cross_encoder.py), so they measure nothing after that
 WRITTEN = DEVSET.with_name("written.jsonl")
 #: 1,600 more training pairs by eight authors, kept apart: a model adapted with them was not shipped
-#: (docs/verifier.md, "A third adaptation, not shipped"); read by the GPU sweep and the overlap tests
+#: (verifier_lab/NOTES.md, "A third adaptation, not shipped"); read by the GPU sweep and the overlap tests
 WRITTEN_ROUND4 = DEVSET.with_name("written_round4.jsonl")
 #: 1,260 contrast triples by six more authors (one source set, a supported claim, the same claim
 #: with the rival value, the same with an unstated detail), kept apart like the fourth round

@@ -10,7 +10,7 @@ measures them). Since the cross-encoder is adapted on the second and third, thei
 through its out-of-fold outputs (``crossencoder/out_of_fold.json``), the fitting half's through
 the packaged model, which never saw it. Fitted on the fitting half alone (WiCE and CLIMATE-FEVER
 for the most part), the combiner weighed the cross-encoder lightly, as it is weak there, and lost
-on pairs like the fresh ones what the adapted model knew (docs/verifier.md, "The cross-encoder").
+on pairs like the fresh ones what the adapted model knew (verifier_lab/NOTES.md, "The cross-encoder").
 
 Training rows are claims, or the parts of a claim that says two things of one subject
 (``conjuncts.py``): a pair whose text splits into several gives one row per part when it is

@@ -1,4 +1,4 @@
-"""A sweep of the cross-encoder's adaptation recipes on a GPU machine (docs/verifier.md, "On a GPU").
+"""A sweep of the cross-encoder's adaptation recipes on a GPU machine (verifier_lab/NOTES.md, "On a GPU").
 
     # here, the inputs in .train/: python -m verifier_lab.adapt_cross_encoder start,
     # replay, pairs, and pairs --kept-apart r4 --pairs .train/round4_pairs.jsonl (r5:

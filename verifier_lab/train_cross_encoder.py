@@ -189,7 +189,7 @@ class Trainer:
         )
         # per channel: one scale per output column. Per tensor (one scale a matrix), an adapted model
         # lost most of what it learnt: 0.69 / 0.69 entailment / contradiction recall in float, 0.41 /
-        # 0.39 as int8 per tensor, 0.65 / 0.72 per channel (docs/verifier.md, "The cross-encoder")
+        # 0.39 as int8 per tensor, 0.65 / 0.72 per channel (verifier_lab/NOTES.md, "The cross-encoder")
         quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True)
         fp32.unlink()
         shutil.copy(self.base / "tokenizer.json", out / "tokenizer.json")

@@ -64,7 +64,7 @@ VNNI_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
 def exact_int8_needed(cpuinfo: str | None = None) -> bool:
-    """Whether onnxruntime must be asked for exact int8 products here (docs/verifier.md, "Verdicts
+    """Whether onnxruntime must be asked for exact int8 products here (verifier_lab/NOTES.md, "Verdicts
     and the CPU"). Both packaged graphs multiply uint8 activations by int8 weights; without VNNI,
     x86 kernels add each pair of products in saturating 16 bits, and the verdicts would depend on
     the CPU. With VNNI they are exact already, and the exact kernel would only cost time (1.5x
