@@ -276,6 +276,9 @@ VERIFIER_MAX_CLAIMS = int(os.environ.get("VERIFIER_MAX_CLAIMS", "16"))
 VERIFIER_MAX_PAIRS = int(os.environ.get("VERIFIER_MAX_PAIRS", "1500"))
 VERIFIER_MAX_CLAIM_CHARS = int(os.environ.get("VERIFIER_MAX_CLAIM_CHARS", "3000"))
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
+# The most undecided claims one verifier check of a report sends to the LLM, whatever a policy's
+# nli_escalation_max_claims asks (docs/verifier.md, "The cascade").
+VERIFIER_ESCALATION_MAX_CLAIMS = int(os.environ.get("VERIFIER_ESCALATION_MAX_CLAIMS", "20"))
 # Where `manage.py verifier_model install` keeps operator NLI models and which one runs (active.json):
 # a folder every web and worker process reads (a shared volume). Empty: no installed models.
 VERIFIER_MODEL_STORE = os.environ.get("VERIFIER_MODEL_STORE", str(BASE_DIR / "var" / "verifier-model")) or None

@@ -12,7 +12,7 @@ from policies.judged import (
 )
 
 from .budget import budgeted_check
-from .escalation import escalate, options_from
+from .escalation import annotate, escalate, options_from
 from .verifier import CONTRADICTED, GroundingCheck, VerifierConfig
 from .verifier.model_store import active_model_dir
 from .verifier.verifier import DEFAULT_THRESHOLD
@@ -104,6 +104,7 @@ def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | No
         message = f"Verifier skipped: {type(exc).__name__}"
         return "allow", message, {"warnings": [message]}
     verification = result.to_dict()
+    annotate(verification["claims"], escalation)
     if not result.claims:
         return "allow", "Verifier: no factual claims to check", {"verification": verification, "reason_codes": []}
     if budget_warnings:
