@@ -174,3 +174,12 @@ def test_a_running_server_switches_at_its_next_check_and_back(tmp_path):
         assert np.isclose(supported["claims"][0]["probabilities"]["supported"], 1.0)
         server.manage("verifier_model", "reset")
         assert methods() == {"embedding+facts"}
+
+
+def test_a_store_that_cannot_be_written_is_a_clear_refusal(tmp_path, store):
+    store.write_text("not a folder")  # as a read-only or full disk would, the store's mkdir fails
+    with pytest.raises(CommandError) as refused:
+        run("install", str(build_model_dir(tmp_path / "nli")), "--min-accuracy", "0")
+    assert str(refused.value).startswith(f"refused: cannot write the model store {store}: ")
+    assert str(refused.value).endswith(". Nothing was changed.")
+    assert store.read_text() == "not a folder"

@@ -41,6 +41,10 @@ class ModelRefused(Exception):
     """The folder is not an NLI cross-encoder the verifier can run; nothing was changed."""
 
 
+class StoreUnwritable(ModelRefused):
+    """The model is fine, but the store cannot be written (permissions, a read-only or full disk)."""
+
+
 @dataclass(frozen=True)
 class SmokeResult:
     accuracy: float
@@ -150,6 +154,19 @@ def _write_active(store: Path, record: dict | None) -> None:
     os.replace(tmp, target)
 
 
+def _copy_into(src: Path, dest: Path, store: Path) -> None:
+    """Copy the folder's files under a temporary name, then rename: a half-copied model is never a model."""
+    staging = Path(tempfile.mkdtemp(dir=store, prefix=".installing-"))
+    try:
+        for item in src.iterdir():
+            if item.is_file():
+                shutil.copy2(item, staging / item.name)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging, dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def install(src: Path, store: Path, *, min_accuracy: float = DEFAULT_MIN_ACCURACY) -> tuple[dict, SmokeResult]:
     """Validate ``src``, run it on the smoke set, copy it into ``store`` and make it the one that runs.
     Any refusal raises :class:`ModelRefused` before the store is touched."""
@@ -170,14 +187,12 @@ def install(src: Path, store: Path, *, min_accuracy: float = DEFAULT_MIN_ACCURAC
         )
     sha = _sha256(src / "model.onnx")
     dest = store / "models" / sha[:12]
-    store.mkdir(parents=True, exist_ok=True)
-    if not dest.is_dir():
-        staging = Path(tempfile.mkdtemp(dir=store, prefix=".installing-"))
-        for item in src.iterdir():
-            if item.is_file():
-                shutil.copy2(item, staging / item.name)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging, dest)
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        if not dest.is_dir():
+            _copy_into(src, dest, store)
+    except OSError as exc:
+        raise StoreUnwritable(f"cannot write the model store {store}: {exc.strerror or exc}") from exc
     record = {
         "path": str(dest),
         "source": str(src),
@@ -192,7 +207,10 @@ def install(src: Path, store: Path, *, min_accuracy: float = DEFAULT_MIN_ACCURAC
         },
         "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    _write_active(store, record)
+    try:
+        _write_active(store, record)
+    except OSError as exc:
+        raise StoreUnwritable(f"cannot write {store / ACTIVE}: {exc.strerror or exc}") from exc
     return record, result
 
 
