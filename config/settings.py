@@ -336,6 +336,13 @@ VERIFIER_MAX_CLAIM_CHARS = int(os.environ.get("VERIFIER_MAX_CLAIM_CHARS", "3000"
 #: VERIFIER_NLI_MODEL_DIR [the packaged model]: a folder holding another NLI model (`model.onnx`, `tokenizer.json`,
 #:   `config.json`) for the verifier.
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
+#: VERIFIER_ESCALATION_MAX_CLAIMS: the most undecided claims one verifier check of a report sends to the tenant's LLM
+#:   judge, whatever a policy's `nli_escalation_max_claims` asks (the verifier's model card, "The cascade").
+VERIFIER_ESCALATION_MAX_CLAIMS = int(os.environ.get("VERIFIER_ESCALATION_MAX_CLAIMS", "20"))
+#: VERIFIER_MODEL_STORE [`var/verifier-model`; `/var/lib/groundrule/verifier-model` in the image]: where
+#:   `manage.py verifier_model install` keeps operator NLI models and which one runs, a folder every web and worker
+#:   process reads (a shared volume). Empty: no installed models.
+VERIFIER_MODEL_STORE = os.environ.get("VERIFIER_MODEL_STORE", str(BASE_DIR / "var" / "verifier-model")) or None
 
 #: LOG_LEVEL: the root log level (`DEBUG`, `INFO`, `WARNING`, `ERROR`).
 LOGGING = {

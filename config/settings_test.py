@@ -14,3 +14,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests change audit rows and read decisions within milliseconds: no reuse of the 7-day inflation
 # (tests/test_score_audit.py turns it on where the reuse itself is tested).
 SCORE_AUDIT_INFLATION_CACHE_SECONDS = 0
+
+# No installed NLI model unless a test installs one (a developer's var/verifier-model stays out).
+VERIFIER_MODEL_STORE = os.environ.get("VERIFIER_MODEL_STORE") or None

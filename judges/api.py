@@ -15,6 +15,7 @@ from policies.categories import CATEGORIES
 from tenants.models import KeyScope
 
 from .budget import OverLimit, enforce_body_limit, enforce_hard_limits
+from .escalation import annotate
 from .verification import checked_with_escalation
 from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE
 
@@ -120,6 +121,17 @@ class EvidenceSpanOut(serializers.Serializer):
     similarity = serializers.FloatField()
 
 
+class ClaimEscalationOut(serializers.Serializer):
+    local = serializers.CharField(help_text="The local verifier's verdict.")
+    model = serializers.CharField()
+    llm = serializers.CharField(allow_null=True, help_text="The LLM's verdict; null when the local one was kept.")
+    confidence = serializers.FloatField(required=False, allow_null=True)
+    cached = serializers.BooleanField(required=False, help_text="From the tenant's cache: no call, no cost.")
+    latency_ms = serializers.FloatField(required=False, allow_null=True, help_text="The call's latency.")
+    cost_usd = serializers.FloatField(required=False, allow_null=True, help_text="This claim's share of the call.")
+    kept = serializers.CharField(required=False, help_text="Why the local verdict was kept.")
+
+
 class ClaimVerdictOut(serializers.Serializer):
     claim = serializers.CharField(trim_whitespace=False)
     verdict = serializers.ChoiceField(choices=[SUPPORTED, CONTRADICTED, UNVERIFIABLE])
@@ -144,6 +156,13 @@ class ClaimVerdictOut(serializers.Serializer):
     )
     thresholds_input = serializers.DictField(
         allow_null=True, help_text="What re-deciding the verdict under other thresholds needs besides probabilities."
+    )
+    undecided = serializers.BooleanField(
+        help_text="The local verifier compared the claim with source text and reached neither threshold: the band "
+        'an nli_escalation of "llm" sends to the LLM.'
+    )
+    escalation = ClaimEscalationOut(
+        required=False, help_text="What the LLM escalation did to this claim; absent when it was not escalated."
     )
 
 
@@ -212,5 +231,7 @@ class GroundingCheckView(TenantAPIView):
         )
         if escalation and escalation.get("provider") and escalation["status"] != "nothing_to_escalate":
             metrics.observe_provider_call(escalation, request.tenant)
-        body = {**result.to_dict(), "warnings": warnings + escalation_warnings, "escalation": escalation}
+        checked = result.to_dict()
+        annotate(checked["claims"], escalation)
+        body = {**checked, "warnings": warnings + escalation_warnings, "escalation": escalation}
         return Response(represented(CheckOut, body))

@@ -1,6 +1,7 @@
 """The local verifier as a policy check (docs/verifier.md options on the grounding category)."""
 
 import logging
+from pathlib import Path
 
 from django.conf import settings
 
@@ -11,8 +12,9 @@ from policies.judged import (
 )
 
 from .budget import budgeted_check
-from .escalation import escalate, options_from
+from .escalation import annotate, escalate, options_from
 from .verifier import CONTRADICTED, GroundingCheck, VerifierConfig
+from .verifier.model_store import active_model_dir
 from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
@@ -21,13 +23,24 @@ GROUNDING_NO_SOURCES = "GROUNDING_NO_SOURCES"
 OUTPUT_SELF_CONTRADICTION = "OUTPUT_SELF_CONTRADICTION"
 
 
+def model_store() -> Path | None:
+    return Path(settings.VERIFIER_MODEL_STORE) if settings.VERIFIER_MODEL_STORE else None
+
+
+def nli_model_dir() -> str | None:
+    """The NLI cross-encoder that runs: VERIFIER_NLI_MODEL_DIR pins one; else the one
+    ``manage.py verifier_model install`` made active (read again when it changes); else none, and
+    the packaged verifier runs (docs/verifier.md, "Bring your own model")."""
+    return settings.VERIFIER_NLI_MODEL_DIR or active_model_dir(model_store())
+
+
 def config_for(rules: dict | None = None) -> VerifierConfig:
     rules = rules or {}
     return VerifierConfig(
         entailment_threshold=rules.get("entailment_threshold", DEFAULT_THRESHOLD),
         contradiction_threshold=rules.get("contradiction_threshold", DEFAULT_THRESHOLD),
         max_unverifiable_ratio=rules.get("max_unverifiable_ratio", 0.5),
-        nli_model_dir=settings.VERIFIER_NLI_MODEL_DIR,
+        nli_model_dir=nli_model_dir(),
         threads=settings.VERIFIER_THREADS,
     )
 
@@ -91,6 +104,7 @@ def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | No
         message = f"Verifier skipped: {type(exc).__name__}"
         return "allow", message, {"warnings": [message]}
     verification = result.to_dict()
+    annotate(verification["claims"], escalation)
     if not result.claims:
         return "allow", "Verifier: no factual claims to check", {"verification": verification, "reason_codes": []}
     if budget_warnings:

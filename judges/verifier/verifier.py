@@ -36,8 +36,8 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    P(entailment), P(contradiction), P(neutral) as three more features.
 
 6. Verdict: a multinomial logistic regression (:mod:`judges.verifier.combiner`, weights in
-   ``combiner.json``, fitted by ``python -m judges.verifier.training.fit_combiner`` on the
-   fitting half of tests/data/verifier/devset.jsonl) turns the features (similarities,
+   ``combiner.json``, fitted by ``python -m verifier_lab.fit_combiner`` on the
+   fitting half of verifier_lab/data/devset.jsonl) turns the features (similarities,
    single-sentence and joint coverage, missing and matched facts, the most confident conflict
    of each kind and how much of the claim its sentence covers, the earlier hand-set rules'
    verdict, the cross-encoder's probabilities) into calibrated probabilities of the three verdicts:
@@ -387,7 +387,7 @@ def _gather(
 ) -> tuple[list[_ClaimEvidence], list[_Span]]:
     """Candidates and evidence (with the combiner's features) for every claim of one call.
     ``cross_encoder`` replaces the packaged one (fitting the combiner on out-of-fold outputs:
-    judges/verifier/training/crossfit.py)."""
+    verifier_lab/crossfit.py)."""
     from .embedder import get_embedder
 
     emb = embedder or get_embedder(config.threads)

@@ -1,8 +1,8 @@
 """Fine-tuning the cross-encoder on the fitting half without fitting the combiner on its own echo.
 
-    python -m judges.verifier.training.crossfit --out .train/devset_ce.jsonl     # what it reads
-    python judges/verifier/training/train_cross_encoder.py --devset .train/devset_ce.jsonl ...
-    python -m judges.verifier.training.fit_combiner                             # reads the outputs
+    python -m verifier_lab.crossfit --out .train/devset_ce.jsonl     # what it reads
+    python verifier_lab/train_cross_encoder.py --devset .train/devset_ce.jsonl ...
+    python -m verifier_lab.fit_combiner                             # reads the outputs
 
 The issue's next step once features and a combiner stop short: fine-tune the cross-encoder on the
 fitting half, on exactly what the verifier gives it at run time (each claim with its evidence
@@ -24,12 +24,13 @@ from collections import Counter
 from pathlib import Path
 
 from judges.verifier.nli import NLIScores
-from judges.verifier.training.evaluate import load
-from judges.verifier.training.fit_combiner import training_claims
-from judges.verifier.verifier import CROSS_ENCODER_DIR, VerifierConfig, _gather, _normalise_sources
+from judges.verifier.verifier import VerifierConfig, _gather, _normalise_sources
+from verifier_lab.evaluate import load
+from verifier_lab.fit_combiner import training_claims
 
 FOLDS = 5
-OUT_OF_FOLD = CROSS_ENCODER_DIR / "out_of_fold.json"
+#: the shipped model's out-of-fold outputs: a training record, so it lives here and not beside the model
+OUT_OF_FOLD = Path(__file__).resolve().parent / "crossencoder" / "out_of_fold.json"
 NLI_LABEL = {"supported": "entailment", "contradicted": "contradiction", "unverifiable": "neutral"}
 
 

