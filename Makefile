@@ -20,7 +20,7 @@ DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HT
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-.PHONY: run test lint docs venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
+.PHONY: run test lint docs docs-screenshot venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
@@ -84,13 +84,17 @@ lint: venv
 	$(VENV)/bin/mypy
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemigrations --check --dry-run -v 1
 	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
-	$(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # The documentation site (mkdocs.yml, docs/) into site/; the endpoint reference is written from the
 # OpenAPI schema first (tests/test_docs.py fails when the committed page is out of date).
 docs: venv
 	$(DEMO_ENV) DATABASE_URL=sqlite:///:memory: $(PY) manage.py api_reference
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# docs/img/overview.png, the picture in README.md: the demo's Overview in headless Chromium.
+docs-screenshot: venv assets chromium
+	$(PY) tests/browser/docs_screenshot.py
 
 # Parallel on every core (pytest-xdist); screenshot-only browser runs are `make screenshots`.
 test: venv assets chromium lint

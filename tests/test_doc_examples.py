@@ -94,6 +94,16 @@ def user_env(demo, fake_openai):
     }
 
 
+@pytest.fixture(scope="module")
+def read_key(demo):
+    return {"Authorization": f"Bearer {demo.api_key('read')}"}
+
+
+@pytest.fixture(scope="module")
+def admin_key(demo):
+    return {"Authorization": f"Bearer {demo.api_key('admin')}"}
+
+
 def run_example(name: str, env: dict[str, str], *, prelude: str = "") -> str:
     block = EXAMPLES[name]
     if block.language == "python":
@@ -113,6 +123,7 @@ def assert_prints_what_the_doc_says(name: str, printed: str) -> None:
 
 def test_every_marked_example_is_run_here_and_every_output_belongs_to_one():
     assert set(EXAMPLES) == {
+        "readme-sdk",
         "sdk-quickstart",
         "sdk-block",
         "http-quickstart",
@@ -124,15 +135,14 @@ def test_every_marked_example_is_run_here_and_every_output_belongs_to_one():
     assert set(OUTPUTS) <= set(EXAMPLES)
 
 
-@pytest.mark.parametrize("name", ["sdk-quickstart", "sdk-block", "http-quickstart", "langchain"])
+@pytest.mark.parametrize("name", ["readme-sdk", "sdk-block", "http-quickstart", "langchain"])
 def test_example_prints_what_the_doc_says(name, user_env):
     assert_prints_what_the_doc_says(name, run_example(name, user_env))
 
 
-def test_sdk_quickstart_run_is_stored_as_completed_and_allowed(demo, user_env):
-    run_example("sdk-quickstart", user_env)
-    read = {"Authorization": f"Bearer {demo.api_key('read')}"}
-    latest = httpx.get(f"{demo.url}/api/v1/runs/", params={"agent": "research-agent"}, headers=read).json()
+def test_sdk_quickstart_prints_its_decisions_and_its_run_is_stored_completed_and_allowed(demo, user_env, read_key):
+    assert_prints_what_the_doc_says("sdk-quickstart", run_example("sdk-quickstart", user_env))
+    latest = httpx.get(f"{demo.url}/api/v1/runs/", params={"agent": "research-agent"}, headers=read_key).json()
     newest = max(latest["results"], key=lambda run: run["id"])
     assert (newest["status"], newest["final_action"]) == ("completed", "allow")
 
@@ -143,24 +153,22 @@ def test_openai_agents_example_answers_the_abstention_when_the_run_is_blocked_at
     assert fake_openai.requests_for("openai"), "the agent's model was never called"
 
 
-def test_otlp_example_lands_its_span_in_a_run(demo, user_env):
+def test_otlp_example_lands_its_span_in_a_run(demo, user_env, read_key):
     run_example("otlp", user_env)
-    read = {"Authorization": f"Bearer {demo.api_key('read')}"}
-    runs = httpx.get(f"{demo.url}/api/v1/runs/", params={"agent": "support-bot"}, headers=read).json()["results"]
+    runs = httpx.get(f"{demo.url}/api/v1/runs/", params={"agent": "support-bot"}, headers=read_key).json()["results"]
     newest = max(runs, key=lambda run: run["id"])
-    detail = httpx.get(f"{demo.url}/api/v1/runs/{newest['id']}/", headers=read).json()
+    detail = httpx.get(f"{demo.url}/api/v1/runs/{newest['id']}/", headers=read_key).json()
     (span,) = detail["spans"]
     assert (span["kind"], span["name"]) == ("llm", "chat gpt-4o-mini")
 
 
-def test_webhook_verification_example_accepts_a_real_delivery_and_refuses_a_forgery(demo, receiver):
+def test_webhook_verification_example_accepts_a_real_delivery_and_refuses_a_forgery(demo, receiver, admin_key):
     namespace: dict = {}
     exec(EXAMPLES["webhook-verify"].code, namespace)
     verify = namespace["verify"]
 
-    admin = {"Authorization": f"Bearer {demo.api_key('admin')}"}
     created = httpx.post(
-        f"{demo.url}/api/v1/webhooks/", headers=admin, json={"url": receiver.url, "events": ["decision.block"]}
+        f"{demo.url}/api/v1/webhooks/", headers=admin_key, json={"url": receiver.url, "events": ["decision.block"]}
     )
     assert created.status_code == 201, created.text
     secret = created.json()["secret"]

@@ -1,0 +1,60 @@
+"""The documentation: a short README, user docs that speak to users, and an endpoint reference in step
+with the API. (`mkdocs build --strict` in `make lint` checks links and the nav; tests/test_doc_examples.py
+runs the examples.)"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# The changelog is where dated history lives; every other page speaks to users of the product as it is.
+USER_DOCS = ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md") if p.name != "changelog.md")]
+# Being rewritten on another branch into a model card without its lab notes; drop this once merged.
+PENDING_REWRITE = {"docs/verifier.md"}
+FENCED = re.compile(r"^```.*?^```", re.M | re.S)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+INTERNAL = {
+    "an issue number": re.compile(r"\b(issue|finding)s? \d+", re.I),
+    "the spec's seed": re.compile(r"\bseed(?:'s| \d{3}\b)", re.I),
+    "a dated lab note": re.compile(r"\b20\d\d-\d\d-\d\d\b"),
+}
+
+
+def prose(text: str) -> str:
+    """The text a reader reads as prose: code blocks and inline code are examples, not notes."""
+    return INLINE_CODE.sub("", FENCED.sub("", text))
+
+
+def test_readme_is_a_front_door_of_a_few_screens():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    assert len(readme.encode()) <= 12_000
+    assert "![" in readme and (ROOT / "docs" / "img" / "overview.png").exists()
+    for step in ("make run", "admin@demo.local / groundrule-demo", "pip install ./client", "make test"):
+        assert step in readme
+    assert "--scope admin" in readme, "the README says how to make an admin key"
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(page, marks=pytest.mark.xfail(reason="rewritten on its own branch", strict=False))
+        if page in PENDING_REWRITE
+        else page
+        for page in USER_DOCS
+    ],
+)
+def test_user_docs_carry_no_internal_references_or_dated_notes(page):
+    text = prose((ROOT / page).read_text())
+    found = {what: pattern.findall(text) for what, pattern in INTERNAL.items()}
+    assert not any(found.values()), f"{page}: {found} (dated history belongs in docs/changelog.md)"
+
+
+@pytest.mark.django_db
+def test_endpoint_reference_is_what_the_openapi_schema_says():
+    from governance.management.commands.api_reference import PAGE, api_reference_markdown
+
+    assert PAGE.read_text() == api_reference_markdown(), (
+        "docs/api-reference.md is out of date: run `python manage.py api_reference` (or `make docs`)"
+    )
