@@ -96,9 +96,10 @@ docs: venv
 docs-screenshot: venv assets chromium
 	$(PY) tests/browser/docs_screenshot.py
 
-# Parallel on every core (pytest-xdist); screenshot-only browser runs are `make screenshots`.
+# Parallel on every core (pytest-xdist; tests marked xdist_group share one worker, so a module's one
+# live server is started once); screenshot-only browser runs are `make screenshots`.
 test: venv assets chromium lint
-	$(PY) -m pytest -n auto -m "not screenshots" $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup -m "not screenshots" $(PYTEST_ARGS)
 
 # The fault tests alone (also part of `make test`): broker down, worker killed; PostgreSQL and Redis.
 faults: venv

@@ -25,6 +25,10 @@ from tests.fake_llm_server import FakeLLMServer
 from tests.server_process import ServerProcess
 from tests.webhook_receiver import WebhookReceiver
 
+# One demo server for the module: under `make test` (pytest-xdist, --dist loadgroup) every test here
+# runs on the same worker, so the server starts once.
+pytestmark = pytest.mark.xdist_group("doc-examples")
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKED = re.compile(r"^<!-- (test|output): ([\w-]+) -->\n```(\w*)\n(.*?)^```$", re.M | re.S)

@@ -3,11 +3,12 @@
 `--check` writes nothing and exits 1 when the committed page is out of date.
 """
 
+import re
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.urls import resolve
+from django.urls import Resolver404, resolve
 from drf_spectacular.generators import SchemaGenerator
 
 from core.api.reference import render
@@ -17,12 +18,14 @@ PAGE = Path(settings.BASE_DIR) / "docs" / "api-reference.md"
 
 
 def _scope_of(path: str, method: str) -> str:
-    # Any value fills a path parameter: only the view class is needed.
-    concrete = path.replace("{agent_name}", "agent").replace("{name}", "NAME")
-    for parameter in ("{id}", "{delivery_pk}"):
-        concrete = concrete.replace(parameter, "1")
-    view = resolve(concrete).func.view_class
-    return required_scope(view, method)
+    # Any value that the path's converters accept fills a parameter: only the view class is needed.
+    for filler in ("1", "00000000-0000-0000-0000-000000000001"):
+        try:
+            match = resolve(re.sub(r"\{[^}]+\}", filler, path))
+        except Resolver404:
+            continue
+        return required_scope(match.func.view_class, method)
+    raise CommandError(f"No view answers {path}")
 
 
 def api_reference_markdown() -> str:
