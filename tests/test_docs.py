@@ -58,3 +58,23 @@ def test_endpoint_reference_is_what_the_openapi_schema_says():
     assert PAGE.read_text() == api_reference_markdown(), (
         "docs/api-reference.md is out of date: run `python manage.py api_reference` (or `make docs`)"
     )
+
+
+def test_every_sdk_install_line_names_the_checkout_and_an_extra_it_has():
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    lines = [
+        (page, line.strip())
+        for page in [*USER_DOCS, "client/README.md"]
+        for line in (ROOT / page).read_text().splitlines()
+        if "pip install" in line and "client" in line
+    ]
+    assert lines
+    for page, line in lines:
+        named = re.findall(r"\./client\[([\w-]+)\]", line)
+        assert "./client" in line, f"{page}: {line}"
+        assert set(named) <= extras, f"{page}: {line} names an extra client/pyproject.toml does not have"
+    assert not [
+        (page, line) for page in USER_DOCS for line in (ROOT / page).read_text().splitlines() if '"groundrule[' in line
+    ], "groundrule is not on a package index: install it from ./client"
