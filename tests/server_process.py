@@ -5,6 +5,9 @@ concurrency (pytest-django's live server shares the test's in-memory database an
         key = server.api_key("agent")
         httpx.get(server.url + "/api/v1/ping/", headers={"Authorization": f"Bearer {key}"})
 
+With ``demo_runs=N`` the database is the demo (`seed_demo --runs N`, tenant "demo") and
+``server.demo_key`` is the agent key it printed, as `make run` shows it (tests/test_doc_examples.py).
+
 The database is migrated with the project's settings (so WAL, IMMEDIATE transactions and the busy
 timeout of config/settings.py are what is tested), and the server is gunicorn as deployed: two
 worker processes of eight threads each, so two processes write to one SQLite file at once.
