@@ -283,7 +283,7 @@ def store_in_one_statement(
 
 # Starting a run writes three rows that depend on each other's ids: through the ORM that is five
 # round trips (BEGIN, three INSERTs, COMMIT), each statement compiled in Python, which was most of a
-# start's CPU in process (README "Reliability", bench/load.py). One statement writes the same rows,
+# start's CPU in process (docs/benchmarks.md, bench/load.py). One statement writes the same rows,
 # prepared once per connection like the report's. LIMIT 1 on the run and the decision (there is one
 # of each) is for the planner: it counts 100 rows for every jsonb_to_recordset, and the product of
 # three such guesses (10^8 evaluation rows) made PostgreSQL JIT-compile the statement, about 200 ms on

@@ -1,4 +1,4 @@
-"""On-demand grounding check over the API: the local verifier's `check_grounding` (README "Local verifier")."""
+"""On-demand grounding check over the API: the local verifier's `check_grounding` (docs/judges.md)."""
 
 import time
 

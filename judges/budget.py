@@ -1,4 +1,4 @@
-"""Bounded verifier work per request (README, "Reliability"; issue 14 item 8).
+"""Bounded verifier work per request (docs/reliability.md, "Bounded work per request").
 
 The verifier's cost grows with the characters of the sources it reads (every sentence is embedded
 and analysed) and with the claims it aligns against them. A ~1 MB check once held a worker for
@@ -22,7 +22,7 @@ says which limit cut them; used by the check endpoint and by policies' verifier 
   minutes; a claim longer than the budget by itself is not checked).
 
 The defaults keep one check under about a second of CPU on a 2-core machine (the measured figures
-are in the README). Only the public verifier API is used: the budget is applied to its input.
+are in docs/changelog.md). Only the public verifier API is used: the budget is applied to its input.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ class Policy(models.Model):
     rules = models.JSONField(default=dict)
     scope = models.JSONField(default=dict)
     enabled = models.BooleanField(default=True)
-    # shadow: evaluated and recorded on every call, but never changes a decision (docs in README,
+    # shadow: evaluated and recorded on every call, but never changes a decision (docs/policy-lifecycle.md,
     # "Policy lifecycle"); lets an admin watch a policy on live traffic before it enforces.
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.ENFORCE)
     version = models.PositiveIntegerField(default=1)

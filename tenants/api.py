@@ -89,7 +89,7 @@ def _retention(tenant) -> dict:
 
 
 class RetentionSettingsView(TenantAPIView):
-    """The tenant's retention (README, "Retention"): applied by the daily pass, not on save."""
+    """The tenant's retention (docs/retention.md): applied by the daily pass, not on save."""
 
     required_scope = {"GET": KeyScope.READ, "PUT": KeyScope.ADMIN}
 

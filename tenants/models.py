@@ -72,7 +72,7 @@ API_KEY_PREFIX = "gr_"
 
 
 class KeyScope(models.TextChoices):
-    """What an API key may do (README, "Security"). Checked in one place: tenants.auth.HasScope."""
+    """What an API key may do (docs/security.md). Checked in one place: tenants.auth.HasScope."""
 
     AGENT = "agent", "Agent"  # start runs, report, spans, complete, check, decide; read its own runs
     READ = "read", "Read"  # every read endpoint and export

@@ -5,7 +5,7 @@ how they wait (`_http.send` / `_http.send_async`), so retries, backoff, `Retry-A
 mapping of answers to results and errors exist once.
 
 Which failures are retried depends on whether the server may already have acted on the request
-(see "Retries" in the README):
+(see "Retries" in docs/sdk.md):
 
 - the request never left (connection refused, DNS, connect or pool timeout), or the server said
   it did not process it (429, 503), or our server failed inside its transaction (500, rolled

@@ -1,7 +1,7 @@
 """Runs over the API: start, report grounding, record spans, complete; list and read.
 
 The three actions answer `run_id`. Starting a run also answers `id`, the name it used before,
-for one more release (deprecated in the schema; README "API").
+for one more release (deprecated in the schema; docs/api.md).
 """
 
 import time
@@ -75,7 +75,7 @@ class RunListView(TenantAPIView):
         data = validated(RunStartIn, request.data)
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
         hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
-        # The context rules ride along (README "What context may reach the model"), so the agent
+        # The context rules ride along (docs/grounding-context.md), so the agent
         # can decide what reaches the model without a second call.
         body = {
             **decision.to_dict(),
