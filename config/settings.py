@@ -202,6 +202,7 @@ SPECTACULAR_SETTINGS = {
         # A key's scope (legacy included) beside the scopes a new key may be given: without a name,
         # spectacular called the first "Scope985Enum", a name that changes from build to build.
         "KeyScopeEnum": "tenants.models.KeyScope",
+        "PolicyChangeEnum": "policies.as_code.PLAN_ACTIONS",
     },
 }
 

@@ -29,6 +29,7 @@ FILE_DEFAULTS = {"description": "", "rules": {}, "scope": {}, "enabled": True, "
 # Beyond any real tenant's policy count; keeps one request's validation bounded.
 MAX_POLICY_FILES = 1000
 SOURCE = "apply"
+PLAN_ACTIONS = ("create", "update", "delete", "unchanged")
 
 
 @dataclass(frozen=True)

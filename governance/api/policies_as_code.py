@@ -7,7 +7,7 @@ POST /api/v1/policies/apply/  the same files, all or nothing (admin scope); 409 
 GET  /api/v1/schema/policy-file.json  the JSON Schema of one file, for editors (no key needed).
 """
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,7 +18,7 @@ from core.errors import InvalidInput
 from core.routing import replica_reads
 from governance import policy_plan
 from policies.api import PolicyIn
-from policies.as_code import PlanOutdated, desired_policies, expected_versions_problems, policies_apply
+from policies.as_code import PLAN_ACTIONS, PlanOutdated, desired_policies, expected_versions_problems, policies_apply
 from policies.file_schema import policy_file_schema
 from tenants.audit import Actor
 from tenants.models import KeyScope
@@ -74,7 +74,7 @@ class ImpactOut(serializers.Serializer):
 class PlannedPolicyOut(serializers.Serializer):
     name = serializers.CharField()
     index = serializers.IntegerField(allow_null=True, help_text="The file's position in `policies`; null: a delete.")
-    action = serializers.ChoiceField(choices=["create", "update", "delete", "unchanged"])
+    action = serializers.ChoiceField(choices=PLAN_ACTIONS)
     id = serializers.IntegerField(allow_null=True)
     current_version = serializers.IntegerField(allow_null=True)
     managed_by_code = serializers.BooleanField()
@@ -97,7 +97,7 @@ class ReplayFiguresOut(serializers.Serializer):
     elapsed_ms = serializers.IntegerField()
 
 
-class CountsOut(serializers.Serializer):
+class ChangeCountsOut(serializers.Serializer):
     create = serializers.IntegerField()
     update = serializers.IntegerField()
     delete = serializers.IntegerField()
@@ -105,7 +105,7 @@ class CountsOut(serializers.Serializer):
 
 
 class PlanOut(serializers.Serializer):
-    changes = CountsOut()
+    changes = ChangeCountsOut()
     changed = serializers.BooleanField()
     prune = serializers.BooleanField()
     policies = PlannedPolicyOut(many=True)
@@ -116,13 +116,13 @@ class PlanOut(serializers.Serializer):
 
 class AppliedPolicyOut(serializers.Serializer):
     name = serializers.CharField()
-    action = serializers.ChoiceField(choices=["create", "update", "delete", "unchanged"])
+    action = serializers.ChoiceField(choices=PLAN_ACTIONS)
     id = serializers.IntegerField(allow_null=True)
     version = serializers.IntegerField(allow_null=True)
 
 
 class ApplyOut(serializers.Serializer):
-    changes = CountsOut()
+    changes = ChangeCountsOut()
     changed = serializers.BooleanField()
     policies = AppliedPolicyOut(many=True)
 
@@ -139,9 +139,9 @@ class PolicyPlanView(TenantAPIView):
 class PolicyApplyView(TenantAPIView):
     required_scope = KeyScope.ADMIN
 
-    @extend_schema(
-        request=ApplyIn, responses={200: ApplyOut, 409: OpenApiResponse(description="Changed since the plan.")}
-    )
+    error_statuses = {"post": (409,)}  # a policy is no longer at the version the plan saw
+
+    @extend_schema(request=ApplyIn, responses={200: ApplyOut})
     def post(self, request):
         data = request.data
         errors = policy_plan.envelope_problems(data, APPLY_KEYS)
