@@ -111,8 +111,9 @@ def desired_policies(*, tenant: Tenant, items: Any) -> list[Desired]:
             problems += [_problem(index, name, f, m) for f, m in _flatten(exc.errors)]
             continue
         if cleaned["name"] in seen:
-            message = f"Another policy of this request (number {seen[cleaned['name']] + 1}) has this name."
-            problems.append(_problem(index, name, "name", message))
+            first = seen[cleaned["name"]]
+            message = f"Another policy of this request (number {first + 1}) has this name."
+            problems.append({**_problem(index, name, "name", message), "duplicate_of": first})
             continue
         seen[cleaned["name"]] = index
         desired.append(Desired(index, cleaned["name"], cleaned))

@@ -31,11 +31,19 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, directory: Path, *, extra_env: dict | None = None, tenant: str = "acme"):
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        extra_env: dict | None = None,
+        tenant: str = "acme",
+        admin: tuple[str, str] | None = None,
+    ):
         self.db = Path(directory) / "server.sqlite3"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tenant = tenant
+        self.admin = admin  # (email, password): a dashboard login, admin of the tenant
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
         self.env = {
             **env,
@@ -64,7 +72,8 @@ class ServerProcess:
 
     def __enter__(self) -> ServerProcess:
         self.manage("migrate", "--noinput", "-v", "0")
-        self.manage("create_tenant", self.tenant)
+        login = ("--admin-email", self.admin[0], "--admin-password", self.admin[1]) if self.admin else ()
+        self.manage("create_tenant", self.tenant, *login)
         # Its request log goes to a file: a pipe nobody reads would fill and stall the server.
         self.log = open(self.db.with_suffix(".log"), "w")
         self.proc = subprocess.Popen(

@@ -179,6 +179,7 @@ def test_a_duplicate_name_is_refused(api, path):
                 "name": "Twice ",
                 "field": "name",
                 "message": "Another policy of this request (number 1) has this name.",
+                "duplicate_of": 0,
             }
         ]
     }

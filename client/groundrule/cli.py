@@ -32,6 +32,7 @@ from .policy_files import (
     policy_paths,
     read_directory,
     read_file,
+    rule_orders,
 )
 
 OK, ERROR, CHANGES = 0, 1, 2
@@ -99,7 +100,11 @@ def _refusal(data: Any, files: list[PolicyFile]) -> str:
                     continue
                 file = by_index.get(problem.get("index"))
                 where = file.where(problem["field"]) if file else f"policy {problem.get('index')}"
-                lines.append(f"{where}: {problem['field']}: {problem['message']}")
+                message = problem["message"]
+                other = by_index.get(problem.get("duplicate_of", -1))
+                if other is not None:
+                    message = f"{other.path} names the same policy."
+                lines.append(f"{where}: {problem['field']}: {message}")
         else:
             lines.append(f"{key}: {json.dumps(problems, ensure_ascii=False)}")
     return "\n".join(lines)
@@ -202,8 +207,11 @@ def cmd_pull(api: Api, args: argparse.Namespace, out: TextIO) -> int:
         if isinstance(name, str) and name not in taken:
             taken[name] = existing
     names = file_names(sorted((p["name"] for p in policies), key=str.lower), taken)
+    _, schema = api.call("GET", "schema/policy-file.json")
+    orders = rule_orders(schema)
     for policy in policies:
-        (directory / names[policy["name"]]).write_text(dump(file_data(policy)), encoding="utf-8")
+        data = file_data(policy, orders.get(policy["category"]))
+        (directory / names[policy["name"]]).write_text(dump(data), encoding="utf-8")
     out.write(f"Wrote {len(policies)} policy file{'s' if len(policies) != 1 else ''} to {directory}.\n")
     pulled = {names[p["name"]] for p in policies}
     for stale in policy_paths(directory):

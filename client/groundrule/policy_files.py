@@ -55,9 +55,29 @@ def slugify(name: str) -> str:
     return text[:80].strip("-") or "policy"
 
 
-def file_data(policy: dict[str, Any]) -> dict[str, Any]:
+def rule_orders(schema: dict[str, Any]) -> dict[str, list[str]]:
+    """{category: its rule names in the server's order}, from the policy-file JSON Schema."""
+    orders: dict[str, list[str]] = {}
+    for branch in schema.get("allOf") or []:
+        try:
+            category = branch["if"]["properties"]["category"]["const"]
+            rules = branch["then"]["properties"]["rules"]["anyOf"][0]["properties"]
+        except (KeyError, IndexError, TypeError):
+            continue
+        orders[category] = list(rules)
+    return orders
+
+
+def ordered_rules(rules: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    """The rules in the category's order (the dashboard's), any others after them by name: the
+    server's JSON column may give them back in another order, and a pulled file must not churn."""
+    known = [name for name in order if name in rules]
+    return {name: rules[name] for name in known + sorted(set(rules) - set(known))}
+
+
+def file_data(policy: dict[str, Any], order: list[str] | None = None) -> dict[str, Any]:
     """A policy as the API gives it, as its file holds it: the rules it sets (not the defaults),
-    keys in FILE_KEYS order."""
+    keys in FILE_KEYS order, rules in ``order``."""
     scope = policy.get("scope") or {}
     data = {
         "name": policy["name"],
@@ -66,7 +86,7 @@ def file_data(policy: dict[str, Any]) -> dict[str, Any]:
         "mode": policy.get("mode", "enforce"),
         "enabled": policy.get("enabled", True),
         "scope": {"agents": list(scope.get("agents") or [])},
-        "rules": dict(policy.get("rules") or {}),
+        "rules": ordered_rules(dict(policy.get("rules") or {}), order or []),
     }
     return {key: data[key] for key in FILE_KEYS}
 
