@@ -260,7 +260,7 @@ SCORE_AUDIT_INFLATION_CACHE_SECONDS = float(os.environ.get("SCORE_AUDIT_INFLATIO
 # Policies as code (docs/policies-as-code.md): how far back `plan` replays a change (replay_days at
 # most this), and how many stored reports it replays at most (the most recent runs holding them).
 POLICY_PLAN_MAX_DAYS = int(os.environ.get("POLICY_PLAN_MAX_DAYS", "30"))
-POLICY_PLAN_MAX_REPORTS = int(os.environ.get("POLICY_PLAN_MAX_REPORTS", "20000"))
+POLICY_PLAN_MAX_REPORTS = int(os.environ.get("POLICY_PLAN_MAX_REPORTS", "10000"))
 # Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). The server never
 # calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
 # unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old
