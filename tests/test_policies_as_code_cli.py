@@ -333,3 +333,16 @@ def test_no_server_or_key_is_an_error_naming_the_setting(live, tmp_path):
     )
     assert result.returncode == 1
     assert result.stderr.startswith("No Groundrule API key: pass --key or set GROUNDRULE_API_KEY")
+
+
+def test_the_installed_console_script_plans(live, fresh, tmp_path):
+    """`groundrule` as `make venv` installs it (the SDK package's console script)."""
+    script = Path(sys.executable).parent / "groundrule"
+    if not script.exists():
+        pytest.skip("the virtualenv's SDK predates the groundrule command: `make venv` installs it")
+    env = live.env(live.admin_key)
+    env.pop("PYTHONPATH")
+    (tmp_path / "lenient-rag.yaml").write_text(PULLED.replace("mode: enforce", "mode: shadow"))
+    result = subprocess.run([str(script), "policies", "plan", str(tmp_path)], env=env, capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert "    mode: enforce → shadow\n" in result.stdout

@@ -98,7 +98,7 @@ def _refusal(data: Any, files: list[PolicyFile]) -> str:
                 if not isinstance(problem, dict):
                     lines.append(f"policies: {problem}")
                     continue
-                file = by_index.get(problem.get("index"))
+                file = by_index.get(problem.get("index", -1))
                 where = file.where(problem["field"]) if file else f"policy {problem.get('index')}"
                 message = problem["message"]
                 other = by_index.get(problem.get("duplicate_of", -1))
@@ -184,7 +184,8 @@ def _plan(api: Api, files: list[PolicyFile], prune: bool, days: int) -> dict[str
         raise CommandError(_refusal(data, files))
     if status != 200:
         raise CommandError(f"plan: HTTP {status}: {data}")
-    return data
+    plan: dict[str, Any] = data
+    return plan
 
 
 def cmd_pull(api: Api, args: argparse.Namespace, out: TextIO) -> int:
@@ -274,7 +275,8 @@ def _apply(api: Api, files: list[PolicyFile], prune: bool, plan: dict[str, Any])
         raise CommandError(f"{data.get('detail')}\n  {moved}" if moved else str(data.get("detail")))
     if status != 200:
         raise CommandError(f"apply: HTTP {status}: {data}")
-    return data
+    result: dict[str, Any] = data
+    return result
 
 
 def _version(version: int | None) -> str:
