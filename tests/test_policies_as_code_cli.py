@@ -201,6 +201,10 @@ BAD_FILES = {
         {"b.yaml": "name: Lenient RAG\ncategory: grounding\n"},
         "b.yaml:1: name: {dir}/a.yaml names the same policy.",
     ),
+    "a key given twice": (
+        {"b.yaml": "name: Strict\ncategory: grounding\nrules:\n  min_citations: 2\n  min_citations: 3\n"},
+        "b.yaml:5: rules.min_citations: given twice.",
+    ),
     "invalid YAML": (
         {"b.yaml": "name: Strict\ncategory: [grounding\nrules: {}\n"},
         "b.yaml:3:6: invalid YAML: expected ',' or ']', but got ':'",

@@ -114,19 +114,23 @@ def file_names(names: list[str], taken: dict[str, Path]) -> dict[str, str]:
     return out
 
 
-def _lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
+def _lines(node: yaml.Node, prefix: str = "", duplicates: list[tuple[str, int]] | None = None) -> dict[str, int]:
+    """{dotted path: line of its key}; a key given twice in one mapping goes to ``duplicates``
+    (YAML loaders keep the last one silently, which would hide an edit)."""
     found: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
                 path = f"{prefix}.{key.value}" if prefix else str(key.value)
+                if path in found and duplicates is not None:
+                    duplicates.append((path, key.start_mark.line + 1))
                 found[path] = key.start_mark.line + 1
-                found.update(_lines(value, path))
+                found.update(_lines(value, path, duplicates))
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             path = f"{prefix}.{index}" if prefix else str(index)
             found[path] = item.start_mark.line + 1
-            found.update(_lines(item, path))
+            found.update(_lines(item, path, duplicates))
     return found
 
 
@@ -167,7 +171,10 @@ def read_file(path: Path) -> PolicyFile:
         raise PolicyFileError([f"{path}: invalid YAML: {error}"]) from None
     if not isinstance(data, dict):
         raise PolicyFileError([f"{path}: must be a mapping of policy fields (name, category, rules, ...)."])
-    policy = PolicyFile(path, data, _lines(node) if node is not None else {})
+    duplicates: list[tuple[str, int]] = []
+    policy = PolicyFile(path, data, _lines(node, "", duplicates) if node is not None else {})
+    if duplicates:
+        raise PolicyFileError([f"{path}:{line}: {key}: given twice." for key, line in duplicates])
     bad = _not_json(data, "")
     if bad:
         raise PolicyFileError([f"{policy.where(bad)}: {bad}: not a string, number, true/false or null."])
