@@ -119,6 +119,7 @@ bench: venv
 	$(PY) bench/verifier.py
 	$(PY) bench/verifier_dense.py
 	$(PY) bench/report.py
+	$(PY) bench/policy_plan.py
 
 clean:
 	rm -rf $(VENV) node_modules config/static/vendor var .pytest_cache

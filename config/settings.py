@@ -230,6 +230,7 @@ SPECTACULAR_SETTINGS = {
         # A key's scope (legacy included) beside the scopes a new key may be given: without a name,
         # spectacular called the first "Scope985Enum", a name that changes from build to build.
         "KeyScopeEnum": "tenants.models.KeyScope",
+        "PolicyChangeEnum": "policies.as_code.PLAN_ACTIONS",
     },
 }
 
@@ -301,6 +302,11 @@ JUDGE_BACKGROUND_TIMEOUT_SECONDS = float(os.environ.get("JUDGE_BACKGROUND_TIMEOU
 #: SCORE_AUDIT_INFLATION_CACHE_SECONDS: how long a web process reuses an agent's 7-day score inflation before reading
 #:   it again; `0`: always read.
 SCORE_AUDIT_INFLATION_CACHE_SECONDS = float(os.environ.get("SCORE_AUDIT_INFLATION_CACHE_SECONDS", "30"))
+
+# Policies as code (docs/policies-as-code.md): how far back `plan` replays a change (replay_days at
+# most this), and how many stored reports it replays at most (the most recent runs holding them).
+POLICY_PLAN_MAX_DAYS = int(os.environ.get("POLICY_PLAN_MAX_DAYS", "30"))
+POLICY_PLAN_MAX_REPORTS = int(os.environ.get("POLICY_PLAN_MAX_REPORTS", "10000"))
 # Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). The server never
 # calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
 # unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old

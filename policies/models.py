@@ -25,6 +25,9 @@ class Policy(models.Model):
     # "Policy lifecycle"); lets an admin watch a policy on live traffic before it enforces.
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.ENFORCE)
     version = models.PositiveIntegerField(default=1)
+    # Applied from policy files (docs/policies-as-code.md): the next apply overwrites a dashboard edit,
+    # so the dashboard says so and asks before saving one.
+    managed_by_code = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(

@@ -35,7 +35,13 @@ def free_port() -> int:
 
 class ServerProcess:
     def __init__(
-        self, directory: Path, *, extra_env: dict | None = None, tenant: str = "acme", demo_runs: int | None = None
+        self,
+        directory: Path,
+        *,
+        extra_env: dict | None = None,
+        tenant: str = "acme",
+        admin: tuple[str, str] | None = None,
+        demo_runs: int | None = None,
     ):
         self.db = Path(directory) / "server.sqlite3"
         self.port = free_port()
@@ -45,6 +51,7 @@ class ServerProcess:
         self.demo_runs = demo_runs
         self.demo_key = ""
         self.tenant = "demo" if demo_runs is not None else tenant
+        self.admin = admin  # (email, password): a dashboard login, admin of the tenant
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
         self.env = {
             **env,
@@ -74,7 +81,8 @@ class ServerProcess:
     def __enter__(self) -> ServerProcess:
         self.manage("migrate", "--noinput", "-v", "0")
         if self.demo_runs is None:
-            self.manage("create_tenant", self.tenant)
+            login = ("--admin-email", self.admin[0], "--admin-password", self.admin[1]) if self.admin else ()
+            self.manage("create_tenant", self.tenant, *login)
         else:
             self.demo_key = self.manage("seed_demo", "--runs", str(self.demo_runs)).strip().split()[-1]
         # Its request log goes to a file: a pipe nobody reads would fill and stall the server.

@@ -99,3 +99,10 @@ def test_mix_bench_runs_on_postgresql():
     for op in ("ping", "start", "report_shared", "complete", "run_read", "page", "check"):
         assert re.search(rf"^{op} +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+$", out, flags=re.MULTILINE), out
     assert ratio(out) > 0
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="bench/policy_plan.py needs PostgreSQL (CI has it)")
+def test_policy_plan_bench_runs_on_postgresql():
+    out = bench("policy_plan.py", "--reports", "200", "--policies", "5", database_url=None, extra=_pg_env("BENCH_DB"))
+    assert re.search(r"^plan 5 changes, no cap: +[0-9]+ ms +reports=200 ", out, flags=re.MULTILINE), out
+    assert ratio(out, "ratio_plan_vs_one_replay") > 0

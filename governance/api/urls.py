@@ -11,12 +11,14 @@ from policies import api as policies_api
 from tenants import api as tenants_api
 from webhooks import api as webhooks_api
 
-from . import evidence_pack, grounding, logs, ping, replay, runs, score_audit
+from . import evidence_pack, grounding, logs, ping, policies_as_code, replay, runs, score_audit
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
     path("policies/", policies_api.PolicyListView.as_view(), name="api-policies"),
     path("policies/replay/", replay.ReplayView.as_view(), name="api-policy-replay"),
+    path("policies/plan/", policies_as_code.PolicyPlanView.as_view(), name="api-policy-plan"),
+    path("policies/apply/", policies_as_code.PolicyApplyView.as_view(), name="api-policy-apply"),
     path("policies/replay/<int:pk>/", replay.ReplayJobView.as_view(), name="api-policy-replay-job"),
     path("policies/<int:pk>/", policies_api.PolicyDetailView.as_view(), name="api-policy"),
     path("policies/<int:pk>/calibration/", replay.CalibrationView.as_view(), name="api-policy-calibration"),
@@ -53,6 +55,11 @@ urlpatterns = [
         "webhooks/<int:pk>/deliveries/<int:delivery_pk>/redeliver/",
         webhooks_api.RedeliverView.as_view(),
         name="api-webhook-redeliver",
+    ),
+    path(
+        "schema/policy-file.json",
+        policies_as_code.PolicyFileSchemaView.as_view(),
+        name="api-policy-file-schema",
     ),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     path(
