@@ -133,6 +133,10 @@ class ReportOut(serializers.ModelSerializer):
 
 class RunOut(serializers.ModelSerializer):
     duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    worst_score = serializers.FloatField(
+        read_only=True, allow_null=True, help_text="The lowest of the reports' best grounding scores."
+    )
+    judge_cost = serializers.FloatField(read_only=True, help_text="Estimated USD of the judges' LLM calls for the run.")
 
     class Meta:
         model = Run
@@ -147,6 +151,8 @@ class RunOut(serializers.ModelSerializer):
             "duration_ms",
             "metadata",
             "report_count",
+            "worst_score",
+            "judge_cost",
         ]
         read_only_fields = fields
 
