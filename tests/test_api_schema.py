@@ -251,7 +251,10 @@ def test_a_run_from_start_to_a_second_completion_conforms(api, live):
 
     assert started["id"] == run_id and done.json()["run_id"] == run_id
     assert again.status_code == 409
-    assert len(detail["reports"]) == 1 and len(detail["spans"]) == 1 and detail["evaluations"]
+    assert detail["counts"] == {"reports": 1, "evaluations": 3, "violations": 2, "spans": 1}
+    assert detail["latest_decision"]["phase"] == "after_workflow"
+    for which in ("reports", "evaluations", "spans"):
+        assert live("get", f"/api/v1/runs/{{id}}/{which}/", id=run_id).json()["results"], which
     for path in LISTS:
         assert live("get", path).json()["results"], path
 

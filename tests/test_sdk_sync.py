@@ -37,7 +37,7 @@ def client(live_server, acme_key):
 
 
 def run_detail(api, run_id) -> dict:
-    response = api.get(f"/api/v1/runs/{run_id}/")
+    response = api.get(f"/api/v1/runs/{run_id}/?expand=all")
     assert response.status_code == 200
     return response.json()
 

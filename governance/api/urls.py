@@ -11,7 +11,7 @@ from policies import api as policies_api
 from tenants import api as tenants_api
 from webhooks import api as webhooks_api
 
-from . import evidence_pack, grounding, logs, ping, policies_as_code, replay, runs, score_audit
+from . import evidence_pack, grounding, logs, ping, policies_as_code, replay, run_reads, runs, score_audit
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
@@ -24,7 +24,9 @@ urlpatterns = [
     path("policies/<int:pk>/calibration/", replay.CalibrationView.as_view(), name="api-policy-calibration"),
     path("policies/<int:pk>/rollback/", policies_api.PolicyRollbackView.as_view(), name="api-policy-rollback"),
     path("runs/", runs.RunListView.as_view(), name="api-runs"),
-    path("runs/<int:pk>/", runs.RunDetailView.as_view(), name="api-run"),
+    path("runs/<int:pk>/", run_reads.RunDetailView.as_view(), name="api-run"),
+    path("runs/<int:pk>/reports/", run_reads.RunReportListView.as_view(), name="api-run-reports"),
+    path("runs/<int:pk>/evaluations/", run_reads.RunEvaluationListView.as_view(), name="api-run-evaluations"),
     path("runs/<int:pk>/grounding/", runs.RunGroundingView.as_view(), name="api-run-grounding"),
     path("runs/<int:pk>/spans/", runs.RunSpanView.as_view(), name="api-run-spans"),
     path("runs/<int:pk>/evidence/", evidence_pack.RunEvidenceView.as_view(), name="api-run-evidence"),
