@@ -8,6 +8,8 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from core import signing_keys
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -37,6 +39,31 @@ if not DEBUG:
             f"DEBUG is off, so set {' and '.join(_missing) or 'SECRET_KEY'} in the environment to your own "
             "random values (the development defaults are public). For a local demo set DEBUG=1."
         )
+
+# Audit checkpoints are signed (Ed25519, core/signing_keys.py, docs/security.md) with the first key of
+# AUDIT_SIGNING_KEYS ("<id>:<base64 private key>,..."); the others and AUDIT_VERIFY_KEYS (public keys of
+# retired signers) still verify. Never stored in the database: a key there would let whoever rewrites
+# the audit rows re-sign their heads too. DEBUG gets the public development key below; production
+# refuses it, and without any key the checkpoint endpoint answers 503.
+DEVELOPMENT_AUDIT_SIGNING_KEY = "dev:ZtBEtyolUwrlF8l3BwbbwL6uh0b5Z4RFFZd0VCdSvag="
+AUDIT_SIGNING_KEYS = os.environ.get("AUDIT_SIGNING_KEYS", "").strip()
+if DEBUG and not AUDIT_SIGNING_KEYS:
+    AUDIT_SIGNING_KEYS = DEVELOPMENT_AUDIT_SIGNING_KEY
+AUDIT_VERIFY_KEYS = os.environ.get("AUDIT_VERIFY_KEYS", "").strip()
+try:
+    AUDIT_KEYS = signing_keys.parse_keys(AUDIT_SIGNING_KEYS, AUDIT_VERIFY_KEYS)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+if not DEBUG and DEVELOPMENT_AUDIT_SIGNING_KEY.split(":", 1)[1] in AUDIT_SIGNING_KEYS:
+    raise ImproperlyConfigured(
+        "DEBUG is off, so AUDIT_SIGNING_KEYS must not hold the development key (it is public): generate your own "
+        "with `manage.py audit_signing_key generate`."
+    )
+# Signed checkpoints of every tenant's audit head are published outside the database every
+# AUDIT_CHECKPOINT_INTERVAL_SECONDS (when the head moved): appended to AUDIT_CHECKPOINT_DIR/<tenant>.jsonl
+# when set, and sent to webhooks subscribed to audit.checkpoint.
+AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR", "").strip()
+AUDIT_CHECKPOINT_INTERVAL_SECONDS = float(os.environ.get("AUDIT_CHECKPOINT_INTERVAL_SECONDS", "3600"))
 
 INSTALLED_APPS = [
     "django.contrib.auth",
@@ -239,6 +266,10 @@ CELERY_BEAT_SCHEDULE = {
     "ensure-partitions-daily": {"task": "governance.ensure_partitions", "schedule": crontab(hour=2, minute=47)},
     # Retention (governance/retention.py) at a quiet hour, UTC.
     "apply-retention-daily": {"task": "governance.apply_retention", "schedule": crontab(hour=3, minute=17)},
+    "publish-audit-checkpoints": {
+        "task": "governance.publish_audit_checkpoints",
+        "schedule": AUDIT_CHECKPOINT_INTERVAL_SECONDS,
+    },
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
