@@ -8,13 +8,20 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from core import signing_keys
+from core import allowlist, signing_keys
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def env_bool(name: str, default: bool = False) -> bool:
     return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _allow_list(name: str) -> list[str]:
+    try:
+        return allowlist.validated(name, os.environ.get(name, "").split(","))
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -290,13 +297,10 @@ SCORE_AUDIT_INFLATION_CACHE_SECONDS = float(os.environ.get("SCORE_AUDIT_INFLATIO
 # calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
 # unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old
 # name of the same list and is still read.
-OUTBOUND_ALLOWED_HOSTS = [
-    h.strip()
-    for h in (
-        os.environ.get("OUTBOUND_ALLOWED_HOSTS", "") + "," + os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "")
-    ).split(",")
-    if h.strip()
-]
+# Entries: host, host:port, address, CIDR, CIDR:port, [IPv6]:port (core/allowlist.py); one without a port
+# allows every port, so give loopback and private entries theirs (docs/security.md). An entry that
+# does not parse stops the start, named.
+OUTBOUND_ALLOWED_HOSTS = _allow_list("OUTBOUND_ALLOWED_HOSTS") + _allow_list("JUDGE_BASE_URL_ALLOWED_HOSTS")
 VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
 # Bounded verifier work per request (judges/budget.py, README "Reliability"). Hard: refused with 413.
 GROUNDING_CHECK_MAX_BODY_BYTES = int(os.environ.get("GROUNDING_CHECK_MAX_BODY_BYTES", str(400 * 1024)))
@@ -362,7 +366,7 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
 # Webhooks (webhooks/): https:// URLs only, except hosts listed here, which may also be http:// and
 # resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.
-WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOSTS", "").split(",") if h.strip()]
+WEBHOOK_ALLOWED_HOSTS = _allow_list("WEBHOOK_ALLOWED_HOSTS")
 
 # OTLP trace ingest (POST /v1/traces): the limit on a body once gunzipped; the wire size is
 # MAX_BODY_BYTES like every request.
