@@ -18,7 +18,8 @@ DEMO_ENV ?= DEBUG=1
 # an in-memory database: a fresh checkout has no var/ for the demo's SQLite file).
 DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=groundrule.example.com \
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
-	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n') \
+	AUDIT_SIGNING_KEYS=deploy-check:$$(head -c 32 /dev/urandom | base64)
 
 .PHONY: run test lint docs docs-screenshot venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 

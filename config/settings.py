@@ -8,6 +8,8 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from core import allowlist, signing_keys
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 # The dashboard's templates and static sources ship inside this package (pyproject.toml), so an
 # installed wheel finds them where a checkout does.
@@ -16,6 +18,13 @@ PROJECT_DIR = Path(__file__).resolve().parent
 
 def env_bool(name: str, default: bool = False) -> bool:
     return os.environ.get(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _allow_list(name: str) -> list[str]:
+    try:
+        return allowlist.validated(name, os.environ.get(name, "").split(","))
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
 
 
 #: DEBUG: `1` only for the local demo (`make run`): development keys, detailed error pages. Never in production.
@@ -49,6 +58,39 @@ if not DEBUG:
             f"DEBUG is off, so set {' and '.join(_missing) or 'SECRET_KEY'} in the environment to your own "
             "random values (the development defaults are public). For a local demo set DEBUG=1."
         )
+
+# Audit checkpoints are signed (Ed25519, core/signing_keys.py, docs/security.md) with the first key of
+# AUDIT_SIGNING_KEYS ("<id>:<base64 private key>,..."); the others and AUDIT_VERIFY_KEYS (public keys of
+# retired signers) still verify. Never stored in the database: a key there would let whoever rewrites
+# the audit rows re-sign their heads too. DEBUG gets the public development key below; production
+# refuses it, and without any key the checkpoint endpoint answers 503.
+DEVELOPMENT_AUDIT_SIGNING_KEY = "dev:ZtBEtyolUwrlF8l3BwbbwL6uh0b5Z4RFFZd0VCdSvag="
+#: AUDIT_SIGNING_KEYS [the public development key with `DEBUG` on]: comma-separated `<key id>:<base64 Ed25519 private
+#:   key>`; the first signs the audit checkpoints, the others still verify. Generate one with
+#:   `manage.py audit_signing_key generate`. Keep it in a secret store, never in the database or its backups.
+AUDIT_SIGNING_KEYS = os.environ.get("AUDIT_SIGNING_KEYS", "").strip()
+if DEBUG and not AUDIT_SIGNING_KEYS:
+    AUDIT_SIGNING_KEYS = DEVELOPMENT_AUDIT_SIGNING_KEY
+#: AUDIT_VERIFY_KEYS: comma-separated `<key id>:<base64 Ed25519 public key>` of retired signers, so that their
+#:   checkpoints still verify after a rotation.
+AUDIT_VERIFY_KEYS = os.environ.get("AUDIT_VERIFY_KEYS", "").strip()
+try:
+    AUDIT_KEYS = signing_keys.parse_keys(AUDIT_SIGNING_KEYS, AUDIT_VERIFY_KEYS)
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+if not DEBUG and DEVELOPMENT_AUDIT_SIGNING_KEY.split(":", 1)[1] in AUDIT_SIGNING_KEYS:
+    raise ImproperlyConfigured(
+        "DEBUG is off, so AUDIT_SIGNING_KEYS must not hold the development key (it is public): generate your own "
+        "with `manage.py audit_signing_key generate`."
+    )
+# Signed checkpoints of every tenant's audit head are published outside the database every
+# AUDIT_CHECKPOINT_INTERVAL_SECONDS (when the head moved): appended to AUDIT_CHECKPOINT_DIR/<tenant>.jsonl
+# when set, and sent to webhooks subscribed to audit.checkpoint.
+#: AUDIT_CHECKPOINT_DIR: a folder (write-once storage, or one shipped off the machine) where each tenant's signed
+#:   audit checkpoints are appended to `<tenant slug>.jsonl`; empty: published to webhooks only.
+AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR", "").strip()
+#: AUDIT_CHECKPOINT_INTERVAL_SECONDS: how often beat signs and publishes each tenant's audit head (when it moved).
+AUDIT_CHECKPOINT_INTERVAL_SECONDS = float(os.environ.get("AUDIT_CHECKPOINT_INTERVAL_SECONDS", "3600"))
 
 INSTALLED_APPS = [
     "django.contrib.auth",
@@ -280,6 +322,10 @@ CELERY_BEAT_SCHEDULE = {
     "ensure-partitions-daily": {"task": "governance.ensure_partitions", "schedule": crontab(hour=2, minute=47)},
     # Retention (governance/retention.py) at a quiet hour, UTC.
     "apply-retention-daily": {"task": "governance.apply_retention", "schedule": crontab(hour=3, minute=17)},
+    "publish-audit-checkpoints": {
+        "task": "governance.publish_audit_checkpoints",
+        "schedule": AUDIT_CHECKPOINT_INTERVAL_SECONDS,
+    },
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -305,22 +351,22 @@ SCORE_AUDIT_INFLATION_CACHE_SECONDS = float(os.environ.get("SCORE_AUDIT_INFLATIO
 
 # Policies as code (docs/policies-as-code.md): how far back `plan` replays a change (replay_days at
 # most this), and how many stored reports it replays at most (the most recent runs holding them).
+#: POLICY_PLAN_MAX_DAYS: the furthest back `policies plan` replays a change (its `replay_days` at most this).
 POLICY_PLAN_MAX_DAYS = int(os.environ.get("POLICY_PLAN_MAX_DAYS", "30"))
+#: POLICY_PLAN_MAX_REPORTS: the most stored reports one `policies plan` replays (those of the most recent runs).
 POLICY_PLAN_MAX_REPORTS = int(os.environ.get("POLICY_PLAN_MAX_REPORTS", "10000"))
 # Tenants may point a provider SDK at their own gateway (OPENAI_BASE_URL secret). The server never
 # calls loopback, private, link-local, multicast or metadata addresses for them (core/outbound.py)
 # unless the operator lists the host or network (CIDR) here. JUDGE_BASE_URL_ALLOWED_HOSTS is the old
 # name of the same list and is still read.
+# Entries: host, host:port, address, CIDR, CIDR:port, [IPv6]:port (core/allowlist.py); one without a port
+# allows every port, so give loopback and private entries theirs (docs/security.md). An entry that
+# does not parse stops the start, named.
+#: OUTBOUND_ALLOWED_HOSTS [empty (public addresses only)]: comma-separated `host`, `host:port`, CIDR, `CIDR:port` or
+#:   `[IPv6]:port` entries at loopback, private, link-local or metadata addresses that tenants' provider base URLs and
+#:   webhooks may still reach; an entry without a port allows every port. An entry that does not parse stops the start.
 #: JUDGE_BASE_URL_ALLOWED_HOSTS: the old name of `OUTBOUND_ALLOWED_HOSTS`, still read (the two lists are joined).
-#: OUTBOUND_ALLOWED_HOSTS [empty (public addresses only)]: host names or networks (CIDR) at loopback, private, link-
-#:   local or metadata addresses that tenants' provider base URLs and webhooks may still reach.
-OUTBOUND_ALLOWED_HOSTS = [
-    h.strip()
-    for h in (
-        os.environ.get("OUTBOUND_ALLOWED_HOSTS", "") + "," + os.environ.get("JUDGE_BASE_URL_ALLOWED_HOSTS", "")
-    ).split(",")
-    if h.strip()
-]
+OUTBOUND_ALLOWED_HOSTS = _allow_list("OUTBOUND_ALLOWED_HOSTS") + _allow_list("JUDGE_BASE_URL_ALLOWED_HOSTS")
 #: VERIFIER_THREADS: ONNX Runtime threads of the local verifier in each process.
 VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
 # Bounded verifier work per request (judges/budget.py, README "Reliability"). Hard: refused with 413.
@@ -427,9 +473,10 @@ TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
 # Webhooks (webhooks/): https:// URLs only, except hosts listed here, which may also be http:// and
 # resolve to private or loopback addresses (an operator's own receivers). core/outbound.py reads both.
-#: WEBHOOK_ALLOWED_HOSTS: comma-separated hosts webhooks may reach over plain `http://` and at private or loopback
-#:   addresses (your own receivers); any other needs `https://` and a public address.
-WEBHOOK_ALLOWED_HOSTS = [h.strip() for h in os.environ.get("WEBHOOK_ALLOWED_HOSTS", "").split(",") if h.strip()]
+#: WEBHOOK_ALLOWED_HOSTS: comma-separated entries, as for `OUTBOUND_ALLOWED_HOSTS`, that webhooks may reach over
+#:   plain `http://` and at private or loopback addresses (your own receivers); any other needs `https://` and a
+#:   public address.
+WEBHOOK_ALLOWED_HOSTS = _allow_list("WEBHOOK_ALLOWED_HOSTS")
 
 # OTLP trace ingest (POST /v1/traces): the limit on a body once gunzipped; the wire size is
 # MAX_BODY_BYTES like every request.

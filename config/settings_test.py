@@ -5,6 +5,9 @@ import os
 # Test-only values, so the production refusal of development keys (config.settings) holds in tests too.
 os.environ.setdefault("SECRET_KEY", "groundrule-test-suite-secret-key-0123456789abcdef-not-for-production")
 os.environ.setdefault("GOVERNANCE_SECRETS_KEY", "groundrule-test-suite-secrets-key")
+os.environ.setdefault(
+    "AUDIT_SIGNING_KEYS", "test-2026:XELfnV0VTuZN+RXmkH3K+Bdxg1NemGAxne4V7NwH980="
+)  # test-only Ed25519 seed
 
 from .settings import *  # noqa: F403
 

@@ -5,4 +5,6 @@ class TenantsConfig(AppConfig):
     name = "tenants"
 
     def ready(self):
-        from . import login_backends  # noqa: F401  (connects the sign-in throttle's signal receivers)
+        # Imported for their side effects: the deployment checks register, the sign-in throttle's
+        # signal receivers connect.
+        from . import checks, login_backends  # noqa: F401

@@ -14,7 +14,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from core.outbound import OutboundRefused, check_url
+from core.allowlist import AllowList, default_port
+from core.outbound import OutboundRefused, check_url, literal_ip
 from outbox.services import enqueue
 from tenants import crypto
 from tenants.audit import Actor, audit_record
@@ -32,6 +33,12 @@ MAX_DESCRIPTION = 200
 MAX_WEBHOOKS_PER_TENANT = 50
 
 
+def _webhook_host_allowed(host: str, port: int) -> bool:
+    allow = AllowList.parse(getattr(settings, "WEBHOOK_ALLOWED_HOSTS", []))
+    ip = literal_ip(host)
+    return allow.allows_ip(ip, port) if ip is not None else allow.allows_name(host, port)
+
+
 def validate_url(url) -> str:
     if not isinstance(url, str) or not url.strip():
         raise ValidationError({"url": "This field is required."})
@@ -41,10 +48,10 @@ def validate_url(url) -> str:
     try:
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
+        port = parts.port or default_port(parts.scheme)
     except ValueError:
         raise ValidationError({"url": "Not a valid URL."}) from None
-    allowed = {h.strip().lower() for h in getattr(settings, "WEBHOOK_ALLOWED_HOSTS", []) if h.strip()}
-    if parts.scheme != "https" and not (parts.scheme == "http" and host in allowed):
+    if parts.scheme != "https" and not (parts.scheme == "http" and _webhook_host_allowed(host, port)):
         raise ValidationError({"url": "Must be an https:// URL (http:// only for hosts in WEBHOOK_ALLOWED_HOSTS)."})
     try:
         check_url(url, allowed=outbound_allowed())
