@@ -275,6 +275,9 @@ VERIFIER_MAX_SOURCE_CHARS = int(os.environ.get("VERIFIER_MAX_SOURCE_CHARS", "800
 VERIFIER_MAX_CLAIMS = int(os.environ.get("VERIFIER_MAX_CLAIMS", "16"))
 VERIFIER_MAX_PAIRS = int(os.environ.get("VERIFIER_MAX_PAIRS", "1500"))
 VERIFIER_MAX_CLAIM_CHARS = int(os.environ.get("VERIFIER_MAX_CLAIM_CHARS", "3000"))
+# Weighted pairings of the fact alignment per call (judges/verifier/facts/work.py): bounds its CPU
+# (about 1-2 microseconds a unit), whatever the characters hold.
+VERIFIER_MAX_WORK = int(os.environ.get("VERIFIER_MAX_WORK", "300000"))
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None
 
 LOGGING = {
