@@ -244,9 +244,18 @@ CELERY_BEAT_SCHEDULE = {
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Several web nodes share what they cache (who just wrote: core/routing.py; rate-limit counts:
 # tenants/throttling.py) through Redis.
+# Every use of it fails open (core/soft_cache.py); the timeouts keep a Redis that does not answer from
+# holding a request longer than that.
 if os.environ.get("CACHE_URL"):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["CACHE_URL"],
+            "OPTIONS": {
+                "socket_connect_timeout": float(os.environ.get("CACHE_TIMEOUT_SECONDS", "0.5")),
+                "socket_timeout": float(os.environ.get("CACHE_TIMEOUT_SECONDS", "0.5")),
+            },
+        }
     }
 
 # Judges
@@ -270,6 +279,9 @@ VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
 # Bounded verifier work per request (judges/budget.py, README "Reliability"). Hard: refused with 413.
 GROUNDING_CHECK_MAX_BODY_BYTES = int(os.environ.get("GROUNDING_CHECK_MAX_BODY_BYTES", str(400 * 1024)))
 GROUNDING_MAX_SOURCE_CHARS = int(os.environ.get("GROUNDING_MAX_SOURCE_CHARS", "100000"))
+# Grounding checks one API key may have running at once; more are a 429 with Retry-After (0 = no limit).
+# Shared by every process and node through CACHE_URL; per process with the in-process cache.
+GROUNDING_CHECK_MAX_IN_FLIGHT = int(os.environ.get("GROUNDING_CHECK_MAX_IN_FLIGHT", "2"))
 # Soft: the check runs on what fits; the claims left over are "unverifiable" with a warning.
 VERIFIER_MAX_SOURCE_CHARS = int(os.environ.get("VERIFIER_MAX_SOURCE_CHARS", "8000"))
 VERIFIER_MAX_CLAIMS = int(os.environ.get("VERIFIER_MAX_CLAIMS", "16"))

@@ -135,10 +135,11 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
         logger.warning("consistency check failed: %s", type(exc).__name__)
         message = f"Consistency check skipped: {type(exc).__name__}"
         return "allow", message, {**base, "warnings": [message]}
-    if work.refused:  # some pairs were never compared: say so beside whatever was found
-        base["warnings"] = [
-            "Consistency check stopped comparing claims at the request's work budget (VERIFIER_MAX_WORK)."
-        ]
+    # some pairs were never compared: say so beside whatever was found
+    stopped = ["Consistency check stopped comparing claims at the request's work budget (VERIFIER_MAX_WORK)."]
+    stopped = stopped if work.refused else []
+    if stopped:
+        base["warnings"] = stopped
     if not pairs:
         return "allow", f"Consistency check passed ({len(claims)} claims)", base
     contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
@@ -150,7 +151,7 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     metadata = {
         **base,
         "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS],
-        "warnings": [reason] + base.get("warnings", []),
+        "warnings": [reason] + stopped,
         "reason_codes": [OUTPUT_SELF_CONTRADICTION],
     }
     if len(pairs) > MAX_LISTED_CONTRADICTIONS:

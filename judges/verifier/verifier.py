@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,9 @@ DEFAULT_THRESHOLD = 0.5
 #: The packaged cross-encoder (judges/verifier/crossencoder/README.md): its probabilities on a
 #: claim's evidence are features of the combiner.
 CROSS_ENCODER_DIR = Path(__file__).with_name("crossencoder")
+#: The work budget of the ``check_grounding`` call running (facts/work.py), for ``_gather``: offline
+#: fitting replaces ``_gather`` with functions of its signature, which a new parameter would break.
+_call_work: ContextVar[Work | None] = ContextVar("verifier_call_work", default=None)
 #: How many of a claim's most similar clauses are aligned.
 CANDIDATES_PER_CLAIM = 6
 
@@ -385,17 +389,13 @@ class _ClaimEvidence:
 
 
 def _gather(
-    claims: list[str],
-    sources: list[_Source],
-    config: VerifierConfig,
-    embedder=None,
-    cross_encoder=None,
-    work: Work | None = None,
+    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None, cross_encoder=None
 ) -> tuple[list[_ClaimEvidence], list[_Span]]:
     """Candidates and evidence (with the combiner's features) for every claim of one call.
     ``cross_encoder`` replaces the packaged one (fitting the combiner on out-of-fold outputs:
-    judges/verifier/training/crossfit.py). A claim whose alignments do not fit ``work`` is
-    marked unchecked; the claims after it get what is left."""
+    judges/verifier/training/crossfit.py). A claim whose alignments do not fit the call's work
+    budget is marked unchecked; the claims after it get what is left."""
+    work = _call_work.get()
     from .embedder import get_embedder
 
     emb = embedder or get_embedder(config.threads)
@@ -505,9 +505,9 @@ def _cross_encode(
 
 
 def _verify_with_embeddings(
-    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None, work: Work | None = None
+    claims: list[str], sources: list[_Source], config: VerifierConfig, embedder=None
 ) -> list[ClaimVerdict]:
-    gathered, spans = _gather(claims, sources, config, embedder, work=work)
+    gathered, spans = _gather(claims, sources, config, embedder)
     combiner = get_combiner()
     return [_decide(g, spans, sources, config, combiner) for g in gathered]
 
@@ -858,7 +858,11 @@ def check_grounding(
     if config.nli_model_dir:
         verdicts = _verify_with_nli(flat, srcs, config, work)
     else:
-        verdicts = _verify_with_embeddings(flat, srcs, config, embedder=embedder, work=work)
+        token = _call_work.set(work)
+        try:
+            verdicts = _verify_with_embeddings(flat, srcs, config, embedder=embedder)
+        finally:
+            _call_work.reset(token)
     folded: list[ClaimVerdict] = []
     for claim, ps in zip(claims, parts):
         own, verdicts = verdicts[: len(ps)], verdicts[len(ps) :]
