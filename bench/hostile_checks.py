@@ -180,7 +180,9 @@ def main() -> int:
 
     base = p99(baseline)
     admitted = [s for s, _ in spread if s == 200]
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"gunicorn x{args.workers} (gthread, 4 threads), cache: {'redis' if redis_proc else 'in-process'}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {load} (1/5/15 min) at the end")
     print(line("/healthz baseline (no load)", baseline, base))
     print(line(f"/healthz, 8 hostile x{args.rounds} (8 keys)", under_load, base))
     print(line("/healthz, 8 hostile (one key)", one_key_times or baseline, base))
