@@ -119,6 +119,8 @@ bench: venv
 	$(PY) bench/engine.py
 	$(PY) bench/verifier.py
 	$(PY) bench/verifier_dense.py
+	$(PY) bench/hostile_checks.py
+	$(PY) bench/outbox_relay.py
 	$(PY) bench/report.py
 	$(PY) bench/policy_plan.py
 

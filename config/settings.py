@@ -301,16 +301,19 @@ if os.environ.get("CELERY_BROKER_KEY_PREFIX"):
 # A row not done OUTBOX_RELAY_AFTER_SECONDS after it was queued (or after its lease ran out) is
 # sent again by the relay, which beat runs every OUTBOX_RELAY_INTERVAL_SECONDS; one the broker
 # refused is due at once. After OUTBOX_MAX_SENDS, or once its task has died with OUTBOX_MAX_CRASHES
-# workers, the relay stops and /readyz counts it as stuck.
+# workers, the relay stops and /readyz counts it as stuck. Work the broker lost comes back within
+# RELAY_AFTER + INTERVAL (75 s); a pass that finds nothing due is one indexed query (bench/outbox_relay.py).
+# A copy sent while the first still waits in a long queue finds the row claimed or done and does nothing.
 #: OUTBOX_RELAY_AFTER_SECONDS: queued work not done this long after it was sent is sent again by the relay.
-OUTBOX_RELAY_AFTER_SECONDS = float(os.environ.get("OUTBOX_RELAY_AFTER_SECONDS", "300"))
+OUTBOX_RELAY_AFTER_SECONDS = float(os.environ.get("OUTBOX_RELAY_AFTER_SECONDS", "60"))
 #: OUTBOX_RELAY_INTERVAL_SECONDS: how often beat runs the outbox relay.
-OUTBOX_RELAY_INTERVAL_SECONDS = float(os.environ.get("OUTBOX_RELAY_INTERVAL_SECONDS", "30"))
+OUTBOX_RELAY_INTERVAL_SECONDS = float(os.environ.get("OUTBOX_RELAY_INTERVAL_SECONDS", "15"))
 #: OUTBOX_LEASE_GRACE_SECONDS: added to a task's time limit: how long a claimed row waits before the relay sends it
 #:   again.
 OUTBOX_LEASE_GRACE_SECONDS = float(os.environ.get("OUTBOX_LEASE_GRACE_SECONDS", "30"))
+# 60 sends a minute apart: a row stuck behind an hour-long backlog is still not given up.
 #: OUTBOX_MAX_SENDS: sends after which the relay gives a row up (counted as stuck by `/readyz`).
-OUTBOX_MAX_SENDS = int(os.environ.get("OUTBOX_MAX_SENDS", "20"))
+OUTBOX_MAX_SENDS = int(os.environ.get("OUTBOX_MAX_SENDS", "60"))
 #: OUTBOX_MAX_CRASHES: workers a row's task may die with (killed mid-run) before the row is given up.
 OUTBOX_MAX_CRASHES = int(os.environ.get("OUTBOX_MAX_CRASHES", "3"))
 #: OUTBOX_KEEP_DONE_SECONDS: done outbox rows are deleted by the relay after this many seconds.
@@ -331,11 +334,22 @@ CELERY_BEAT_SCHEDULE = {
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Several web nodes share what they cache (who just wrote: core/routing.py; rate-limit counts:
 # tenants/throttling.py) through Redis.
+# Every use of it fails open (core/soft_cache.py); the timeouts keep a Redis that does not answer from
+# holding a request longer than that.
+#: CACHE_TIMEOUT_SECONDS: how long a cache call may wait for Redis before it fails open.
+_cache_timeout = float(os.environ.get("CACHE_TIMEOUT_SECONDS", "0.5"))
 #: CACHE_URL [empty (memory of each process)]: Redis for the cache the web nodes share (rate-limit counts, who just
-#:   wrote), e.g. `redis://redis:6379/1`. Set it with more than one web process.
+#:   wrote, checks in flight), e.g. `redis://redis:6379/1`. Set it with more than one web process.
 if os.environ.get("CACHE_URL"):
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["CACHE_URL"],
+            "OPTIONS": {
+                "socket_connect_timeout": _cache_timeout,
+                "socket_timeout": _cache_timeout,
+            },
+        }
     }
 
 # Judges
@@ -374,6 +388,10 @@ VERIFIER_THREADS = int(os.environ.get("VERIFIER_THREADS", "1"))
 GROUNDING_CHECK_MAX_BODY_BYTES = int(os.environ.get("GROUNDING_CHECK_MAX_BODY_BYTES", str(400 * 1024)))
 #: GROUNDING_MAX_SOURCE_CHARS: a grounding check whose sources hold more characters than this is refused with 413.
 GROUNDING_MAX_SOURCE_CHARS = int(os.environ.get("GROUNDING_MAX_SOURCE_CHARS", "100000"))
+# Shared by every process and node through CACHE_URL; per process with the in-process cache.
+#: GROUNDING_CHECK_MAX_IN_FLIGHT: grounding checks one API key may have running at once; more are a 429 with
+#:   `Retry-After`. `0`: no limit.
+GROUNDING_CHECK_MAX_IN_FLIGHT = int(os.environ.get("GROUNDING_CHECK_MAX_IN_FLIGHT", "2"))
 # Soft: the check runs on what fits; the claims left over are "unverifiable" with a warning.
 #: VERIFIER_MAX_SOURCE_CHARS: characters of source text the verifier reads; the claims it cannot check on what fits
 #:   are `unverifiable`, with a warning.
@@ -385,6 +403,11 @@ VERIFIER_MAX_CLAIMS = int(os.environ.get("VERIFIER_MAX_CLAIMS", "16"))
 VERIFIER_MAX_PAIRS = int(os.environ.get("VERIFIER_MAX_PAIRS", "1500"))
 #: VERIFIER_MAX_CLAIM_CHARS: a claim longer than this many characters is not verified (`unverifiable`).
 VERIFIER_MAX_CLAIM_CHARS = int(os.environ.get("VERIFIER_MAX_CLAIM_CHARS", "3000"))
+# Weighted pairings of the fact alignment per call (judges/verifier/facts/work.py): bounds its CPU
+# (about 1-2 microseconds a unit), whatever the characters hold.
+#: VERIFIER_MAX_WORK: the fact alignment's weighted pairings per verifier call, which bounds its CPU whatever the
+#:   text holds; the claims that do not fit are `unverifiable`, with a reason.
+VERIFIER_MAX_WORK = int(os.environ.get("VERIFIER_MAX_WORK", "300000"))
 #: VERIFIER_NLI_MODEL_DIR [the packaged model]: a folder holding another NLI model (`model.onnx`, `tokenizer.json`,
 #:   `config.json`) for the verifier.
 VERIFIER_NLI_MODEL_DIR = os.environ.get("VERIFIER_NLI_MODEL_DIR") or None

@@ -13,6 +13,7 @@ from core.api.contract import represented, validated
 from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer, UnitScoreField
 from policies.categories import CATEGORIES
 from tenants.models import KeyScope
+from tenants.throttling import check_slot
 
 from .budget import OverLimit, enforce_body_limit, enforce_hard_limits
 from .escalation import annotate
@@ -209,6 +210,17 @@ def _over_limit(exc: OverLimit, request) -> dict:
     return {"detail": exc.message, exc.field: [exc.message], "request_id": getattr(request, "request_id", "")}
 
 
+_RETRY = {"Retry-After": "1"}  # a check takes about a second at most (judges/budget.py)
+
+
+def _busy(limit: int, request) -> dict:
+    return {
+        "detail": f"This API key already has {limit} grounding checks in flight, the most it may have at once "
+        f"(GROUNDING_CHECK_MAX_IN_FLIGHT); retry when one has finished.",
+        "request_id": getattr(request, "request_id", ""),
+    }
+
+
 class GroundingCheckView(TenantAPIView):
     required_scope = KeyScope.AGENT
 
@@ -226,9 +238,13 @@ class GroundingCheckView(TenantAPIView):
             enforce_hard_limits(data["sources"])
         except OverLimit as exc:
             return Response(_over_limit(exc, request), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-        result, warnings, escalation, escalation_warnings = checked_with_escalation(
-            tenant=request.tenant, text=data["text"], sources=data["sources"], rules=rules, deadline=deadline
-        )
+        limit = settings.GROUNDING_CHECK_MAX_IN_FLIGHT
+        with check_slot(request.auth, limit) as admitted:
+            if not admitted:
+                return Response(_busy(limit, request), status=status.HTTP_429_TOO_MANY_REQUESTS, headers=_RETRY)
+            result, warnings, escalation, escalation_warnings = checked_with_escalation(
+                tenant=request.tenant, text=data["text"], sources=data["sources"], rules=rules, deadline=deadline
+            )
         if escalation and escalation.get("provider") and escalation["status"] != "nothing_to_escalate":
             metrics.observe_provider_call(escalation, request.tenant)
         checked = result.to_dict()

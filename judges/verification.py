@@ -14,6 +14,7 @@ from policies.judged import (
 from .budget import budgeted_check
 from .escalation import annotate, escalate, options_from
 from .verifier import CONTRADICTED, GroundingCheck, VerifierConfig
+from .verifier.facts.work import Work
 from .verifier.model_store import active_model_dir
 from .verifier.verifier import DEFAULT_THRESHOLD
 
@@ -142,11 +143,17 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     if len(claims) < 2:
         return "allow", "Consistency check: fewer than two claims to compare", base
     try:
-        pairs = find_contradictions(claims, config_for(rules))
+        work = Work(settings.VERIFIER_MAX_WORK)
+        pairs = find_contradictions(claims, config_for(rules), work=work)
     except Exception as exc:  # the embedder failed to load or run: never break the run
         logger.warning("consistency check failed: %s", type(exc).__name__)
         message = f"Consistency check skipped: {type(exc).__name__}"
         return "allow", message, {**base, "warnings": [message]}
+    # some pairs were never compared: say so beside whatever was found
+    stopped = ["Consistency check stopped comparing claims at the request's work budget (VERIFIER_MAX_WORK)."]
+    stopped = stopped if work.refused else []
+    if stopped:
+        base["warnings"] = stopped
     if not pairs:
         return "allow", f"Consistency check passed ({len(claims)} claims)", base
     contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
@@ -158,7 +165,7 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     metadata = {
         **base,
         "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS],
-        "warnings": [reason],
+        "warnings": [reason] + stopped,
         "reason_codes": [OUTPUT_SELF_CONTRADICTION],
     }
     if len(pairs) > MAX_LISTED_CONTRADICTIONS:

@@ -9,13 +9,13 @@ import secrets
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from core.allowlist import AllowList, default_port
 from core.outbound import OutboundRefused, check_url, literal_ip
+from core.soft_cache import soft_delete, soft_get, soft_set
 from outbox.services import enqueue
 from tenants import crypto
 from tenants.audit import Actor, audit_record
@@ -181,8 +181,8 @@ def _subscriptions_key(tenant_id: int) -> str:
 
 def _forget_subscriptions(tenant_id: int) -> None:
     # After commit: another request must not re-cache the state this transaction is replacing.
-    transaction.on_commit(lambda: cache.delete(_subscriptions_key(tenant_id)))
-    cache.delete(_subscriptions_key(tenant_id))
+    transaction.on_commit(lambda: soft_delete(_subscriptions_key(tenant_id), use="webhook subscriptions"))
+    soft_delete(_subscriptions_key(tenant_id), use="webhook subscriptions")
 
 
 def _subscriptions(tenant_id: int) -> list[tuple[int, list[str]]]:
@@ -190,12 +190,12 @@ def _subscriptions(tenant_id: int) -> list[tuple[int, list[str]]]:
     most tenants have none, so the hot path costs no query. Changes clear this process's copy (and
     every process's, with a shared cache); a per-process cache catches up within the TTL."""
     key = _subscriptions_key(tenant_id)
-    found = cache.get(key)
+    found = soft_get(key, None, use="webhook subscriptions")  # the cache down: read the table
     if found is None:
         found = list(
             Webhook.objects.with_scopes_disabled().filter(tenant_id=tenant_id, enabled=True).values_list("pk", "events")
         )
-        cache.set(key, found, SUBSCRIPTIONS_TTL_SECONDS)
+        soft_set(key, found, SUBSCRIPTIONS_TTL_SECONDS, use="webhook subscriptions")
     return found
 
 
