@@ -32,11 +32,15 @@ ENV PATH=/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     DJANGO_SETTINGS_MODULE=config.settings \
+    VERIFIER_MODEL_STORE=/var/lib/groundrule/verifier-model \
     STATIC_ROOT=/app/staticfiles \
     WEB_CONCURRENCY=4 \
     GUNICORN_CMD_ARGS="--bind 0.0.0.0:8000 --worker-class gthread --threads 4 --keep-alive 30 --graceful-timeout 20"
+# The NLI model store (`manage.py verifier_model install`): the one folder the server writes, owned by
+# its user so that a named volume mounted there (deploy/compose.yaml) starts writable.
 RUN groupadd --system --gid 10001 groundrule \
- && useradd --system --uid 10001 --gid groundrule --home-dir /app --no-create-home groundrule
+ && useradd --system --uid 10001 --gid groundrule --home-dir /app --no-create-home groundrule \
+ && install -d -o groundrule -g groundrule /var/lib/groundrule/verifier-model
 COPY --from=build /venv /venv
 COPY --from=build /app/staticfiles /app/staticfiles
 WORKDIR /app

@@ -18,9 +18,10 @@ DEMO_ENV ?= DEBUG=1
 # an in-memory database: a fresh checkout has no var/ for the demo's SQLite file).
 DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=groundrule.example.com \
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
-	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n') \
+	AUDIT_SIGNING_KEYS=deploy-check:$$(head -c 32 /dev/urandom | base64)
 
-.PHONY: run test lint venv venv-run assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
+.PHONY: run test lint docs docs-screenshot venv venv-run assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 
 # What running needs (`make run`, `make worker`, `make prod-local`): the server installed editable from
 # this checkout with its runtime dependencies, the tokenizer files and the SDK. No test tools.
@@ -76,6 +77,8 @@ run: demo
 	@echo ""
 	@echo "  Groundrule is running at http://$(HOST):$(PORT)/"
 	@echo "  Sign in as admin@demo.local / groundrule-demo"
+	@echo "  The demo API key printed above has the agent scope (start runs, report grounding)."
+	@echo "  An admin key (policies, secrets, keys): $(DEMO_ENV) $(PY) manage.py create_api_key demo --scope admin"
 	@echo "  API docs: http://$(HOST):$(PORT)/api/v1/docs/"
 	@echo ""
 	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT) --noreload
@@ -91,10 +94,22 @@ lint: venv
 	$(VENV)/bin/mypy
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemigrations --check --dry-run -v 1
 	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
-# Parallel on every core (pytest-xdist); screenshot-only browser runs are `make screenshots`.
+# The documentation site (mkdocs.yml, docs/) into site/; the endpoint reference is written from the
+# OpenAPI schema first (tests/test_docs.py fails when the committed page is out of date).
+docs: venv
+	$(DEMO_ENV) DATABASE_URL=sqlite:///:memory: $(PY) manage.py api_reference
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# docs/img/overview.png, the picture in README.md: the demo's Overview in headless Chromium.
+docs-screenshot: venv assets chromium
+	$(PY) tests/browser/docs_screenshot.py
+
+# Parallel on every core (pytest-xdist; tests marked xdist_group share one worker, so a module's one
+# live server is started once); screenshot-only browser runs are `make screenshots`.
 test: venv assets chromium lint
-	$(PY) -m pytest -n auto -m "not screenshots" $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup -m "not screenshots" $(PYTEST_ARGS)
 
 # The fault tests alone (also part of `make test`): broker down, worker killed; PostgreSQL and Redis.
 faults: venv
@@ -113,7 +128,10 @@ bench: venv
 	$(PY) bench/engine.py
 	$(PY) bench/verifier.py
 	$(PY) bench/verifier_dense.py
+	$(PY) bench/hostile_checks.py
+	$(PY) bench/outbox_relay.py
 	$(PY) bench/report.py
+	$(PY) bench/policy_plan.py
 
 clean:
 	rm -rf $(VENV) node_modules config/static/vendor var .pytest_cache

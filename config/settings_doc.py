@@ -5,8 +5,8 @@
     python -m config.settings_doc --check    # exit 1 when the settings and the page disagree
 
 The settings module is parsed (never imported, so no key is needed) for `os.environ.get("NAME", …)`,
-`os.environ["NAME"]` and `env_bool("NAME", …)`. Each variable is described once, in the comment block
-right above a statement that reads it:
+`os.environ["NAME"]`, `env_bool("NAME", …)` and `_allow_list("NAME")`. Each variable is described once,
+in the comment block right above a statement that reads it:
 
     #: CONN_MAX_AGE: seconds a database connection is reused (`0` behind PgBouncer)
     #:   further lines of the same description are indented.
@@ -98,6 +98,11 @@ def _default(node: ast.expr | None, source: str) -> str:
     return f"`{value}`"
 
 
+# The settings' own helpers that read one variable named by their first argument, with the default shown
+# when the call gives none.
+HELPER_READS = {"env_bool": "`0`", "_allow_list": "empty"}
+
+
 def _reads(tree: ast.AST, source: str) -> list[tuple[str, str, int]]:
     """(name, default, line) of every environment read whose name is a literal."""
     found = []
@@ -109,12 +114,12 @@ def _reads(tree: ast.AST, source: str) -> list[tuple[str, str, int]]:
                 and func.attr == "get"
                 and ast.get_source_segment(source, func.value) == "os.environ"
             )
-            is_flag = isinstance(func, ast.Name) and func.id == "env_bool"
-            if is_get or is_flag:
+            helper = func.id if isinstance(func, ast.Name) and func.id in HELPER_READS else None
+            if is_get or helper:
                 default = node.args[1] if len(node.args) > 1 else None
                 shown = _default(default, source)
-                if is_flag and default is None:
-                    shown = "`0`"
+                if helper and default is None:
+                    shown = HELPER_READS[helper]
                 found.append((node.args[0].value, shown, node.lineno))
         elif (
             isinstance(node, ast.Subscript)

@@ -11,5 +11,6 @@ urlpatterns = [
     path("v1/traces", TracesView.as_view(), name="otlp-traces"),
     path("api/v1/", include("governance.api.urls")),
     path("settings/webhooks/", include("webhooks.pages.urls")),
+    path("", include("tenants.pages.account_urls")),
     path("", include("governance.pages.urls")),
 ]

@@ -29,7 +29,7 @@ CATEGORY_NAMES = sorted(CATEGORIES)
         "type": "object",
         "additionalProperties": {},
         "nullable": True,
-        "description": 'The category\'s rules; README "Grounding policies" lists them. An unknown '
+        "description": "The category's rules; docs/grounding-policies.md lists them. An unknown "
         "rule, or a value of the wrong type or range, is a 400 naming the rule.",
     }
 )

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 
 from core.lookup import pk_or_404
 
-from .models import ApiKey, Membership, Tenant, TenantSecret
+from .models import ApiKey, Invitation, Membership, Tenant, TenantSecret
 from .services import is_secret_name
 
 
@@ -27,3 +27,7 @@ def secret_for(tenant: Tenant, name: str) -> TenantSecret:
 
 def membership_for(tenant: Tenant, pk) -> Membership:
     return get_object_or_404(Membership.objects.filter(tenant=tenant).select_related("user"), pk=pk_or_404(pk))
+
+
+def invitation_for(tenant: Tenant, pk) -> Invitation:
+    return get_object_or_404(Invitation.objects.filter(tenant=tenant), pk=pk_or_404(pk))

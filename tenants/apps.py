@@ -3,3 +3,8 @@ from django.apps import AppConfig
 
 class TenantsConfig(AppConfig):
     name = "tenants"
+
+    def ready(self):
+        # Imported for their side effects: the deployment checks register, the sign-in throttle's
+        # signal receivers connect.
+        from . import checks, login_backends  # noqa: F401

@@ -1,5 +1,10 @@
+import math
+
+from django.shortcuts import render
+from django.utils import timezone
 from django_scopes import scope
 
+from .login_backends import LOCKED_UNTIL_ATTR
 from .models import Membership
 
 SESSION_TENANT_KEY = "tenant_id"
@@ -34,3 +39,25 @@ class TenantScopeMiddleware:
         request.tenant, request.membership = current.tenant, current
         with scope(tenant=current.tenant):
             return self.get_response(request)
+
+
+class SignInLockMiddleware:
+    """Answers a sign-in that a lock refused with the 429 page (tenants/login_backends.py sets the mark).
+
+    The form alone would say "wrong password", which is untrue and invites more tries.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        until = getattr(request, LOCKED_UNTIL_ATTR, None)
+        if until is None:
+            return response
+        retry_after = max(1, math.ceil((until - timezone.now()).total_seconds()))
+        locked = render(
+            request, "registration/locked_out.html", {"retry_after_minutes": math.ceil(retry_after / 60)}, status=429
+        )
+        locked["Retry-After"] = str(retry_after)
+        return locked

@@ -72,7 +72,7 @@ API_KEY_PREFIX = "gr_"
 
 
 class KeyScope(models.TextChoices):
-    """What an API key may do (README, "Security"). Checked in one place: tenants.auth.HasScope."""
+    """What an API key may do (docs/security.md). Checked in one place: tenants.auth.HasScope."""
 
     AGENT = "agent", "Agent"  # start runs, report, spans, complete, check, decide; read its own runs
     READ = "read", "Read"  # every read endpoint and export
@@ -84,9 +84,13 @@ class KeyScope(models.TextChoices):
 GRANTABLE_SCOPES = (KeyScope.AGENT, KeyScope.READ, KeyScope.ADMIN)
 
 
-def hash_api_key(raw: str) -> str:
-    # Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
+def hash_token(raw: str) -> str:
+    # API keys and invitation tokens carry 256 bits of randomness, so a fast hash is enough: there is
+    # nothing to brute-force.
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+hash_api_key = hash_token
 
 
 class ApiKey(models.Model):
@@ -153,6 +157,46 @@ class TenantSecret(models.Model):
     def reveal(self) -> str:
         """The plaintext, for server-side use only (provider calls). Never render or log it."""
         return crypto.decrypt(self.ciphertext)
+
+
+class Invitation(models.Model):
+    """An emailed link that makes its holder a member of the tenant with ``role`` (tenants/invitations.py).
+
+    Only a hash of the token is stored: the link is shown to the admin once and sent by email, and a
+    database backup cannot be used to join. Single-use: accepted, revoked and expired are final.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=254)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ScopedManager(tenant="tenant")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "email"])]
+
+    def __str__(self) -> str:
+        return f"Invitation for {self.email} ({self.role})"
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
+    def is_pending(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None and not self.is_expired
 
 
 class AuditEventQuerySet(models.QuerySet):
@@ -228,3 +272,22 @@ class AuditCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"Audit checkpoint at {self.seq}"
+
+
+class LoginThrottle(models.Model):
+    """Failed sign-ins counted for one account from one address, for one address, or for one account.
+
+    tenants/login_throttle.py keeps these. `account` and `address` are keyed hashes (blank where the
+    row counts the other alone), so the table holds no typed usernames (people type passwords into
+    the wrong field) and no addresses, and an admin can still clear every row of one account.
+    """
+
+    account = models.CharField(max_length=64, blank=True)
+    address = models.CharField(max_length=64, blank=True)
+    failures = models.PositiveIntegerField(default=0)
+    window_started_at = models.DateTimeField(default=timezone.now)
+    # Set once when the limit is reached and never moved by attempts made while it holds.
+    locked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "address"], name="uniq_login_throttle")]

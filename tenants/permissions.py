@@ -9,9 +9,11 @@ from functools import wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
 
 from .models import Role
 
+NO_TENANT = "You are not a member of any workspace yet."
 RANK = {Role.VIEWER: 1, Role.REVIEWER: 2, Role.ADMIN: 3}
 
 
@@ -27,8 +29,9 @@ def has_role(membership, role: str) -> bool:
 def require_role(role: str = Role.VIEWER):
     """Views: sign-in required, then at least ``role`` in the current tenant, else 403.
 
-    ``@require_role()`` alone admits any member: a signed-in user who belongs to no tenant has
-    nothing to see and gets a 403 too.
+    ``@require_role()`` alone admits any member. A signed-in user who belongs to no tenant has
+    nothing to see: a page they open sends them to the welcome page (create a first workspace, or
+    ask for an invitation); anything else is a 403 saying so.
     """
     if role not in RANK:
         raise ValueError(f"Unknown role: {role!r}")
@@ -38,6 +41,10 @@ def require_role(role: str = Role.VIEWER):
         def wrapped(request, *args, **kwargs):
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
+            if getattr(request, "membership", None) is None and not getattr(request, "memberships", None):
+                if request.method in ("GET", "HEAD") and not getattr(request, "htmx", False):
+                    return redirect("welcome")
+                raise PermissionDenied(NO_TENANT)
             if not has_role(getattr(request, "membership", None), role):
                 raise PermissionDenied(_refusal(role))
             return view(request, *args, **kwargs)

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core import outbound
@@ -84,14 +84,44 @@ def tenant_set_retention(
     return tenant
 
 
+def workspace_create(*, name: str, slug: str, user, actor: Actor) -> Tenant:
+    """A new tenant with ``user`` as its first admin: how a fresh server's first person gets started.
+
+    The slug is the workspace's identity; a name already taken is refused too, since the tenant
+    switcher shows names only.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": "This field is required."})
+    taken = ValidationError({"slug": "A workspace with this slug already exists."})
+    if Tenant.objects.filter(name__iexact=name).exists():
+        raise ValidationError({"name": "A workspace with this name already exists."})
+    if Tenant.objects.filter(slug=slug).exists():
+        raise taken
+    try:
+        with transaction.atomic():
+            tenant = tenant_create(slug=slug, name=name, actor=actor)
+            membership_set(tenant=tenant, user=user, role=Role.ADMIN, actor=actor)
+    except IntegrityError:  # the same slug, created by someone else since the check above
+        raise taken from None
+    return tenant
+
+
+ROLE_CHOICE_ERROR = f"Choose one of: {', '.join(Role.values)}."
+
+
+def validate_role(role) -> None:
+    if role not in Role.values:
+        raise ValidationError({"role": ROLE_CHOICE_ERROR})
+
+
 def _admin_count(tenant: Tenant) -> int:
     return Membership.objects.with_scopes_disabled().filter(tenant=tenant, role=Role.ADMIN).count()
 
 
 @transaction.atomic
 def membership_set(*, tenant: Tenant, user, role: str, actor: Actor) -> Membership:
-    if role not in Role.values:
-        raise ValidationError({"role": f"Must be one of: {', '.join(Role.values)}."})
+    validate_role(role)
     existing = Membership.objects.with_scopes_disabled().select_for_update().filter(tenant=tenant, user=user).first()
     before = {"user": user.get_username(), "role": existing.role} if existing else None
     if existing and existing.role == Role.ADMIN and role != Role.ADMIN and _admin_count(tenant) <= 1:

@@ -27,6 +27,7 @@ from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
+    positive_data_acceptance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -135,7 +136,7 @@ def test_every_operation_answers_as_the_schema_says_with_an_api_key(api_schema, 
     statuses = []
 
     for mode, checks in (
-        (GenerationMode.POSITIVE, CONFORMANCE),
+        (GenerationMode.POSITIVE, [*CONFORMANCE, positive_data_acceptance]),
         (GenerationMode.NEGATIVE, [*CONFORMANCE, negative_data_rejection]),
     ):
 

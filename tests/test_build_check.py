@@ -9,6 +9,7 @@ index only when it lacks something: after the first run the check installs offli
 """
 
 import fcntl
+import fnmatch
 import json
 import os
 import shutil
@@ -28,8 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECK = ROOT / "deploy" / "build_check.py"
 WHEELHOUSE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "groundrule" / "wheelhouse"
 OFFLINE = ["--no-index", "--find-links", str(WHEELHOUSE)]
-#: Left out of the copy the wheel is built from: what never ships, and what is big.
-NOT_COPIED = ("tests/", "bench/", "client/", "docs/", ".ci/")
+#: What the image build leaves out of its context: the wheel is built here from the same files.
+DOCKERIGNORE = [
+    line.strip()
+    for line in (ROOT / ".dockerignore").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+]
 #: The app the negative test leaves out of the wheel.
 DROPPED_APP = "webhooks"
 
@@ -58,14 +63,29 @@ def shared_dir(tmp_path_factory, worker_id) -> Path:
     return (base if worker_id == "master" else base.parent) / "build-check"
 
 
+def _ignored(name: str) -> bool:
+    """Whether .dockerignore leaves the file out (a pattern matching it or any folder above it)."""
+    parts = name.split("/")
+    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    for pattern in DOCKERIGNORE:
+        pattern = pattern.rstrip("/")
+        if pattern.startswith("**/"):
+            if any(fnmatch.fnmatch(part, pattern[3:]) for part in parts):
+                return True
+        elif any(fnmatch.fnmatch(prefix, pattern) for prefix in prefixes):
+            return True
+    return False
+
+
 def _copy_sources(dst: Path) -> None:
+    """The image's build context: the checkout's files less .dockerignore, plus the npm assets."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=ROOT,
         capture_output=True,
         check=True,
     ).stdout.decode()
-    files = [name for name in listed.split("\0") if name and not name.startswith(NOT_COPIED)]
+    files = [name for name in listed.split("\0") if name and not _ignored(name)]
     vendor = ROOT / "config" / "static" / "vendor"
     assert (vendor / "htmx.min.js").is_file(), "config/static/vendor is empty: run `make assets` first"
     files += [str(path.relative_to(ROOT)) for path in vendor.iterdir()]
@@ -206,3 +226,20 @@ def test_a_wheel_that_leaves_an_app_out_fails_the_check(checked, shared_dir, tmp
     assert result.returncode == 1
     assert "FAILED collectstatic (no secret, no database) failed" in result.stderr
     assert f"No module named '{DROPPED_APP}'" in result.stderr
+
+
+def test_the_image_is_built_by_the_same_script_from_the_package_not_from_a_list_of_folders():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "python deploy/build_check.py --wheel /dist/groundrule_server-*.whl --venv /venv" in dockerfile
+    copies = [line.split()[1:] for line in dockerfile.splitlines() if line.startswith("COPY ")]
+    assert copies == [
+        ["package.json", "package-lock.json", "./"],
+        [".", "."],
+        ["--from=assets", "/out/", "./config/static/vendor/"],
+        ["--from=build", "/venv", "/venv"],
+        ["--from=build", "/app/staticfiles", "/app/staticfiles"],
+        ["manage.py", "./"],
+    ]
+    assert "USER groundrule:groundrule" in dockerfile and "HEALTHCHECK" in dockerfile
+    for ignored in ("tests", "bench", "client", ".git", ".venv", "config/static/vendor"):
+        assert ignored in DOCKERIGNORE

@@ -104,12 +104,17 @@ def test_messages_are_shown(client, alice, make_policy):
     assert 'class="msg msg-success"' in page and "disabled." in page
 
 
-def test_a_member_of_no_tenant_is_refused(client, django_user_model):
+def test_a_member_of_no_tenant_is_sent_to_the_welcome_page_and_refused_changes(client, django_user_model):
     loner = django_user_model.objects.create_user(username="loner", password=PASSWORD)
     client.force_login(loner)
     response = client.get("/policies/")
+    assert response.status_code == 302 and response["Location"] == "/welcome/"
+    response = client.post("/policies/new/?category=grounding", {"name": "x"})
     assert response.status_code == 403
-    assert "You are not a member of this tenant." in response.text
+    assert "You are not a member of any workspace yet." in response.text
+    # the way on is the welcome page, not the overview that would refuse again
+    assert 'href="/welcome/">How to join a workspace</a>' in response.text
+    assert "Back to the overview" not in response.text
 
 
 def test_a_forbidden_htmx_action_gets_a_403(client, bob, make_policy):

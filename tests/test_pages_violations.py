@@ -331,7 +331,10 @@ def test_a_signed_in_user_without_a_tenant_sees_nothing(django_user_model, block
         "/audit/",
         "/audit/export?format=csv",
     ):
-        assert client.get(url).status_code == 403, url
+        # sent to the welcome page, which tells them how to join a workspace
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"] == "/welcome/", url
+    assert client.post(f"/violations/{mid_block.pk}/", {"state": "confirmed"}).status_code == 403
 
 
 def test_anonymous_visitors_are_sent_to_sign_in_everywhere(client, blocked_run, mid_block):

@@ -1,4 +1,4 @@
-"""Per-API-key request limits (429 with Retry-After) and dashboard login throttling (django-axes)."""
+"""Per-API-key request limits (429 with Retry-After). Sign-in throttling: tests/test_sign_in_throttle.py."""
 
 import pytest
 from django.core.cache import cache
@@ -51,37 +51,6 @@ def test_unauthenticated_calls_are_401_not_throttled():
     client = Client()
     for _ in range(4):
         assert client.get("/api/v1/runs/").status_code == 401
-
-
-def _sign_in(client, password, username="alice", addr="203.0.113.9"):
-    return client.post("/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=addr)
-
-
-@override_settings(AXES_FAILURE_LIMIT=3)
-def test_repeated_failed_sign_ins_lock_out_that_user_from_that_address(alice):
-    client = Client()
-    for _ in range(2):
-        response = _sign_in(client, "wrong-password")
-        assert response.status_code == 200  # the form again, with its error
-    locked = _sign_in(client, "wrong-password")
-    assert locked.status_code == 429
-    assert b"Too many sign-in attempts" in locked.content
-    # Locked out: even the right password is refused now.
-    assert _sign_in(client, "correct-horse-battery").status_code == 429
-    assert "_auth_user_id" not in client.session
-    # Another address, or another user from the same address, is not locked.
-    assert _sign_in(Client(), "correct-horse-battery", addr="198.51.100.7").status_code == 302
-
-
-@override_settings(AXES_FAILURE_LIMIT=3)
-def test_a_successful_sign_in_resets_the_count(alice):
-    client = Client()
-    for _ in range(2):
-        _sign_in(client, "wrong-password")
-    assert _sign_in(client, "correct-horse-battery").status_code == 302
-    client = Client()
-    for _ in range(2):
-        assert _sign_in(client, "wrong-password").status_code == 200
 
 
 def test_a_lowered_limit_still_answers_retry_after(api, settings):

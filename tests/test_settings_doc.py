@@ -16,7 +16,13 @@ def test_every_environment_variable_the_settings_read_is_described():
     assert len(names) == len(set(names))
     for name in ("SECRET_KEY", "GOVERNANCE_SECRETS_KEY", "DATABASE_URL", "HTTPS", "METRICS_TOKEN", "API_RATE_LIMIT"):
         assert name in names
-    for name in ("WEBHOOK_ALLOWED_HOSTS", "AXES_FAILURE_LIMIT", "AXES_COOLOFF_MINUTES", "CACHE_URL"):
+    for name in (
+        "WEBHOOK_ALLOWED_HOSTS",
+        "LOGIN_FAILURE_LIMIT",
+        "LOGIN_COOLOFF_MINUTES",
+        "TRUSTED_PROXY_COUNT",
+        "CACHE_URL",
+    ):
         assert name in names
 
 

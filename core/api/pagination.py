@@ -83,3 +83,9 @@ class IdCursorPagination(CursorPagination):
                 "description": f"Rows per page, 1 to {self.max_page_size}; anything else is a 400.",
             },
         ]
+
+
+class OldestFirstPagination(IdCursorPagination):
+    """Rows in the order they were written (a run's reports, evaluations and spans)."""
+
+    ordering = "id"

@@ -32,6 +32,7 @@ ERROR_DESCRIPTIONS = {
     413: "The body is over MAX_BODY_BYTES.",
     415: "The body is not application/json.",
     429: "Over this API key's request limit (API_RATE_LIMIT); `Retry-After` says how many seconds to wait.",
+    503: "The deployment is not configured for this operation; `detail` names the setting.",
 }
 
 ERROR_SCHEMA = {
@@ -97,7 +98,8 @@ class GroundruleAutoSchema(AutoSchema):
         return super().get_filter_backends()
 
     def _error_statuses(self) -> set[int]:
-        statuses = {401}
+        # A public endpoint (the audit keys: public keys are public) takes no key, so never says 401.
+        statuses = {401} if self.view.authentication_classes else set()
         has_body = self.method in BODY_METHODS
         if has_body:
             statuses |= {400, 411, 413, 415}

@@ -13,8 +13,8 @@ from django.db.models import QuerySet
 
 from tenants.models import AuditEvent
 
-from ..filters import AuditFilter, RunFilter, ViolationFilter
-from ..models import Action, Evaluation, Run
+from ..filters import AuditFilter, ViolationFilter
+from ..models import Action, Evaluation
 
 PAGE_SIZE = 50
 VIOLATION_ACTIONS = (Action.WARN, Action.BLOCK)
@@ -65,14 +65,6 @@ def keyset_page(
 def _filtered(filterset_class, data, queryset):
     fs = filterset_class(data, queryset=queryset)
     return fs, fs.is_valid()
-
-
-def run_list(*, tenant, data, before=None, after=None) -> tuple[RunFilter, KeysetPage]:
-    fs, valid = _filtered(RunFilter, data, Run.objects.filter(tenant=tenant))
-    if not valid:
-        return fs, KeysetPage(rows=[])
-    qs = fs.qs.only("id", "agent_name", "workflow_name", "status", "final_action", "started_at", "ended_at")
-    return fs, keyset_page([qs], before=before, after=after)
 
 
 def violation_list(*, tenant, data, before=None, after=None) -> tuple[ViolationFilter, KeysetPage]:

@@ -2,8 +2,10 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.text import slugify
 
 from tenants.models import GRANTABLE_SCOPES, KeyScope, Role
+from tenants.services import ROLE_CHOICE_ERROR
 
 KNOWN_SECRET_NAMES = (
     "OPENAI_API_KEY",
@@ -100,10 +102,85 @@ class MemberAddForm(ServiceErrorsMixin, forms.Form):
         label="Username or email",
         max_length=254,
         widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
-        help_text="The person must already have an account on this server.",
+        help_text="For someone who already has an account on this server; invite anyone else by email.",
     )
-    role = forms.ChoiceField(label="Role", choices=Role.choices, initial=Role.VIEWER)
+    role = forms.ChoiceField(
+        label="Role", choices=Role.choices, initial=Role.VIEWER, error_messages={"invalid_choice": ROLE_CHOICE_ERROR}
+    )
 
 
 class MemberRoleForm(ServiceErrorsMixin, forms.Form):
     role = forms.ChoiceField(label="Role", choices=Role.choices)
+
+
+class WorkspaceForm(ServiceErrorsMixin, forms.Form):
+    name = forms.CharField(
+        label="Name",
+        max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "Acme Research", "autocomplete": "organization"}),
+        help_text="Shown in the header and the workspace switcher.",
+    )
+    slug = forms.CharField(
+        label="Slug",
+        required=False,
+        max_length=63,
+        widget=forms.TextInput(
+            attrs={
+                "placeholder": "acme-research",
+                "autocomplete": "off",
+                "spellcheck": "false",
+                "autocapitalize": "none",
+            }
+        ),
+        help_text="A short identifier for commands (manage.py invite SLUG …): lowercase letters, digits, "
+        "hyphens and underscores. Empty: made from the name.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if "slug" in data and not self.has_error("name"):
+            slug = (data.get("slug") or "").strip().lower() or slugify(data.get("name", ""))[:63].strip("-")
+            if not slug:
+                self.add_error("slug", "Choose a slug: the name has no letters or digits to make one from.")
+            data["slug"] = slug
+        return data
+
+
+class InviteForm(ServiceErrorsMixin, forms.Form):
+    # It shares the Members page with MemberAddForm: its own ids keep labels and errors apart.
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "invite_%s")
+        super().__init__(*args, **kwargs)
+
+    email = forms.EmailField(
+        label="Email",
+        max_length=254,
+        widget=forms.EmailInput(
+            attrs={"autocomplete": "off", "spellcheck": "false", "placeholder": "name@example.com"}
+        ),
+        help_text="We email them a link that works once. You also see it once, to pass on yourself.",
+    )
+    role = forms.ChoiceField(
+        label="Role", choices=Role.choices, initial=Role.VIEWER, error_messages={"invalid_choice": ROLE_CHOICE_ERROR}
+    )
+
+
+class SetPasswordForm(ServiceErrorsMixin, forms.Form):
+    """Collects the password twice; the invitation service runs the password validators."""
+
+    password = forms.CharField(
+        label="Password",
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+    password2 = forms.CharField(
+        label="Confirm password",
+        strip=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password") and data.get("password2") and data["password"] != data["password2"]:
+            self.add_error("password2", "The two passwords do not match.")
+        return data

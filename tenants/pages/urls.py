@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import retention, score_audit, views
+from . import invitations, retention, score_audit, views
 
 urlpatterns = [
     path("tenant/", views.tenant_switch, name="tenant_switch"),
@@ -13,4 +13,6 @@ urlpatterns = [
     path("retention/", retention.retention_settings, name="settings_retention"),
     path("members/<int:pk>/role/", views.member_role, name="settings_member_role"),
     path("members/<int:pk>/remove/", views.member_remove, name="settings_member_remove"),
+    path("members/invite/", invitations.invite, name="settings_member_invite"),
+    path("members/invitations/<int:pk>/revoke/", invitations.invitation_revoke, name="settings_invitation_revoke"),
 ]

@@ -18,7 +18,7 @@ from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
-from tenants import services
+from tenants import invitations, services
 from tenants.access import api_key_for, membership_for, secret_for
 from tenants.audit import Actor
 from tenants.middleware import SESSION_TENANT_KEY
@@ -28,6 +28,7 @@ from tenants.permissions import has_role, require_role
 from .forms import (
     KNOWN_SECRET_NAMES,
     ApiKeyForm,
+    InviteForm,
     MemberAddForm,
     MemberRoleForm,
     SecretForm,
@@ -181,14 +182,18 @@ def api_key_revoke(request, pk):
 # --- members ------------------------------------------------------------------------------------
 
 
-def _member_context(request, add_form):
+def member_context(request, add_form, invite_form=None):
     rows = list(Membership.objects.filter(tenant=request.tenant).select_related("user").order_by("user__username"))
+    can_admin = has_role(request.membership, Role.ADMIN)
     return {
         "members": rows,
         "admin_count": sum(1 for m in rows if m.role == Role.ADMIN),
         "add_form": add_form,
+        "invite_form": invite_form or InviteForm(),
+        # Who was invited, and by whom, is the admins' business: the list is theirs only.
+        "invitations": list(invitations.pending_invitations(tenant=request.tenant)) if can_admin else [],
         "roles": Role.choices,
-        "can_admin": has_role(request.membership, Role.ADMIN),
+        "can_admin": can_admin,
     }
 
 
@@ -232,7 +237,7 @@ def members(request):
                 else:
                     messages.success(request, f"{user.get_username()} added as {form.cleaned_data['role']}.")
                     return redirect("settings_members")
-    return render(request, "settings/members.html", _member_context(request, form), status=400 if form.errors else 200)
+    return render(request, "settings/members.html", member_context(request, form), status=400 if form.errors else 200)
 
 
 def _is_last_admin(membership: Membership) -> bool:
@@ -249,7 +254,7 @@ def member_role(request, pk):
     form = MemberRoleForm(request.POST)
     error = None
     if not form.is_valid():
-        error = "Choose one of: admin, reviewer, viewer."
+        error = services.ROLE_CHOICE_ERROR
     elif form.cleaned_data["role"] != Role.ADMIN and _is_last_admin(membership):
         error = "A tenant must keep at least one admin."
     if error is None and form.cleaned_data["role"] != membership.role:
@@ -264,7 +269,7 @@ def member_role(request, pk):
             error = " ".join(exc.messages)
     text = error or f"{membership.user.get_username()} is now {membership.role}."
     if request.htmx:
-        context = _member_context(request, None)
+        context = member_context(request, None)
         context["member"] = membership_for(request.tenant, membership.pk)
         context["row_error"] = error
         response = render(request, "settings/members.html#member-row", context, status=400 if error else 200)
