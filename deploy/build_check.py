@@ -16,13 +16,15 @@ model missing from the wheel fails here, not in production.
 5. gunicorn on a free loopback port: /healthz and /readyz answer 200, the sign-in page renders (the
    templates shipped) and /static/vendor/htmx.min.js is served (the static files were collected).
 
-Keys for steps 3-5 are throwaway ones made here unless SECRET_KEY and GOVERNANCE_SECRETS_KEY are
-in the environment. Exit status 0 when every step passed; otherwise the failing step's output and 1.
+Keys for steps 3-5 are throwaway ones made here unless SECRET_KEY, GOVERNANCE_SECRETS_KEY and
+AUDIT_SIGNING_KEYS are in the environment. Exit status 0 when every step passed; otherwise the
+failing step's output and 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import http.client
 import os
 import secrets
@@ -134,6 +136,9 @@ def check(args, venv: Path, work: Path) -> None:
         "DEBUG": "0",
         "SECRET_KEY": os.environ.get("SECRET_KEY") or "build-check-" + secrets.token_urlsafe(48),
         "GOVERNANCE_SECRETS_KEY": os.environ.get("GOVERNANCE_SECRETS_KEY") or secrets.token_urlsafe(32),
+        # An Ed25519 private key is 32 random bytes; without one `check --deploy` warns (groundrule.W001).
+        "AUDIT_SIGNING_KEYS": os.environ.get("AUDIT_SIGNING_KEYS")
+        or "build-check:" + base64.b64encode(secrets.token_bytes(32)).decode(),
         "DATABASE_URL": args.database_url or f"sqlite:///{work / 'build-check.sqlite3'}",
         "STATIC_ROOT": str(static_root),
         "ALLOWED_HOSTS": "groundrule.example.com,127.0.0.1",
