@@ -17,6 +17,7 @@ DEMO_ENV ?= DEBUG=1
 # What `check --deploy` sees: production-like settings with throwaway keys (and, without DATABASE_URL,
 # an in-memory database: a fresh checkout has no var/ for the demo's SQLite file).
 DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=groundrule.example.com \
+	EMAIL_HOST=smtp.groundrule.example.com \
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	AUDIT_SIGNING_KEYS=deploy-check:$$(head -c 32 /dev/urandom | base64)

@@ -142,6 +142,8 @@ def check(args, venv: Path, work: Path) -> None:
         "DATABASE_URL": args.database_url or f"sqlite:///{work / 'build-check.sqlite3'}",
         "STATIC_ROOT": str(static_root),
         "ALLOWED_HOSTS": "groundrule.example.com,127.0.0.1",
+        # A production mail server (never contacted here): the console backend fails `check --deploy`.
+        "EMAIL_HOST": "smtp.groundrule.example.com",
         "HTTPS": "true",
         "SECURE_HSTS_PRELOAD": "true",
     }
