@@ -10,7 +10,7 @@ reachable) and prints one line, "ready http://HOST:PORT/". It stops everything o
 and stops everything with exit status 1 when one of the processes dies. tests/test_topology.py
 starts it exactly so and sends reports through it.
 
-Keys: SECRET_KEY and GOVERNANCE_SECRETS_KEY from the environment when set. Otherwise it makes
+Keys: SECRET_KEY, GOVERNANCE_SECRETS_KEY and AUDIT_SIGNING_KEYS from the environment when set. Otherwise it makes
 throwaway ones, says so, and keeps them in var/prod-local-keys.env (mode 0600) for the next run, so
 the tenant secrets stored in the local database stay readable and sessions survive a restart. A
 real deployment sets its own (docs/deploy.md); these never leave this machine.
@@ -19,6 +19,7 @@ real deployment sets its own (docs/deploy.md); these never leave this machine.
 from __future__ import annotations
 
 import argparse
+import base64
 import http.client
 import os
 import secrets
@@ -35,7 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
-KEYS = ("SECRET_KEY", "GOVERNANCE_SECRETS_KEY")
+KEYS = ("SECRET_KEY", "GOVERNANCE_SECRETS_KEY", "AUDIT_SIGNING_KEYS")
+
+
+def _new_key(name: str) -> str:
+    if name == "AUDIT_SIGNING_KEYS":  # an Ed25519 private key: 32 random bytes
+        return "prod-local:" + base64.b64encode(secrets.token_bytes(32)).decode()
+    return secrets.token_urlsafe(50 if name == "SECRET_KEY" else 32)
 
 
 def local_keys(env: dict, keys_file: Path) -> list[str]:
@@ -53,7 +60,7 @@ def local_keys(env: dict, keys_file: Path) -> list[str]:
         if env.get(name, "").strip():
             continue
         if name not in saved:
-            saved[name] = secrets.token_urlsafe(50 if name == "SECRET_KEY" else 32)
+            saved[name] = _new_key(name)
         env[name] = saved[name]
         taken.append(name)
     if taken:
@@ -76,8 +83,9 @@ def _env(keys_file: Path) -> dict:
         raise SystemExit("prod-local needs CELERY_BROKER_URL=redis://… (the web nodes queue background judgements)")
     taken = local_keys(env, keys_file)
     if taken:
+        names = ", ".join(taken[:-1]) + " and " + taken[-1] if len(taken) > 1 else taken[0]
         print(
-            f"{' and '.join(taken)} not set: using throwaway local keys kept in {keys_file} "
+            f"{names} not set: using throwaway local keys kept in {keys_file} "
             "(set them in the environment to use your own)",
             flush=True,
         )

@@ -27,8 +27,9 @@ spec.loader.exec_module(prod_local)
 def test_missing_keys_are_made_once_kept_private_and_reused(tmp_path):
     keys_file = tmp_path / "var" / "prod-local-keys.env"
     first: dict = {}
-    assert prod_local.local_keys(first, keys_file) == ["SECRET_KEY", "GOVERNANCE_SECRETS_KEY"]
+    assert prod_local.local_keys(first, keys_file) == ["SECRET_KEY", "GOVERNANCE_SECRETS_KEY", "AUDIT_SIGNING_KEYS"]
     assert len(first["SECRET_KEY"]) >= 50 and len(first["GOVERNANCE_SECRETS_KEY"]) >= 32
+    assert first["AUDIT_SIGNING_KEYS"].startswith("prod-local:")
     assert stat.S_IMODE(keys_file.stat().st_mode) == 0o600
 
     again: dict = {}
@@ -38,7 +39,7 @@ def test_missing_keys_are_made_once_kept_private_and_reused(tmp_path):
 
 def test_keys_set_in_the_environment_win_and_are_not_written(tmp_path):
     keys_file = tmp_path / "prod-local-keys.env"
-    env = {"SECRET_KEY": "mine-" + "s" * 50, "GOVERNANCE_SECRETS_KEY": "mine-" + "g" * 40}
+    env = {"SECRET_KEY": "mine-" + "s" * 50, "GOVERNANCE_SECRETS_KEY": "mine-" + "g" * 40, "AUDIT_SIGNING_KEYS": "a:b"}
     assert prod_local.local_keys(env, keys_file) == []
     assert env["SECRET_KEY"] == "mine-" + "s" * 50
     assert not keys_file.exists()
@@ -60,7 +61,7 @@ def test_prod_local_without_keys_starts_and_says_where_its_keys_are(tmp_path):
     name = f"gr_prod_local_keys_{uuid.uuid4().hex[:8]}"
     port = _free_port()
     keys_file = tmp_path / "keys.env"
-    env = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "GOVERNANCE_SECRETS_KEY", "DEBUG")}
+    env = {k: v for k, v in os.environ.items() if k not in (*prod_local.KEYS, "DEBUG")}
     env.update(DATABASE_URL=f"{server}/{name}", STATIC_ROOT=str(tmp_path / "static"), LOG_LEVEL="WARNING")
     env.pop("DATABASE_REPLICA_URL", None)
     env.pop("DJANGO_SETTINGS_MODULE", None)
@@ -78,7 +79,8 @@ def test_prod_local_without_keys_starts_and_says_where_its_keys_are(tmp_path):
         output = log_path.read_text()
         assert "Traceback" not in output
         assert (
-            f"SECRET_KEY and GOVERNANCE_SECRETS_KEY not set: using throwaway local keys kept in {keys_file} "
+            f"SECRET_KEY, GOVERNANCE_SECRETS_KEY and AUDIT_SIGNING_KEYS not set: using throwaway local keys kept in "
+            f"{keys_file} "
             "(set them in the environment to use your own)"
         ) in output
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
