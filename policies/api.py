@@ -87,11 +87,11 @@ class PolicyIn(StrictSerializer):
         choices=Mode.choices, required=False, help_text="`shadow`: evaluated and recorded, never enforced."
     )
     # What a policy read from the API carries beyond its input: accepted and ignored, so it can be PUT back.
-    id = IgnoredField(required=False)
-    version = IgnoredField(required=False)
-    effective_rules = IgnoredField(required=False)
-    created_at = IgnoredField(required=False)
-    updated_at = IgnoredField(required=False)
+    id = IgnoredField(required=False, allow_null=True)
+    version = IgnoredField(required=False, allow_null=True)
+    effective_rules = IgnoredField(required=False, allow_null=True)
+    created_at = IgnoredField(required=False, allow_null=True)
+    updated_at = IgnoredField(required=False, allow_null=True)
 
     def to_internal_value(self, data):
         """Field errors and rule errors together, so one answer lists every problem."""

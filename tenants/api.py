@@ -289,7 +289,11 @@ class ApiKeyIn(StrictSerializer):
     name = StrictCharField(max_length=100)
     scope = serializers.ChoiceField(choices=[str(s) for s in GRANTABLE_SCOPES], default=KeyScope.AGENT.value)
     agents = serializers.ListField(
-        child=StrictCharField(min_length=1, max_length=services.MAX_KEY_AGENT_LENGTH),
+        # Trimmed, so one that is only whitespace is blank: the pattern tells the schema.
+        child=StrictCharField(
+            max_length=services.MAX_KEY_AGENT_LENGTH,
+            validators=[RegexValidator(r"\S", message="This field may not be blank.")],
+        ),
         required=False,
         default=list,
         max_length=services.MAX_KEY_AGENTS,

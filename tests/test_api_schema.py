@@ -135,7 +135,7 @@ def test_query_parameters_say_what_the_server_accepts(schema):
     assert evaluations["agent"] == {"type": "string", "minLength": 1}
     assert evaluations["since"] == {"type": "string", "format": "date-time"}
     assert evaluations["shadow"] == {"type": "string", "enum": ["true", "false", "1", "0"]}
-    assert evaluations["run"] == {"type": "integer", "minimum": 1}
+    assert evaluations["run"] == {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
     score_audit = {p["name"]: p["schema"] for p in schema["paths"]["/api/v1/score-audit/"]["get"]["parameters"]}
     assert score_audit["until"] == {"type": "string", "format": "date-time"}
     secret = schema["paths"]["/api/v1/secrets/{name}/"]["put"]["parameters"][0]

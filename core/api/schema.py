@@ -81,7 +81,7 @@ def _query_as_served(parameter: dict) -> dict:
     if name in _MOMENTS:
         schema.update(type="string", format="date-time")
     elif name in _IDS:
-        schema.update(type="integer", minimum=1)
+        schema.update(type="integer", minimum=1, maximum=2**63 - 1)
     elif schema.get("type") == "boolean":
         schema.update(type="string", enum=_BOOLEAN_WORDS)
     if schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
