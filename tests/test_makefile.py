@@ -24,7 +24,7 @@ def _planned(target: str, tmp_path: Path) -> str:
 
 def test_make_run_installs_the_server_without_the_test_tools(tmp_path):
     planned = _planned("run", tmp_path)
-    assert "install -q .\n" in planned
+    assert "install -q -e .\n" in planned
     assert ".[test]" not in planned
 
 
