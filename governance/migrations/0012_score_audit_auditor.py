@@ -5,8 +5,8 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("governance", "0010_report_score_inflation"),
-        ("tenants", "0010_tenant_score_audit_auditor"),
+        ("governance", "0011_run_list_columns"),
+        ("tenants", "0012_tenant_score_audit_auditor"),
     ]
 
     operations = [

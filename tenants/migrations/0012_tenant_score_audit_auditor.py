@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tenants", "0009_partitioned_audit_log"),
+        ("tenants", "0011_login_throttle"),
     ]
 
     operations = [
