@@ -412,6 +412,11 @@ class ScoreAudit(models.Model):
     measured = models.FloatField(null=True, blank=True)
     per_source = models.JSONField(default=list, blank=True)
     claims = models.JSONField(default=list, blank=True)
+    # Who measured it ("local" verifier or "llm" judge), with which model, and what the call cost.
+    auditor = models.CharField(max_length=8, default="local")
+    auditor_model = models.CharField(max_length=200, blank=True, default="")
+    cost_usd = models.FloatField(null=True, blank=True)
+    note = models.CharField(max_length=200, blank=True, default="")  # why a report was not auditable
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ScopedManager(tenant="tenant")
@@ -431,6 +436,8 @@ class AgentScoreAuditDay(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     agent_name = models.CharField(max_length=200)
     date = models.DateField()
+    # One row per auditor: the local verifier's and the LLM judge's measures never share a sum.
+    auditor = models.CharField(max_length=8, default="local")
     audited = models.PositiveIntegerField(default=0)
     not_auditable = models.PositiveIntegerField(default=0)
     sum_reported = models.FloatField(default=0.0)
@@ -438,11 +445,14 @@ class AgentScoreAuditDay(models.Model):
     sum_reported_sq = models.FloatField(default=0.0)
     sum_measured_sq = models.FloatField(default=0.0)
     sum_products = models.FloatField(default=0.0)
+    cost_usd = models.FloatField(default=0.0)  # what the LLM auditor's calls cost that day
 
     objects = ScopedManager(tenant="tenant")
 
     class Meta:
         ordering = ["agent_name", "date"]
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "agent_name", "date"], name="uniq_agent_score_audit_day")
+            models.UniqueConstraint(
+                fields=["tenant", "agent_name", "date", "auditor"], name="uniq_agent_score_audit_day_auditor"
+            )
         ]

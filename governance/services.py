@@ -169,7 +169,11 @@ def run_record_grounding(
             # policy that sets max_score_inflation, and reused by the process for a few seconds.
             audit_read = score_audit.inflation_needed(specs)
             inflation, audited = (
-                score_audit.agent_inflation_for_decision(tenant_id=run.tenant_id, agent_name=run.agent_name)
+                score_audit.agent_inflation_for_decision(
+                    tenant_id=run.tenant_id,
+                    agent_name=run.agent_name,
+                    auditor=score_audit.auditor_for(tenant, specs)[0],
+                )
                 if audit_read
                 else (None, 0)
             )

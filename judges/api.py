@@ -82,6 +82,11 @@ OPTION_NAMES = (
 )
 
 
+@extend_schema_field(_ESCALATION_MODEL.json_schema())
+class ModelNameField(StrictCharField):
+    """A model name as the rule accepts it; the schema carries its pattern."""
+
+
 class CheckIn(StrictSerializer):
     text = StrictCharField(max_length=50_000, allow_blank=True)
     sources = serializers.ListField(child=SourceField(), max_length=MAX_SOURCES)
@@ -91,7 +96,7 @@ class CheckIn(StrictSerializer):
     nli_escalation = serializers.ChoiceField(
         choices=_ESCALATION.choices, required=False, help_text=_ESCALATION.help + " Default off."
     )
-    nli_escalation_model = StrictCharField(
+    nli_escalation_model = ModelNameField(
         required=False, max_length=_ESCALATION_MODEL.max_length, help_text=_ESCALATION_MODEL.help
     )
     nli_escalation_max_claims = StrictIntegerField(

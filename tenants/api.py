@@ -3,11 +3,13 @@
 A secret's value is never returned; a key's raw value only once, in the answer that created it.
 """
 
-from drf_spectacular.utils import extend_schema
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core import signing_keys
 from core.api.base import JSONOnlyNegotiation, JSONRenderer, TenantAPIView
 from core.api.contract import known_query, represented, represented_list, validated
 from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer
@@ -47,10 +49,19 @@ class SecretListView(TenantAPIView):
         return Response({"results": represented_list(SecretOut, secrets)})
 
 
+SECRET_NAME = OpenApiParameter(
+    "name",
+    str,
+    OpenApiParameter.PATH,
+    pattern=f"^{services.SECRET_NAME_RE.pattern}$",
+    description="An environment-variable style name: A-Z, 0-9 and _, starting with a letter, at most 64.",
+)
+
+
 class SecretDetailView(TenantAPIView):
     required_scope = KeyScope.ADMIN
 
-    @extend_schema(request=SecretIn, responses={200: SecretOut, 201: SecretOut})
+    @extend_schema(request=SecretIn, responses={200: SecretOut, 201: SecretOut}, parameters=[SECRET_NAME])
     def put(self, request, name: str):
         data = validated(SecretIn, request.data)
         services.validate_secret_name(name)
@@ -61,7 +72,7 @@ class SecretDetailView(TenantAPIView):
         answer = status.HTTP_200_OK if existed else status.HTTP_201_CREATED
         return Response(represented(SecretOut, secret), status=answer)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None}, parameters=[SECRET_NAME])
     def delete(self, request, name: str):
         services.secret_delete(secret=secret_for(self.tenant, name), actor=Actor.from_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -127,15 +138,29 @@ class AuditVerifyOut(serializers.Serializer):
     )
 
 
+class PatternField(StrictCharField):
+    """A string the pattern describes: the schema says so, and the service names the field otherwise."""
+
+    def __init__(self, pattern, message: str, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(RegexValidator(pattern, message=message))
+
+
 class SignedCheckpointIn(StrictSerializer):
     """A signed checkpoint as GET /api/v1/audit-log/checkpoint/ gave it (or as published)."""
 
     tenant = StrictCharField(max_length=63, help_text="The slug of the tenant whose chain it signs.")
     seq = StrictIntegerField(min_value=0, max_value=2**63 - 1)
-    hash = StrictCharField(min_length=64, max_length=64)
-    signed_at = StrictCharField(max_length=20, help_text="UTC, written YYYY-MM-DDTHH:MM:SSZ.")
-    key_id = StrictCharField(max_length=64)
-    signature = StrictCharField(max_length=100, help_text="Base64 of the 64-byte Ed25519 signature.")
+    hash = PatternField(signed_checkpoints.HASH, signed_checkpoints.HASH_MESSAGE)
+    signed_at = PatternField(
+        signed_checkpoints.SIGNED_AT, signed_checkpoints.SIGNED_AT_MESSAGE, help_text="UTC, YYYY-MM-DDTHH:MM:SSZ."
+    )
+    key_id = PatternField(signing_keys.KEY_ID, "Must be a key id: letters, digits, '.', '_' or '-', at most 64.")
+    signature = PatternField(
+        signed_checkpoints.SIGNATURE,
+        signed_checkpoints.SIGNATURE_MESSAGE,
+        help_text="Base64 of the 64-byte Ed25519 signature.",
+    )
 
 
 class SignedCheckpointOut(serializers.Serializer):
@@ -264,7 +289,11 @@ class ApiKeyIn(StrictSerializer):
     name = StrictCharField(max_length=100)
     scope = serializers.ChoiceField(choices=[str(s) for s in GRANTABLE_SCOPES], default=KeyScope.AGENT.value)
     agents = serializers.ListField(
-        child=StrictCharField(max_length=services.MAX_KEY_AGENT_LENGTH),
+        # Trimmed, so one that is only whitespace is blank: the pattern tells the schema.
+        child=StrictCharField(
+            max_length=services.MAX_KEY_AGENT_LENGTH,
+            validators=[RegexValidator(r"\S", message="This field may not be blank.")],
+        ),
         required=False,
         default=list,
         max_length=services.MAX_KEY_AGENTS,

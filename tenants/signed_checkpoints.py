@@ -37,7 +37,11 @@ from .models import Tenant
 HEADER = "groundrule-audit-checkpoint/1"
 FIELDS = ("tenant", "seq", "hash", "signed_at", "key_id", "signature")
 HASH = re.compile(r"^[0-9a-f]{64}$")
-SIGNED_AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+HASH_MESSAGE = "Must be 64 lowercase hex digits."
+SIGNED_AT_MESSAGE = "Must be a UTC time written YYYY-MM-DDTHH:MM:SSZ, as the checkpoint was signed."
+SIGNATURE_MESSAGE = "Must be the base64 of a 64-byte Ed25519 signature."
+SIGNED_AT = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+SIGNATURE = re.compile(r"^[A-Za-z0-9+/]{86}==$")  # base64 of 64 bytes
 
 
 class SigningUnavailable(Exception):
@@ -92,9 +96,9 @@ def checkpoint_check(data: Mapping, *, tenant: Tenant) -> tuple[int, str]:
     if errors:
         raise ValidationError(errors)
     if not HASH.match(data["hash"]):
-        errors["hash"] = "Must be 64 lowercase hex digits."
+        errors["hash"] = HASH_MESSAGE
     if not SIGNED_AT.match(data["signed_at"]):
-        errors["signed_at"] = "Must be a UTC time written YYYY-MM-DDTHH:MM:SSZ, as the checkpoint was signed."
+        errors["signed_at"] = SIGNED_AT_MESSAGE
     key = settings.AUDIT_KEYS.public.get(data["key_id"])
     if key is None:
         errors["key_id"] = (
@@ -106,7 +110,7 @@ def checkpoint_check(data: Mapping, *, tenant: Tenant) -> tuple[int, str]:
     except (binascii.Error, ValueError):
         signature = b""
     if len(signature) != 64:
-        errors["signature"] = "Must be the base64 of a 64-byte Ed25519 signature."
+        errors["signature"] = SIGNATURE_MESSAGE
     if errors:
         raise ValidationError(errors)
     signed = message(tenant=data["tenant"], seq=seq, hash=data["hash"], signed_at=data["signed_at"])

@@ -123,8 +123,29 @@ def test_lists_are_documented_with_their_cursor_envelope(schema, path):
     assert page["properties"]["results"]["type"] == "array"
     parameters = {p["name"]: p for p in operation["parameters"]}
     assert parameters["page_size"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}
-    assert parameters["cursor"]["schema"] == {"type": "string"}
+    # Not any string: `cursor=` and text outside base64 are 400s, and the schema says so.
+    assert parameters["cursor"]["schema"] == {"type": "string", "minLength": 4, "pattern": "^[A-Za-z0-9+/]+={0,2}$"}
     assert "400" in operation["responses"]
+
+
+def test_query_parameters_say_what_the_server_accepts(schema):
+    # Found by schemathesis with positive data acceptance: each of these was a 400 for a value the
+    # schema allowed.
+    evaluations = {p["name"]: p["schema"] for p in schema["paths"]["/api/v1/evaluations/"]["get"]["parameters"]}
+    assert evaluations["agent"] == {"type": "string", "minLength": 1}
+    assert evaluations["since"] == {"type": "string", "format": "date-time"}
+    assert evaluations["shadow"] == {"type": "string", "enum": ["true", "false", "1", "0"]}
+    assert evaluations["run"] == {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
+    score_audit = {p["name"]: p["schema"] for p in schema["paths"]["/api/v1/score-audit/"]["get"]["parameters"]}
+    assert score_audit["until"] == {"type": "string", "format": "date-time"}
+    secret = schema["paths"]["/api/v1/secrets/{name}/"]["put"]["parameters"][0]
+    assert secret["schema"]["pattern"] == "^[A-Z][A-Z0-9_]{0,63}$"
+    rules = _resolve(
+        schema, schema["paths"]["/api/v1/policies/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    )["properties"]["rules"]
+    assert rules["additionalProperties"] is False and "min_grounding_score" in rules["properties"]
+    model = rules["properties"]["nli_escalation_model"]
+    assert model["pattern"].startswith("^(?:gpt\\-|") or model["pattern"].startswith("^(?:gpt")
 
 
 def test_list_filters_are_documented(schema):

@@ -463,6 +463,8 @@ def _gather(
 def _candidates(c_an, pool, spans, span_an, ctx_an, everything, sims, work: Work | None) -> list[Candidate]:
     """The claim aligned with each sentence of its ``pool``; a whole sentence carries the conflicts
     of its clauses."""
+    if work is not None:  # what its candidates cost at least, before any of them is aligned
+        work.afford_alignments(c_an, [span_an[si] for si in pool], everything)
     candidates: list[Candidate] = []
     aligned: dict[int, Alignment] = {}
     for si in pool:

@@ -352,6 +352,17 @@ GROUNDING_RULES: tuple[RuleSpec, ...] = (
         "Empty uses the tenant's rate.",
     ),
     RuleSpec(
+        name="score_audit_auditor",
+        label="Score auditor",
+        type="enum",
+        default="tenant",
+        choices=("tenant", "local", "llm"),
+        help="Who measures this policy's sampled reports: local (the local verifier: private, free) or llm "
+        "(this policy's LLM judge model, with the tenant's key: stronger on paraphrase, paid per report, the "
+        "output and sources go to the provider). tenant uses the tenant's setting. Each auditor's figures "
+        "are kept apart, and max_score_inflation reads the figures of the auditor in effect.",
+    ),
+    RuleSpec(
         name="max_score_inflation",
         label="Maximum score inflation",
         type="number",

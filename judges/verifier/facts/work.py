@@ -43,17 +43,33 @@ class Work:
             raise OverWork(units)
         self.spent += units
 
+    def afford(self, units: int) -> None:
+        """Raise :class:`OverWork` now when ``units`` would not fit, spending nothing: a claim whose
+        alignments cannot all fit is refused before the first of them runs, not after a few."""
+        if self.limit is not None and self.spent + units > self.limit:
+            self.refused += 1
+            raise OverWork(units)
+
     def charge_text(self, text: str) -> None:
         """Charge the analysis of a text made for one claim (its evidence sentences read together)."""
         self.charge(ANALYSED_CHAR * len(text))
 
     def charge_alignment(self, claim: Analysis, span: Analysis, doc: Analysis) -> None:
         """Charge one ``align(claim, span, doc)``; the sources' side (``doc``) once per claim."""
-        key = ("work charged", claim.text)
-        once = doc is not span and key not in doc.memo
+        once = doc is not span and _charged(claim) not in doc.memo
         self.charge(pairings(claim, span, doc, once))
         if once:
-            doc.memo[key] = True
+            doc.memo[_charged(claim)] = True
+
+    def afford_alignments(self, claim: Analysis, spans: list[Analysis], doc: Analysis) -> None:
+        """``afford`` the alignments of ``claim`` with each of ``spans`` against ``doc``."""
+        once = _charged(claim) not in doc.memo
+        self.afford(sum(pairings(claim, span, doc, once and n == 0) for n, span in enumerate(spans)))
+
+
+def _charged(claim: Analysis) -> tuple[str, str]:
+    """The memo key (on the sources' Analysis) saying the claim's sources side is charged."""
+    return ("work charged", claim.text)
 
 
 #: Weights, in about a microsecond of CPU each (measured on bench/verifier_dense.py's inputs): a claim's
