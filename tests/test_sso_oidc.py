@@ -75,7 +75,8 @@ def refused_reason(response) -> str:
 
 
 def shown(response) -> str:
-    return html.unescape(response.text)
+    """The page's text as a person reads it."""
+    return html.unescape(re.sub(r"<[^>]+>", "", response.text))
 
 
 def audit_actions(tenant) -> list[tuple[str, dict]]:
@@ -344,3 +345,115 @@ def test_oidc_only_hides_the_password_form_and_refuses_a_posted_password(provide
     assert response.status_code == 403
     assert "Password sign-in is turned off on this server. Sign in with Example ID instead." in shown(response)
     assert client.get("/").status_code == 302  # not signed in
+
+
+def test_oidc_only_turns_off_choosing_a_password_on_an_invitation_link(provider, settings, acme, alice):
+    settings.OIDC_ONLY = True
+    invitation, token = invitations.invitation_create(
+        tenant=acme, email="erin@example.com", role=Role.VIEWER, actor=Actor(user=alice)
+    )
+    client = Client()
+    page = client.get(f"/invitations/{token}/")
+    assert page.status_code == 200
+    assert "Sign in with Example ID as erin@example.com: the invitation is accepted as you sign in." in shown(page)
+    assert 'name="password"' not in page.text
+    posted = client.post(
+        f"/invitations/{token}/", {"password": "a-long-new-passphrase", "password2": "a-long-new-passphrase"}
+    )
+    assert posted.status_code == 403
+    assert User.objects.filter(username="erin@example.com").count() == 0
+    # The button on the invitation page signs in and joins.
+    sso_url = re.search(r'href="([^"]+)" data-testid="sso-button"', page.text).group(1)
+    response = client.get(provider_redirect(client.get(html.unescape(sso_url))["Location"]))
+    assert response.status_code == 302 and response["Location"] == "/"
+    with scopes_disabled():
+        assert Membership.objects.get(tenant=acme, user__username="erin@example.com").role == Role.VIEWER
+
+
+def test_an_invitation_link_offers_sso_beside_choosing_a_password(provider, acme, alice):
+    _, token = invitations.invitation_create(
+        tenant=acme, email="erin@example.com", role=Role.VIEWER, actor=Actor(user=alice)
+    )
+    page = Client().get(f"/invitations/{token}/")
+    assert 'name="password"' in page.text
+    assert 'data-testid="sso-button">Sign in with Example ID</a>' in page.text
+
+
+def test_oidc_only_refuses_passwords_in_the_backend_too(provider, settings, alice):
+    from django.contrib.auth import authenticate
+
+    assert authenticate(username="alice", password="correct-horse-battery") == alice
+    settings.OIDC_ONLY = True
+    assert authenticate(username="alice", password="correct-horse-battery") is None
+
+
+# --- whose audit log ------------------------------------------------------------------------------
+
+
+def test_a_refusal_is_audited_only_in_the_workspaces_of_that_person(provider, acme, alice, globex, charlie):
+    provider.claims = {"email": "alice@example.com", "nonce": "stolen"}
+    before = len(audit_actions(globex))
+    response = sign_in(Client())
+    assert response.status_code == 403
+    action, after = audit_actions(acme)[-1]
+    assert action == "accounts.sso.refused"
+    assert after == {
+        "reason": "wrong_nonce",
+        "email": "alice@example.com",
+        "issuer": provider.issuer,
+        "subject": "person-1",
+    }
+    assert len(audit_actions(globex)) == before
+
+
+def test_signing_in_audits_in_the_persons_workspaces_only(provider, acme, alice, globex):
+    before = len(audit_actions(globex))
+    provider.claims = {"email": "alice@example.com"}
+    assert sign_in(Client()).status_code == 302
+    assert audit_actions(acme)[-1][0] == "accounts.sso.signed_in"
+    assert len(audit_actions(globex)) == before
+
+
+# --- the provider's side ------------------------------------------------------------------------
+
+
+def test_client_secret_post_when_the_provider_supports_only_that(provider, acme, alice, monkeypatch):
+    discovery = provider.discovery
+    monkeypatch.setattr(
+        provider, "discovery", lambda: {**discovery(), "token_endpoint_auth_methods_supported": ["client_secret_post"]}
+    )
+    provider.claims = {"email": "alice@example.com"}
+    response = sign_in(Client())
+    # This provider wants HTTP Basic, so it refuses: what matters is what was sent.
+    sent = provider.token_requests[-1]
+    assert sent["authorization"] is None
+    assert sent["form"]["client_id"] == CLIENT_ID and sent["form"]["client_secret"] == CLIENT_SECRET
+    assert response.status_code == 502
+    assert "The identity provider refused the sign-in code (invalid_client)." in shown(response)
+    assert User.objects.count() == 1
+
+
+def test_a_code_that_does_not_match_the_pkce_verifier_is_refused_by_the_provider(provider, acme, alice):
+    client = Client()
+    callback = provider_redirect(start(client))
+    # Another attempt in the same session: its state is fresh, but the code was issued for the first.
+    other_state = parse_qs(urlsplit(start(client)).query)["state"][0]
+    code = parse_qs(urlsplit(callback).query)["code"][0]
+    response = client.get(f"/accounts/oidc/callback/?code={code}&state={other_state}")
+    assert response.status_code == 502
+    assert "The identity provider refused the sign-in code (invalid_grant)." in shown(response)
+    assert client.get("/").status_code == 302
+
+
+def test_an_unreachable_provider_is_a_clear_page(provider, settings, db):
+    settings.OIDC_ISSUER = "http://127.0.0.1:9"  # nothing listens on discard
+    response = Client().get("/accounts/oidc/login/")
+    assert response.status_code == 502
+    assert "The identity provider's discovery document did not answer (ConnectError)." in shown(response)
+
+
+def test_an_http_issuer_off_loopback_is_refused(provider, settings, db):
+    settings.OIDC_ISSUER = "http://id.example.com"
+    response = Client().get("/accounts/oidc/login/")
+    assert response.status_code == 502
+    assert "is not an https URL" in shown(response)
