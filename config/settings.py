@@ -364,6 +364,10 @@ OIDC_ALLOWED_DOMAINS = [
 ]
 #: OIDC_ONLY: true turns password sign-in off; the sign-in page shows only the SSO button
 OIDC_ONLY = env_bool("OIDC_ONLY", False)
+#: OIDC_GROUPS_CLAIM: the ID token (or userinfo) claim listing a person's groups (empty: groups give no roles)
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "").strip()
+#: OIDC_GROUP_ROLES: comma-separated GROUP=WORKSPACE-SLUG:ROLE grants, e.g. "gr-acme-admins=acme:admin"
+OIDC_GROUP_ROLES = [g.strip() for g in os.environ.get("OIDC_GROUP_ROLES", "").split(",") if g.strip()]
 if OIDC_ISSUER and not OIDC_CLIENT_ID:
     raise ImproperlyConfigured("OIDC_ISSUER is set but OIDC_CLIENT_ID is not: set both, or neither.")
 if OIDC_ONLY and not OIDC_ISSUER:

@@ -404,7 +404,8 @@ def finish(request, params) -> Identity:
     tokens = _token_request(doc, code, attempt["verifier"], request)
     claims = verify_id_token(tokens["id_token"], doc=doc, nonce=attempt["nonce"])
     email, verified = claims.get("email"), claims.get("email_verified")
-    if not email or verified is None:
+    groups_claim = settings.OIDC_GROUPS_CLAIM
+    if not email or verified is None or (groups_claim and groups_claim not in claims):
         info = _userinfo(doc, tokens.get("access_token"), claims)
         email, verified = email or info.get("email"), info.get("email_verified") if verified is None else verified
         if info:

@@ -7,6 +7,9 @@
 - No account: one is made (with no usable password) when an invitation is pending or the email's
   domain is in OIDC_ALLOWED_DOMAINS (then with no workspace: the welcome page says to ask for an
   invitation). Tenant roles come only from invitations.
+- With OIDC_GROUPS_CLAIM and OIDC_GROUP_ROLES, the groups the provider lists grant roles in named
+  workspaces (and so an account): a missing membership is made, a lower role raised; nothing is
+  ever lowered or removed by a group's absence (an admin does that on the Members page).
 - Anyone else is refused.
 
 Audit: the log is per tenant. A sign-in is recorded (``accounts.sso.signed_in``) in each workspace
@@ -17,15 +20,19 @@ tenant: those are logged as warnings (logger ``tenants.sso``), with the reason, 
 """
 
 import logging
+import re
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core import checks
 from django.db import transaction
 
-from . import invitations
+from . import invitations, services
 from .audit import Actor, audit_record
-from .models import Membership, Tenant
+from .models import Membership, Role, Tenant
 from .oidc import Identity, Refused
+from .permissions import RANK
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,79 @@ def _tenants_of(users) -> list[Tenant]:
 
 def _domain_allowed(email: str) -> bool:
     return email.rpartition("@")[2] in settings.OIDC_ALLOWED_DOMAINS
+
+
+@dataclass(frozen=True)
+class GroupGrant:
+    group: str
+    slug: str
+    role: str
+
+
+_GRANT = re.compile(r"^(?P<group>[^=]+)=(?P<slug>[^:=]+):(?P<role>[a-z]+)$")
+
+
+def group_grants() -> list[GroupGrant]:
+    """OIDC_GROUP_ROLES read; ValueError names the entry that is not GROUP=WORKSPACE-SLUG:ROLE."""
+    grants = []
+    for entry in settings.OIDC_GROUP_ROLES:
+        match = _GRANT.match(entry)
+        if not match or match["role"] not in Role.values:
+            raise ValueError(
+                f"OIDC_GROUP_ROLES entry {entry!r} is not GROUP=WORKSPACE-SLUG:ROLE with a role of "
+                f"{', '.join(Role.values)}."
+            )
+        grants.append(GroupGrant(match["group"].strip(), match["slug"].strip(), match["role"]))
+    return grants
+
+
+def check_group_roles(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """A system check: a mistyped grant stops the server at start, not a person at sign-in."""
+    try:
+        group_grants()
+    except ValueError as exc:
+        return [checks.Error(str(exc), id="tenants.E101")]
+    if settings.OIDC_GROUP_ROLES and not settings.OIDC_GROUPS_CLAIM:
+        return [
+            checks.Error(
+                "OIDC_GROUP_ROLES is set but OIDC_GROUPS_CLAIM, the claim to read groups from, is not.",
+                id="tenants.E102",
+            )
+        ]
+    return []
+
+
+def _rank(role: str) -> int:
+    return RANK[Role(role)]
+
+
+def _group_roles(claims: dict) -> dict[Tenant, tuple[str, str]]:
+    """The workspaces this person's groups grant, each with the highest role granted and the group."""
+    if not settings.OIDC_GROUPS_CLAIM:
+        return {}
+    groups = claims.get(settings.OIDC_GROUPS_CLAIM)
+    groups = (
+        {groups}
+        if isinstance(groups, str)
+        else {g for g in groups if isinstance(g, str)}
+        if isinstance(groups, list)
+        else set()
+    )
+    wanted: dict[str, tuple[str, str]] = {}
+    for grant in group_grants():
+        if grant.group in groups and (grant.slug not in wanted or _rank(grant.role) > _rank(wanted[grant.slug][0])):
+            wanted[grant.slug] = (grant.role, grant.group)
+    tenants = {t.slug: t for t in Tenant.objects.filter(slug__in=wanted)}
+    for slug in set(wanted) - set(tenants):
+        log.warning("OIDC_GROUP_ROLES names the workspace %r, which does not exist: its grant is skipped", slug)
+    return {tenants[slug]: wanted[slug] for slug in tenants}
+
+
+def _apply_group_roles(user, granted: dict[Tenant, tuple[str, str]]) -> None:
+    for tenant, (role, group) in granted.items():
+        current = Membership.objects.with_scopes_disabled().filter(tenant=tenant, user=user).first()
+        if current is None or _rank(current.role) < _rank(role):
+            services.membership_set(tenant=tenant, user=user, role=role, actor=Actor.system(f"sso group {group}"))
 
 
 @transaction.atomic
@@ -53,11 +133,12 @@ def sign_in(identity: Identity):
             claims=identity.claims,
         )
     created = False
+    granted = _group_roles(identity.claims)
     if accounts:
         user = accounts[0]
         if not user.is_active:
             raise Refused("inactive", f"The account for {email} is deactivated.", claims=identity.claims)
-    elif invitations.pending_invitation_tenants(email) or _domain_allowed(email):
+    elif granted or invitations.pending_invitation_tenants(email) or _domain_allowed(email):
         User = get_user_model()
         user = User(username=email, email=email)
         user.set_unusable_password()
@@ -70,6 +151,7 @@ def sign_in(identity: Identity):
             claims=identity.claims,
         )
     invitations.invitations_accept_for_email(email=email, user=user)
+    _apply_group_roles(user, granted)
     actor = Actor(user=user)
     for tenant in _tenants_of([user]):
         audit_record(

@@ -457,3 +457,56 @@ def test_an_http_issuer_off_loopback_is_refused(provider, settings, db):
     response = Client().get("/accounts/oidc/login/")
     assert response.status_code == 502
     assert "is not an https URL" in shown(response)
+
+
+# --- roles from the provider's groups -------------------------------------------------------------
+
+
+@pytest.fixture
+def group_roles(settings):
+    settings.OIDC_GROUPS_CLAIM = "groups"
+    settings.OIDC_GROUP_ROLES = ["gr-acme-admins=acme:admin", "gr-acme=acme:viewer", "gr-ghost=nowhere:viewer"]
+
+
+def test_a_mapped_group_makes_a_member_with_the_highest_granted_role(provider, group_roles, acme, globex):
+    provider.claims = {"email": "gwen@example.com", "groups": ["gr-acme", "gr-acme-admins", "gr-ghost", "other"]}
+    client = Client()
+    assert sign_in(client).status_code == 302
+    gwen = User.objects.get(username="gwen@example.com")
+    with scopes_disabled():
+        assert list(Membership.objects.filter(user=gwen).values_list("tenant__slug", "role")) == [("acme", "admin")]
+    created = [(a, after) for a, after in audit_actions(acme) if a == "tenants.membership.created"][-1]
+    assert created[1] == {"user": "gwen@example.com", "role": "admin"}
+
+
+def test_groups_can_come_from_userinfo_and_only_ever_raise_a_role(provider, group_roles, acme, alice, bob):
+    provider.claims = {"email": "bob@example.com"}
+    provider.userinfo = {"groups": ["gr-acme"]}  # viewer: lower than bob's reviewer
+    assert sign_in(Client()).status_code == 302
+    with scopes_disabled():
+        assert Membership.objects.get(tenant=acme, user=bob).role == Role.REVIEWER
+    provider.userinfo = {"groups": ["gr-acme-admins"]}
+    assert sign_in(Client()).status_code == 302
+    with scopes_disabled():
+        assert Membership.objects.get(tenant=acme, user=bob).role == Role.ADMIN
+
+
+def test_no_mapped_group_and_no_invitation_is_still_refused(provider, group_roles, acme):
+    provider.claims = {"email": "gwen@example.com", "groups": ["other"]}
+    response = sign_in(Client())
+    assert response.status_code == 403 and refused_reason(response) == "unknown_person"
+
+
+def test_a_mistyped_group_grant_stops_the_server_at_its_checks(settings):
+    from tenants.sso import check_group_roles
+
+    settings.OIDC_GROUPS_CLAIM = "groups"
+    settings.OIDC_GROUP_ROLES = ["gr-acme=acme:owner"]
+    [error] = check_group_roles()
+    assert error.msg == (
+        "OIDC_GROUP_ROLES entry 'gr-acme=acme:owner' is not GROUP=WORKSPACE-SLUG:ROLE "
+        "with a role of admin, reviewer, viewer."
+    )
+    settings.OIDC_GROUPS_CLAIM = ""
+    settings.OIDC_GROUP_ROLES = ["gr-acme=acme:admin"]
+    assert [e.id for e in check_group_roles()] == ["tenants.E102"]
