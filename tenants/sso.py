@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import checks
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from . import invitations, services
@@ -124,6 +125,11 @@ def sign_in(identity: Identity):
     """The account for this verified person, made or joined as the rules above say; all or nothing.
     Returns (user, created)."""
     email = identity.email
+    try:
+        invitations.clean_email(email)
+    except ValidationError:
+        # Matching is by email (and usernames that are emails): "alice" must not find the account alice.
+        raise Refused("bad_email", f"The identity provider's email {email!r} is not an email address.") from None
     accounts = invitations.accounts_for_email(email)
     if len(accounts) > 1:
         raise Refused(

@@ -510,3 +510,10 @@ def test_a_mistyped_group_grant_stops_the_server_at_its_checks(settings):
     settings.OIDC_GROUPS_CLAIM = ""
     settings.OIDC_GROUP_ROLES = ["gr-acme=acme:admin"]
     assert [e.id for e in check_group_roles()] == ["tenants.E102"]
+
+
+def test_an_email_claim_that_is_not_an_email_does_not_match_a_username(provider, acme, alice):
+    provider.claims = {"email": "alice"}
+    response = sign_in(Client())
+    assert response.status_code == 403 and refused_reason(response) == "bad_email"
+    assert "The identity provider's email 'alice' is not an email address." in shown(response)
