@@ -189,3 +189,19 @@ def _hmac(provider: OidcProvider, data: bytes) -> bytes:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     return hmac.new(secret, data, hashlib.sha256).digest()
+
+
+def configure(settings, provider: "OidcProvider") -> None:
+    """Points Groundrule at ``provider`` (pytest-django's ``settings``) and resets what a test shapes."""
+    from tenants import oidc
+
+    provider.claims, provider.userinfo = {}, {}
+    provider.sign_with, provider.token_redirect = "rsa", ""
+    provider.token_requests.clear()
+    settings.OIDC_ISSUER = provider.issuer
+    settings.OIDC_CLIENT_ID = CLIENT_ID
+    settings.OIDC_CLIENT_SECRET = CLIENT_SECRET
+    settings.OIDC_NAME = "Example ID"
+    settings.OIDC_ALLOWED_DOMAINS = ["partner.example"]
+    settings.OIDC_ONLY = False
+    oidc.forget_cached()

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django_scopes import scopes_disabled
-from oidc_provider import CLIENT_ID, CLIENT_SECRET, DROP, OidcProvider
+from oidc_provider import CLIENT_ID, CLIENT_SECRET, DROP, OidcProvider, configure
 from webhook_receiver import WebhookReceiver
 
 from tenants import invitations, oidc
@@ -35,16 +35,7 @@ def provider_server():
 
 @pytest.fixture
 def provider(provider_server, settings):
-    provider_server.claims, provider_server.userinfo = {}, {}
-    provider_server.sign_with, provider_server.token_redirect = "rsa", ""
-    provider_server.token_requests.clear()
-    settings.OIDC_ISSUER = provider_server.issuer
-    settings.OIDC_CLIENT_ID = CLIENT_ID
-    settings.OIDC_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_NAME = "Example ID"
-    settings.OIDC_ALLOWED_DOMAINS = ["partner.example"]
-    settings.OIDC_ONLY = False
-    oidc.forget_cached()
+    configure(settings, provider_server)
     yield provider_server
     oidc.forget_cached()
 
