@@ -24,7 +24,6 @@ carries the client secret) follows none, and only https is spoken except to loop
 
 import base64
 import hashlib
-import json
 import logging
 import secrets
 import threading
@@ -407,9 +406,11 @@ def finish(request, params) -> Identity:
     groups_claim = settings.OIDC_GROUPS_CLAIM
     if not email or verified is None or (groups_claim and groups_claim not in claims):
         info = _userinfo(doc, tokens.get("access_token"), claims)
-        email, verified = email or info.get("email"), info.get("email_verified") if verified is None else verified
-        if info:
-            claims = {**info, **claims}
+        if not email or verified is None:
+            # Both from one source: an email from the token is never vouched for by userinfo's flag
+            # about another address.
+            email, verified = info.get("email"), info.get("email_verified")
+        claims = {**info, **claims, "email": email, "email_verified": verified}
     if not isinstance(email, str) or not email.strip():
         raise Refused(
             "no_email", "The identity provider did not say your email address; ask for the email scope.", claims=claims
@@ -427,10 +428,3 @@ def finish(request, params) -> Identity:
         claims=claims,
         next_url=attempt["next"],
     )
-
-
-def describe(claims: dict | None) -> str:
-    """For the log: who an attempt claimed to be, never the token itself."""
-    if not claims:
-        return "unverified"
-    return json.dumps({"sub": claims.get("sub"), "email": claims.get("email")})

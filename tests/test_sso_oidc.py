@@ -508,3 +508,14 @@ def test_an_email_claim_that_is_not_an_email_does_not_match_a_username(provider,
     response = sign_in(Client())
     assert response.status_code == 403 and refused_reason(response) == "bad_email"
     assert "The identity provider's email 'alice' is not an email address." in shown(response)
+
+
+def test_userinfo_cannot_vouch_for_an_email_it_does_not_name(provider, acme, alice):
+    # The token names alice without saying she is verified; userinfo verifies someone else.
+    provider.claims = {"email": "alice@example.com", "email_verified": DROP}
+    provider.userinfo = {"email": "mallory@elsewhere.example", "email_verified": True}
+    client = Client()
+    response = sign_in(client)
+    assert response.status_code == 403 and refused_reason(response) == "unknown_person"
+    assert "No account or invitation for mallory@elsewhere.example." in shown(response)
+    assert client.get("/").status_code == 302
