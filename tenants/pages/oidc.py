@@ -2,7 +2,6 @@
 /accounts/oidc/login/ sends the browser to the identity provider, /accounts/oidc/callback/ brings
 it back (tenants/oidc.py checks it, tenants/sso.py picks the account)."""
 
-import logging
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -18,8 +17,6 @@ from django.views.decorators.http import require_GET
 
 from tenants import oidc, sso
 from tenants.models import Membership
-
-log = logging.getLogger(__name__)
 
 PASSWORDS_OFF = "Password sign-in is turned off on this server. Sign in with {name} instead."
 
