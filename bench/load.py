@@ -277,7 +277,10 @@ def run_mix(
             status, _, ms = client.call("POST", "/api/v1/grounding/check/", body)
             ledger.record("check", status, ms)
         elif op == "run_read":
-            status, _, ms = client.call("GET", f"/api/v1/runs/{rng.choice(shared)}/")
+            # A run read as a client now reads one: the bounded summary, or a page of one of its lists
+            # (the shared runs hold hundreds of reports and evaluations by the end).
+            path = rng.choice(("", "reports/?page_size=100", "evaluations/?page_size=100", "spans/"))
+            status, _, ms = client.call("GET", f"/api/v1/runs/{rng.choice(shared)}/{path}")
             ledger.record("run_read", status, ms)
         else:
             status, _, ms = client.call("GET", "/runs/")

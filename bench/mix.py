@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/mix.py [--reps 200] [--history 120] [--ops start,run_read,...]
 
-bench/load.py's p99 at half the peak is queueing on two cores (README "Reliability"): it falls only
+bench/load.py's p99 at half the peak is queueing on two cores (docs/reliability.md): it falls only
 with the mean CPU per request. This measures that CPU one operation at a time, with Django's test
 client in one process (no HTTP, no gunicorn, no other clients), so that a change to one path shows
 in its own figure rather than in the noise of the load test.

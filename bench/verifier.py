@@ -40,8 +40,8 @@ from judges.verifier import VerifierConfig, check_grounding  # noqa: E402
 from judges.verifier.claims import split_sentences  # noqa: E402
 from judges.verifier.embedder import Embedder, default_model_paths  # noqa: E402
 from judges.verifier.nli import NLIModel, exact_int8_needed  # noqa: E402
-from judges.verifier.training.quantize_embedder import source_model  # noqa: E402
 from judges.verifier.verifier import CROSS_ENCODER_DIR  # noqa: E402
+from verifier_lab.quantize_embedder import source_model  # noqa: E402
 
 TARGET_MS = 15.0
 PAIRS_PER_REPEAT = 32
@@ -51,7 +51,7 @@ REPEATS = 10
 def load_pairs() -> list[tuple[str, str]]:
     rows = [
         json.loads(line)
-        for line in (ROOT / "tests" / "data" / "verifier_pairs.jsonl").read_text().splitlines()
+        for line in (ROOT / "verifier_lab" / "data" / "verifier_pairs.jsonl").read_text().splitlines()
         if line.strip()
     ]
     pairs = []
@@ -89,9 +89,7 @@ def first_check_ms() -> float:
 def devset_ms_per_pair(embedder) -> float:
     """End to end on development-set pairs (claim text vs its sources), one call per pair."""
     rows = [
-        json.loads(x)
-        for x in (ROOT / "tests" / "data" / "verifier" / "devset.jsonl").read_text().splitlines()
-        if x.strip()
+        json.loads(x) for x in (ROOT / "verifier_lab" / "data" / "devset.jsonl").read_text().splitlines() if x.strip()
     ][::10]
     config = VerifierConfig(threads=1)
     t0 = time.perf_counter()
@@ -189,7 +187,7 @@ def main() -> None:
     )
     print(
         f"{'devset pair, end to end':<28} {dev_ms:>8.2f}   (one check_grounding per development-set pair, "
-        f"every 10th of tests/data/verifier/devset.jsonl, sources of up to 1,600 characters)"
+        f"every 10th of verifier_lab/data/devset.jsonl, sources of up to 1,600 characters)"
     )
     print(
         f"first check after start-up: {first_ms:.0f} ms (loads included); RSS with one model loaded "

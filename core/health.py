@@ -5,6 +5,9 @@
 configured (reachable and not lagging more than REPLICA_MAX_LAG_SECONDS) and the Celery broker
 when one is configured. Each check is reported by name, so an operator sees which one failed;
 a failure is a 503 with the exception's class name, never its message (it may hold a password).
+A shared cache (CACHE_URL) is reported too, as "degraded" when it does not answer, without failing
+readiness: every use of it fails open (core/soft_cache.py), so the node still answers, and taking
+every node out of the balancer over a shared Redis would turn a slower API into no API.
 """
 
 import time
@@ -17,6 +20,7 @@ from django.views.decorators.http import require_safe
 from kombu import Connection as BrokerConnection
 
 from core.routing import REPLICA, replica_configured
+from core.soft_cache import check_cache
 
 # How far a streaming replica is behind: zero when it has replayed everything it received (a quiet
 # primary would otherwise look "late" by the time since its last write); on a server that is not in
@@ -99,7 +103,11 @@ def readyz(request):
         checks["replica"] = _timed(check_replica)
     if settings.CELERY_BROKER_URL:
         checks["broker"] = _timed(check_broker)
+    if "LocMemCache" not in settings.CACHES["default"]["BACKEND"]:
+        checks["cache"] = _timed(check_cache)
+        if checks["cache"]["status"] == "error":
+            checks["cache"]["status"] = "degraded"
     for name, check in EXTRA_CHECKS.items():
         checks[name] = _timed(check)
-    ready = all(c["status"] == "ok" for c in checks.values())
+    ready = all(c["status"] in ("ok", "degraded") for c in checks.values())
     return JsonResponse({"status": "ok" if ready else "error", "checks": checks}, status=200 if ready else 503)

@@ -13,10 +13,13 @@ Two checks, one rule:
   (a 3xx is the answer), so an allowed host cannot bounce a request, body and key included, to a
   refused one.
 
-The operator may allow hosts (by name) or networks (CIDR) in ``OUTBOUND_ALLOWED_HOSTS``
+The operator may allow hosts (by name), addresses or networks (CIDR), each on every port or on one
+(``host:port``, ``CIDR:port``, ``[IPv6]:port``; core/allowlist.py), in ``OUTBOUND_ALLOWED_HOSTS``
 (``JUDGE_BASE_URL_ALLOWED_HOSTS`` is read too, its old name); an allowed name is connected to
-whatever it resolves to. Proxies from the environment are not used by the guarded client: the
-check would then see the proxy, not the target.
+whatever it resolves to. The port is checked with the address, so ``127.0.0.1:11434`` lets a
+tenant reach a local model server and not the Redis broker on 6379 of the same host. Proxies from
+the environment are not used by the guarded client: the check would then see the proxy, not the
+target.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ import os
 import re
 import socket
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -35,6 +37,8 @@ import httpcore2
 import httpx
 import httpx2
 from django.conf import settings
+
+from .allowlist import AllowList, default_port
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -55,31 +59,6 @@ _LEGACY_IPV4 = re.compile(r"^[0-9][0-9a-fA-FxX.]*$")  # 2130706433, 0x7f000001, 
 
 class OutboundRefused(ValueError):
     """A URL or address the server will not connect to; the message says why."""
-
-
-@dataclass(frozen=True)
-class AllowList:
-    hosts: frozenset[str]
-    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
-
-    @classmethod
-    def parse(cls, entries: Iterable[str]) -> AllowList:
-        hosts, networks = set(), []
-        for entry in entries:
-            entry = entry.strip().lower()
-            if not entry:
-                continue
-            try:
-                networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
-            except ValueError:
-                hosts.add(entry)
-        return cls(frozenset(hosts), tuple(networks))
-
-    def allows_name(self, host: str) -> bool:
-        return host.lower().rstrip(".") in self.hosts
-
-    def allows_ip(self, ip: IPAddress) -> bool:
-        return any(ip.version == net.version and ip in net for net in self.networks)
 
 
 def allowed_entries() -> tuple[str, ...]:
@@ -131,10 +110,16 @@ def literal_ip(host: str) -> IPAddress | None:
     return None
 
 
-def _check_ip(host: str, ip: IPAddress, allow: AllowList) -> None:
+def _check_ip(host: str, ip: IPAddress, port: int, allow: AllowList) -> None:
     reason = refused_reason(ip)
-    if reason and not allow.allows_ip(ip):
+    if reason and not allow.allows_ip(ip, port):
         shown = host if str(ip) == host.strip("[]") else f"{host} ({ip})"
+        ports = allow.ports_for(host, ip)
+        if ports:
+            raise OutboundRefused(
+                f"{shown} is {reason}; OUTBOUND_ALLOWED_HOSTS allows it on port {', '.join(map(str, ports))} "
+                f"only, not on port {port}."
+            )
         raise OutboundRefused(
             f"{shown} is {reason}; outbound requests to it are refused "
             f"unless the operator allows it in OUTBOUND_ALLOWED_HOSTS."
@@ -154,7 +139,7 @@ def check_url(url: str, *, allowed: Iterable[str] | None = None, resolve_names: 
     allow = AllowList.parse(allowed_entries() if allowed is None else allowed)
     try:
         parts = urlsplit(url)
-        port = parts.port
+        port = parts.port or default_port(parts.scheme)
     except ValueError as exc:
         raise OutboundRefused(f"Not a valid URL ({exc}).") from None
     if parts.scheme not in ("http", "https"):
@@ -164,13 +149,13 @@ def check_url(url: str, *, allowed: Iterable[str] | None = None, resolve_names: 
         raise OutboundRefused("The URL has no host.")
     if parts.username is not None or parts.password is not None:
         raise OutboundRefused("The URL must not carry a user name or password.")
-    if allow.allows_name(host):
+    if allow.allows_name(host, port):
         return
     if host in METADATA_NAMES:
         raise OutboundRefused(f"{host} is a cloud metadata service; outbound requests to it are refused.")
     ip = literal_ip(host)
     if ip is not None:
-        _check_ip(host, ip, allow)
+        _check_ip(host, ip, port, allow)
         return
     if not resolve_names:
         return
@@ -179,12 +164,12 @@ def check_url(url: str, *, allowed: Iterable[str] | None = None, resolve_names: 
     except (OSError, UnicodeError):
         return
     for ip in addresses:
-        _check_ip(host, ip, allow)
+        _check_ip(host, ip, port, allow)
 
 
 def _connect_checked(inner, allow: AllowList, host, port, timeout, local_address, socket_options):
     """Resolve, check, and connect to the checked address: what is connected to is what was checked."""
-    if allow.allows_name(host):
+    if allow.allows_name(host, port):
         return inner.connect_tcp(host, port, timeout, local_address, socket_options)
     if host in METADATA_NAMES:
         raise OutboundRefused(f"{host} is a cloud metadata service; outbound requests to it are refused.")
@@ -193,7 +178,7 @@ def _connect_checked(inner, allow: AllowList, host, port, timeout, local_address
     refusal = None
     for address in addresses:
         try:
-            _check_ip(host, address, allow)
+            _check_ip(host, address, port, allow)
         except OutboundRefused as exc:
             refusal = refusal or exc
             continue

@@ -27,6 +27,7 @@ def parse_cursor(value) -> int | None:
     return number if 0 < number < 2**63 else None
 
 
-def has_filters(data) -> bool:
-    """Whether any filter is set, cursors aside: decides between "no rows yet" and "nothing matches"."""
-    return any(v for k, v in data.items() if k not in ("before", "after"))
+def has_filters(data, ignore: tuple[str, ...] = ()) -> bool:
+    """Whether any filter is set, cursors (and ``ignore``) aside: decides between "no rows yet" and
+    "nothing matches"."""
+    return any(v for k, v in data.items() if k not in ("before", "after", *ignore))

@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
+
+from core.soft_cache import soft_get, soft_set
 
 REPLICA = "replica"
 STICKY_COOKIE = "gr_primary"
@@ -112,7 +113,8 @@ def _recently_wrote(request) -> bool:
     if request.get_signed_cookie(STICKY_COOKIE, default=None, salt=_COOKIE_SALT, max_age=sticky):
         return True
     key = _api_sticky_key(request)
-    return bool(key and cache.get(key))
+    # the cache down: read the primary, as after a write (never a stale replica)
+    return bool(key and soft_get(key, True, use="replica stickiness"))
 
 
 def _wants_replica(view_func) -> bool:
@@ -148,7 +150,7 @@ class ReplicaRoutingMiddleware:
             )
             key = _api_sticky_key(request)
             if key:
-                cache.set(key, 1, timeout=sticky)
+                soft_set(key, 1, sticky, use="replica stickiness")
         return response
 
     def process_view(self, request, view_func, view_args, view_kwargs):

@@ -9,6 +9,11 @@ skipped), starts the three processes, waits until /readyz answers 200 (primary a
 reachable) and prints one line, "ready http://HOST:PORT/". It stops everything on SIGINT/SIGTERM,
 and stops everything with exit status 1 when one of the processes dies. tests/test_topology.py
 starts it exactly so and sends reports through it.
+
+Keys: SECRET_KEY and GOVERNANCE_SECRETS_KEY from the environment when set. Otherwise it makes
+throwaway ones, says so, and keeps them in var/prod-local-keys.env (mode 0600) for the next run, so
+the tenant secrets stored in the local database stay readable and sessions survive a restart. A
+real deployment sets its own (docs/deploy.md); these never leave this machine.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -29,7 +35,36 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
-def _env() -> dict:
+KEYS = ("SECRET_KEY", "GOVERNANCE_SECRETS_KEY")
+
+
+def local_keys(env: dict, keys_file: Path) -> list[str]:
+    """Fill in the keys the environment lacks from keys_file, making and saving them there if new.
+
+    Returns the names it took from the file or made, for the one line that says so."""
+    saved: dict[str, str] = {}
+    if keys_file.is_file():
+        for line in keys_file.read_text(encoding="utf-8").splitlines():
+            name, _, value = line.partition("=")
+            if name in KEYS and value:
+                saved[name] = value
+    taken = []
+    for name in KEYS:
+        if env.get(name, "").strip():
+            continue
+        if name not in saved:
+            saved[name] = secrets.token_urlsafe(50 if name == "SECRET_KEY" else 32)
+        env[name] = saved[name]
+        taken.append(name)
+    if taken:
+        keys_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(keys_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write("".join(f"{name}={value}\n" for name, value in saved.items()))
+    return taken
+
+
+def _env(keys_file: Path) -> dict:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     env.setdefault("DEBUG", "0")
@@ -39,6 +74,13 @@ def _env() -> dict:
         raise SystemExit("prod-local needs DATABASE_URL=postgres://… (several processes share one database)")
     if not env.get("CELERY_BROKER_URL"):
         raise SystemExit("prod-local needs CELERY_BROKER_URL=redis://… (the web nodes queue background judgements)")
+    taken = local_keys(env, keys_file)
+    if taken:
+        print(
+            f"{' and '.join(taken)} not set: using throwaway local keys kept in {keys_file} "
+            "(set them in the environment to use your own)",
+            flush=True,
+        )
     return env
 
 
@@ -133,9 +175,15 @@ def main() -> None:
     parser.add_argument("--worker-concurrency", type=int, default=2, help="Celery worker processes")
     parser.add_argument("--no-migrate", action="store_true", help="the database is already migrated")
     parser.add_argument("--no-collectstatic", action="store_true")
+    parser.add_argument(
+        "--keys-file",
+        type=Path,
+        default=ROOT / "var" / "prod-local-keys.env",
+        help="where throwaway keys are kept when SECRET_KEY / GOVERNANCE_SECRETS_KEY are not set",
+    )
     args = parser.parse_args()
 
-    env = _env()
+    env = _env(args.keys_file)
     (ROOT / "var").mkdir(exist_ok=True)
     if not args.no_migrate:
         ensure_database(env["DATABASE_URL"])

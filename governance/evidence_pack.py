@@ -2,9 +2,10 @@
 
 It holds the run, its grounding reports, spans, decisions and every evaluation (shadow ones
 included), the exact policy versions that made them (their stored rules), the reviewers'
-verdicts, and the audit rows about the run and its evaluations with their chain hashes
-(tenants/chain.py). With it, a decision can be replayed through the pure engine
-(policies/engine.py) and the audit rows' hashes recomputed, with no access to the server.
+verdicts, the audit rows about the run and its evaluations with their chain hashes
+(tenants/chain.py), and the tenant's audit head signed as the pack was made, with the public keys.
+With it, a decision can be replayed through the pure engine (policies/engine.py) and the audit
+rows' hashes recomputed, with no access to the server.
 A read: a fixed number of queries whatever the run's size.
 """
 
@@ -14,6 +15,7 @@ from django.db.models import Q
 
 from policies.models import PolicyVersion
 from tenants.models import AuditEvent
+from tenants.signed_checkpoints import SigningUnavailable, checkpoint_sign, public_keys
 
 from .models import Decision, Evaluation, GroundingReport, Run, Span, attach_sources
 
@@ -168,4 +170,15 @@ def run_evidence_pack(*, run: Run) -> dict:
         "policy_versions": [_policy_version(v) for v in versions],
         "reviews": [_review(e) for e in evaluations if e.review_state != "pending"],
         "audit": [_audit(a) for a in audit],
+        "audit_checkpoint": _signed_head(run.tenant),
+        "audit_keys": public_keys(),
     }
+
+
+def _signed_head(tenant) -> dict | None:
+    """The tenant's audit head signed as the pack is made: the audit rows above lead to it (with
+    the rest of the export), and it is a checkpoint the auditor now holds (docs/security.md)."""
+    try:
+        return checkpoint_sign(tenant=tenant)
+    except SigningUnavailable:
+        return None

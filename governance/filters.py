@@ -4,6 +4,7 @@ from datetime import UTC
 
 import django_filters as filters
 from django import forms
+from django.db.models import Exists, OuterRef
 from django_filters.fields import IsoDateTimeField
 
 from tenants.models import AuditEvent
@@ -118,12 +119,18 @@ class RunFilter(filters.FilterSet):
     workflow = filters.CharFilter(field_name="workflow_name", label="Workflow")
     status = filters.ChoiceFilter(choices=Run.Status.choices, label="Status")
     final_action = filters.ChoiceFilter(choices=Action.choices, label="Final action")
+    policy = filters.CharFilter(method="filter_policy", label="Policy (id or name)")
     since = MomentFilter(field_name="started_at", lookup_expr="gte", label="Since")
     until = MomentFilter(field_name="started_at", lookup_expr="lt", label="Until")
 
     class Meta:
         model = Run
         fields = []
+
+    def filter_policy(self, queryset, name, value):
+        """The runs the policy (id or name, as on the evaluations list) gave an enforced verdict in."""
+        said = EvaluationFilter.filter_policy(self, Evaluation.objects.filter(shadow=False), name, value)
+        return queryset.filter(Exists(said.filter(run_id=OuterRef("pk"))))
 
 
 class AuditFilter(_Base):

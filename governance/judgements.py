@@ -61,7 +61,7 @@ def decision_append_evaluations(
             if Evaluation.objects.filter(decision=decision_row, policy_ref=policy_ref, source=source).exists():
                 return False
         Evaluation.objects.bulk_create(rows.evaluation_rows(run=run, decision=decision_row, evaluations=evaluations))
-        fields = []
+        fields = run.add_judge_cost(e.metadata for e in evaluations)
         for e in evaluations:
             if not e.shadow:  # a shadow policy's late verdict never moves the run
                 fields += run.raise_final_action(e.action)

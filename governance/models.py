@@ -1,3 +1,5 @@
+import math
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -38,6 +40,14 @@ class Run(models.Model):
     # reports when the run completes, and sources are stored once per run (RunSource).
     # report_count numbers the reports; output is the latest non-empty one reported.
     report_count = models.PositiveIntegerField(default=0)
+    # Kept for the runs list's columns and sorts (governance/selectors/run_list.py) by the services that
+    # write reports and evaluations, so a sorted page of 100,000 runs is an index scan, not an aggregate.
+    # The lowest of the reports' scores, a report's score being its best grounding score (`report_score`).
+    worst_score = models.FloatField(null=True, blank=True)
+    # Estimated USD of every LLM call judges made for the run (`judge_cost_of`).
+    judge_cost = models.FloatField(default=0.0)
+    # ended_at - started_at, set with ended_at (save()).
+    duration_ms = models.BigIntegerField(null=True, blank=True)
 
     objects = ScopedManager(tenant="tenant")
 
@@ -48,16 +58,44 @@ class Run(models.Model):
             models.Index(fields=["tenant", "agent_name", "-id"]),
             models.Index(fields=["tenant", "status", "-id"]),
             models.Index(fields=["tenant", "started_at"]),
+            # The runs list's sorts: each a (tenant, column, id) range scan, read either way. None on
+            # report_count: every report changes it, and an index on it would make every report's
+            # update of the run write every index anew; that sort reads the tenant's runs (bench/
+            # pages_at_volume.py measures it).
+            models.Index(fields=["tenant", "final_action", "id"], name="run_sort_action"),
+            models.Index(fields=["tenant", "worst_score", "id"], name="run_sort_score"),
+            models.Index(fields=["tenant", "duration_ms", "id"], name="run_sort_duration"),
+            models.Index(fields=["tenant", "judge_cost", "id"], name="run_sort_cost"),
+            models.Index(fields=["tenant", "workflow_name", "id"], name="run_sort_workflow"),
+            models.Index(fields=["tenant", "started_at", "id"], name="run_sort_started"),
         ]
 
     def __str__(self) -> str:
         return f"Run {self.pk} ({self.agent_name})"
 
-    @property
-    def duration_ms(self) -> int | None:
-        if not self.ended_at:
-            return None
-        return int((self.ended_at - self.started_at).total_seconds() * 1000)
+    def save(self, *args, **kwargs):
+        # Only where ended_at is written: a partial save of a run read in part reads nothing more.
+        update_fields = kwargs.get("update_fields")
+        if update_fields is None or "ended_at" in update_fields:
+            self.duration_ms = run_duration_ms(self.started_at, self.ended_at)
+            if update_fields is not None and "duration_ms" not in update_fields:
+                kwargs["update_fields"] = [*update_fields, "duration_ms"]
+        super().save(*args, **kwargs)
+
+    def note_report(self, scores) -> list[str]:
+        """Lowers worst_score to this report's score; returns the fields it changed."""
+        score = report_score(scores)
+        if score is None or (self.worst_score is not None and self.worst_score <= score):
+            return []
+        self.worst_score = score
+        return ["worst_score"]
+
+    def add_judge_cost(self, metadatas) -> list[str]:
+        cost = judge_cost_of(metadatas)
+        if not cost:
+            return []
+        self.judge_cost = (self.judge_cost or 0.0) + cost
+        return ["judge_cost"]
 
     def raise_final_action(self, action: str) -> list[str]:
         """Keeps final_action the most severe action seen (a block also blocks a running run);
@@ -70,6 +108,39 @@ class Run(models.Model):
             self.status = Run.Status.BLOCKED
             fields.append("status")
         return fields
+
+
+def run_duration_ms(started_at, ended_at) -> int | None:
+    if not (started_at and ended_at):
+        return None
+    return max(0, int((ended_at - started_at).total_seconds() * 1000))
+
+
+def report_score(scores) -> float | None:
+    """A report's grounding score for the runs list: its best one (what the default `max` mode checks)."""
+    return max(scores) if scores else None
+
+
+def _usd(value) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    return float(value) if ok else 0.0
+
+
+# Where evaluations record an LLM call: an LLM judge's (judges/services.py) and a verifier's escalation.
+LLM_CALL_KEYS = ("judge", "escalation")
+
+
+def judge_cost_of(metadatas) -> float:
+    """The estimated USD of the LLM calls recorded in evaluations' metadata (`judge.cost_usd`,
+    `escalation.cost_usd`); an answer from the tenant's cache cost nothing this time."""
+    total = 0.0
+    for metadata in metadatas:
+        if isinstance(metadata, dict):
+            for key in LLM_CALL_KEYS:
+                call = metadata.get(key)
+                if isinstance(call, dict) and not call.get("cached"):
+                    total += _usd(call.get("cost_usd"))
+    return total
 
 
 class RunSource(models.Model):
@@ -341,6 +412,11 @@ class ScoreAudit(models.Model):
     measured = models.FloatField(null=True, blank=True)
     per_source = models.JSONField(default=list, blank=True)
     claims = models.JSONField(default=list, blank=True)
+    # Who measured it ("local" verifier or "llm" judge), with which model, and what the call cost.
+    auditor = models.CharField(max_length=8, default="local")
+    auditor_model = models.CharField(max_length=200, blank=True, default="")
+    cost_usd = models.FloatField(null=True, blank=True)
+    note = models.CharField(max_length=200, blank=True, default="")  # why a report was not auditable
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ScopedManager(tenant="tenant")
@@ -360,6 +436,8 @@ class AgentScoreAuditDay(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     agent_name = models.CharField(max_length=200)
     date = models.DateField()
+    # One row per auditor: the local verifier's and the LLM judge's measures never share a sum.
+    auditor = models.CharField(max_length=8, default="local")
     audited = models.PositiveIntegerField(default=0)
     not_auditable = models.PositiveIntegerField(default=0)
     sum_reported = models.FloatField(default=0.0)
@@ -367,11 +445,14 @@ class AgentScoreAuditDay(models.Model):
     sum_reported_sq = models.FloatField(default=0.0)
     sum_measured_sq = models.FloatField(default=0.0)
     sum_products = models.FloatField(default=0.0)
+    cost_usd = models.FloatField(default=0.0)  # what the LLM auditor's calls cost that day
 
     objects = ScopedManager(tenant="tenant")
 
     class Meta:
         ordering = ["agent_name", "date"]
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "agent_name", "date"], name="uniq_agent_score_audit_day")
+            models.UniqueConstraint(
+                fields=["tenant", "agent_name", "date", "auditor"], name="uniq_agent_score_audit_day_auditor"
+            )
         ]

@@ -34,7 +34,7 @@ from psycopg.types.numeric import Int8
 from core.prepared import prepared_cursor
 from core.vocabulary import SEVERITY
 
-from .models import Decision, Evaluation, GroundingReport, Run, RunSource
+from .models import Decision, Evaluation, GroundingReport, Run, RunSource, judge_cost_of, report_score
 
 
 def in_one_statement() -> bool:
@@ -111,6 +111,8 @@ def _statement() -> str:
             UPDATE {qn(Run._meta.db_table)} AS r SET
                 report_count = r.report_count + 1,
                 output = CASE WHEN %(output)s::text <> '' THEN %(output)s::text ELSE r.output END,
+                worst_score = LEAST(r.worst_score, %(score)s::double precision),
+                judge_cost = r.judge_cost + %(judge_cost)s::double precision,
                 final_action = CASE WHEN (%(ranks)s::jsonb ->> r.final_action)::integer < %(rank)s::integer
                                     THEN %(action)s::text ELSE r.final_action END,
                 status = CASE WHEN %(blocks)s::boolean AND r.status = %(running)s::text
@@ -142,7 +144,18 @@ RUN_FIELDS = tuple(
     f.attname
     for f in Run._meta.concrete_fields
     if f.attname
-    in {"id", "tenant_id", "agent_name", "status", "final_action", "ended_at", "report_count", "api_key_id"}
+    in {
+        "id",
+        "tenant_id",
+        "agent_name",
+        "status",
+        "final_action",
+        "ended_at",
+        "report_count",
+        "worst_score",
+        "judge_cost",
+        "api_key_id",
+    }
 )
 
 
@@ -211,6 +224,8 @@ def known_run(*, tenant_id: int, run_id, owner_key_id: int | None = None) -> Run
         "final_action": "allow",
         "ended_at": None,
         "report_count": None,
+        "worst_score": None,  # the statement lowers it in SQL
+        "judge_cost": 0.0,  # the statement adds to it in SQL
     }
     return Run.from_db(connection.alias, RUN_FIELDS, [values[name] for name in RUN_FIELDS])
 
@@ -256,6 +271,9 @@ def store_in_one_statement(
         "tenant_id": Int8(run.tenant_id),
         "seen_reports": None if seen_reports is None else Int8(seen_reports),
         "output": report.output,
+        # LEAST ignores a NULL: a report without scores leaves worst_score as it was.
+        "score": report_score(report.grounding_scores),
+        "judge_cost": judge_cost_of(e.metadata for e in evaluations),
         "ranks": json.dumps(SEVERITY),
         "rank": Int8(SEVERITY[decision.action]),
         "action": decision.action,
@@ -283,7 +301,7 @@ def store_in_one_statement(
 
 # Starting a run writes three rows that depend on each other's ids: through the ORM that is five
 # round trips (BEGIN, three INSERTs, COMMIT), each statement compiled in Python, which was most of a
-# start's CPU in process (README "Reliability", bench/load.py). One statement writes the same rows,
+# start's CPU in process (docs/benchmarks.md, bench/load.py). One statement writes the same rows,
 # prepared once per connection like the report's. LIMIT 1 on the run and the decision (there is one
 # of each) is for the planner: it counts 100 rows for every jsonb_to_recordset, and the product of
 # three such guesses (10^8 evaluation rows) made PostgreSQL JIT-compile the statement, about 200 ms on

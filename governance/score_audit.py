@@ -20,6 +20,7 @@ from django.utils import timezone
 from django_scopes import scope, scopes_disabled
 
 from core import metrics
+from judges.audit_llm import llm_measure
 from judges.support import measure_support
 from policies.scope import applicable_policies
 from policies.selectors import policy_specs_for
@@ -31,6 +32,24 @@ from .models import AgentScoreAuditDay, GroundingReport, ScoreAudit
 
 INFLATION_WINDOW_DAYS = 7
 MIN_CORRELATION_SAMPLES = 10
+LOCAL = "local"
+LLM_AUDITOR = "llm"
+AUDITORS = (LOCAL, LLM_AUDITOR)
+
+
+def auditor_for(tenant: Tenant, specs) -> tuple[str, str]:
+    """(auditor, model) measuring this agent's reports: the first governing grounding policy whose
+    ``score_audit_auditor`` names one (an LLM auditor uses that policy's ``llm_grounding_model``),
+    else the tenant's setting. The decision path reads the same auditor's figures."""
+    for spec in specs:
+        chosen = spec.rules.get("score_audit_auditor") if spec.category == "grounding" else None
+        if chosen == LLM_AUDITOR:
+            return LLM_AUDITOR, spec.rules.get("llm_grounding_model") or tenant.score_audit_model
+        if chosen == LOCAL:
+            return LOCAL, ""
+    if tenant.score_audit_auditor == LLM_AUDITOR:
+        return LLM_AUDITOR, tenant.score_audit_model
+    return LOCAL, ""
 
 
 def _auditable_sources(sources) -> list[dict]:
@@ -52,19 +71,19 @@ def report_audit(*, report_id: int) -> str:
             return "duplicate"
         audit = _measure(report)
         day = audit.created_at.date()
-        before = agent_inflation(tenant_id=report.tenant_id, agent_name=audit.agent_name)
+        before = agent_inflation(tenant_id=report.tenant_id, agent_name=audit.agent_name, auditor=audit.auditor)
         try:
             with transaction.atomic():
                 audit.save()
                 _add_to_day(audit, day)
-                _alert_on_crossing(report, before)
+                _alert_on_crossing(report, before, audit.auditor)
         except IntegrityError:  # a concurrent delivery of the same task stored it first
             return "duplicate"
         forget_agent_inflation(tenant_id=report.tenant_id, agent_name=audit.agent_name)
     return audit.status
 
 
-def _alert_on_crossing(report: GroundingReport, before: tuple[float | None, int]) -> None:
+def _alert_on_crossing(report: GroundingReport, before: tuple[float | None, int], auditor: str) -> None:
     """The `score_audit.alert` webhook, once, when this audit takes the agent past a policy's limit."""
     agent = report.run.agent_name
     limits = [
@@ -74,7 +93,7 @@ def _alert_on_crossing(report: GroundingReport, before: tuple[float | None, int]
     ]
     if not limits:
         return
-    after = agent_inflation(tenant_id=report.tenant_id, agent_name=agent)
+    after = agent_inflation(tenant_id=report.tenant_id, agent_name=agent, auditor=auditor)
 
     def over(figures: tuple[float | None, int], spec) -> bool:
         inflation, samples = figures
@@ -91,6 +110,7 @@ def _alert_on_crossing(report: GroundingReport, before: tuple[float | None, int]
             event=SCORE_AUDIT_ALERT,
             data={
                 "agent_name": agent,
+                "auditor": auditor,
                 "inflation": round(after[0], 4),
                 "samples": after[1],
                 "policies": [
@@ -110,6 +130,10 @@ def _measure(report: GroundingReport) -> ScoreAudit:
     )
     sources = _auditable_sources(report.sources)
     scores = [float(s) for s in report.grounding_scores]
+    specs = applicable_policies(policy_specs_for(report.tenant), report.run.agent_name)
+    audit.auditor, audit.auditor_model = auditor_for(report.tenant, specs)
+    if audit.auditor == LLM_AUDITOR:
+        return _measure_by_llm(audit, report, sources, scores)
     measure = None
     if report.output.strip() and sources and scores:
         measure = measure_support(
@@ -132,6 +156,30 @@ def _measure(report: GroundingReport) -> ScoreAudit:
     return audit
 
 
+def _measure_by_llm(audit: ScoreAudit, report: GroundingReport, sources: list[dict], scores: list[float]) -> ScoreAudit:
+    """The tenant's LLM judge scores the whole output against the sources: one overall measure (no
+    per-claim or per-source split), its cost kept on the audit."""
+    if not (report.output.strip() and sources and scores):
+        audit.status = ScoreAudit.Status.NOT_AUDITABLE
+        return audit
+    measured = llm_measure(tenant=report.tenant, output=report.output, sources=sources, model=audit.auditor_model)
+    if measured.call.get("provider") and measured.call.get("status") != "no_api_key":
+        metrics.observe_provider_call(measured.call, report.tenant)
+    cost = measured.call.get("cost_usd")
+    audit.cost_usd = round(float(cost), 8) if isinstance(cost, int | float) else None
+    if measured.score is None:
+        audit.status = ScoreAudit.Status.NOT_AUDITABLE
+        audit.note = f"LLM auditor: {measured.reason}"[:200]
+        return audit
+    audit.status = ScoreAudit.Status.AUDITED
+    audit.reported = round(sum(scores) / len(scores), 4)
+    audit.measured = measured.score
+    audit.per_source = [
+        {"source_id": source["id"], "reported": reported, "measured": None} for source, reported in zip(sources, scores)
+    ]
+    return audit
+
+
 def _escalation_rules(report: GroundingReport) -> dict | None:
     """The rules of the first grounding policy governing the report that escalates undecided claims.
 
@@ -145,8 +193,10 @@ def _escalation_rules(report: GroundingReport) -> dict | None:
 
 def _add_to_day(audit: ScoreAudit, day: date) -> None:
     row, _ = AgentScoreAuditDay.objects.select_for_update().get_or_create(
-        tenant=audit.tenant, agent_name=audit.agent_name, date=day
+        tenant=audit.tenant, agent_name=audit.agent_name, date=day, auditor=audit.auditor
     )
+    if audit.cost_usd:
+        row.cost_usd = F("cost_usd") + audit.cost_usd
     if audit.status == ScoreAudit.Status.NOT_AUDITABLE:
         row.not_auditable = F("not_auditable") + 1
     else:
@@ -172,6 +222,7 @@ class Totals:
     sum_reported_sq: float = 0.0
     sum_measured_sq: float = 0.0
     sum_products: float = 0.0
+    cost_usd: float = 0.0
 
     @property
     def reported_mean(self) -> float | None:
@@ -207,6 +258,7 @@ _SUMS = (
     "sum_reported_sq",
     "sum_measured_sq",
     "sum_products",
+    "cost_usd",
 )
 
 
@@ -219,14 +271,19 @@ def inflation_needed(specs) -> bool:
     return any(spec.rules.get("max_score_inflation") is not None for spec in specs)
 
 
-def agent_inflation(*, tenant_id: int, agent_name: str, today: date | None = None) -> tuple[float | None, int]:
-    """(mean inflation, audited reports) of the agent over the last 7 days: the rule's input.
-
-    At most seven rows by an index; read only when an applicable policy sets max_score_inflation.
+def agent_inflation(
+    *, tenant_id: int, agent_name: str, auditor: str = LOCAL, today: date | None = None
+) -> tuple[float | None, int]:
+    """(mean inflation, audited reports) of the agent over the last 7 days, as ``auditor`` measured it:
+    the rule's input. At most seven rows by an index; read only when an applicable policy sets
+    max_score_inflation.
     """
     today = today or timezone.now().date()
     rows = AgentScoreAuditDay.objects.filter(
-        tenant_id=tenant_id, agent_name=agent_name, date__gt=today - timedelta(days=INFLATION_WINDOW_DAYS)
+        tenant_id=tenant_id,
+        agent_name=agent_name,
+        auditor=auditor,
+        date__gt=today - timedelta(days=INFLATION_WINDOW_DAYS),
     )
     totals = _totals(rows)
     return totals.inflation, totals.audited
@@ -236,22 +293,22 @@ def agent_inflation(*, tenant_id: int, agent_name: str, today: date | None = Non
 # audit moves by a fraction, so reading it at most every SCORE_AUDIT_INFLATION_CACHE_SECONDS spares
 # the report path an aggregate query per report (bench/report.py measured a quarter of its
 # throughput). An audit forgets the agent's entry in its own process; elsewhere it ages out.
-_inflation_cache: dict[tuple[int, str, date], tuple[float, tuple[float | None, int]]] = {}
+_inflation_cache: dict[tuple[int, str, date, str], tuple[float, tuple[float | None, int]]] = {}
 _inflation_lock = threading.Lock()
 _INFLATION_CACHE_SIZE = 10_000
 
 
-def agent_inflation_for_decision(*, tenant_id: int, agent_name: str) -> tuple[float | None, int]:
+def agent_inflation_for_decision(*, tenant_id: int, agent_name: str, auditor: str = LOCAL) -> tuple[float | None, int]:
     """agent_inflation, reused for up to SCORE_AUDIT_INFLATION_CACHE_SECONDS in this process."""
     ttl = settings.SCORE_AUDIT_INFLATION_CACHE_SECONDS
     if ttl <= 0:
-        return agent_inflation(tenant_id=tenant_id, agent_name=agent_name)
-    key = (tenant_id, agent_name, timezone.now().date())
+        return agent_inflation(tenant_id=tenant_id, agent_name=agent_name, auditor=auditor)
+    key = (tenant_id, agent_name, timezone.now().date(), auditor)
     now = time.monotonic()
     hit = _inflation_cache.get(key)
     if hit is not None and hit[0] > now:
         return hit[1]
-    figures = agent_inflation(tenant_id=tenant_id, agent_name=agent_name)
+    figures = agent_inflation(tenant_id=tenant_id, agent_name=agent_name, auditor=auditor)
     with _inflation_lock:
         if len(_inflation_cache) >= _INFLATION_CACHE_SIZE:
             _inflation_cache.clear()
@@ -277,9 +334,11 @@ def _window(qs, since: date | None, until: date | None):
     return qs
 
 
-def _figures(agent_name: str, totals: Totals) -> dict:
+def _figures(agent_name: str, totals: Totals, auditor: str) -> dict:
     return {
         "agent_name": agent_name,
+        "auditor": auditor,
+        "cost_usd": round(totals.cost_usd, 6),
         "audited_reports": totals.audited,
         "not_auditable": totals.not_auditable,
         "reported_mean": totals.reported_mean,
@@ -289,8 +348,13 @@ def _figures(agent_name: str, totals: Totals) -> dict:
     }
 
 
-def agent_summary(*, tenant: Tenant, agent_name: str, since: date | None = None, until: date | None = None) -> dict:
-    rows = _window(AgentScoreAuditDay.objects.filter(tenant=tenant, agent_name=agent_name), since, until)
+def agent_summary(
+    *, tenant: Tenant, agent_name: str, auditor: str = LOCAL, since: date | None = None, until: date | None = None
+) -> dict:
+    """One agent's figures as one auditor measured them (the two auditors' are never summed)."""
+    rows = _window(
+        AgentScoreAuditDay.objects.filter(tenant=tenant, agent_name=agent_name, auditor=auditor), since, until
+    )
     by_day = [
         {
             "date": row.date.isoformat(),
@@ -301,15 +365,24 @@ def agent_summary(*, tenant: Tenant, agent_name: str, since: date | None = None,
         }
         for row in rows.order_by("date")
     ]
-    return {**_figures(agent_name, _totals(rows)), "by_day": by_day}
+    return {**_figures(agent_name, _totals(rows), auditor), "by_day": by_day}
 
 
 def agents_summary(*, tenant: Tenant, since: date | None = None, until: date | None = None) -> list[dict]:
-    """Every audited agent with its figures, the most inflated first (agents with no audit last)."""
+    """Every audited agent with its figures, one row per auditor that measured it, the most inflated
+    first (agents with no audit last)."""
     rows = _window(AgentScoreAuditDay.objects.filter(tenant=tenant), since, until)
-    grouped = rows.values("agent_name").annotate(**{name: Sum(name) for name in _SUMS}).order_by("agent_name")
-    agents = [_figures(g["agent_name"], Totals(**{name: g[name] or 0 for name in _SUMS})) for g in grouped]
-    return sorted(agents, key=lambda a: (a["inflation"] is None, -(a["inflation"] or 0.0), a["agent_name"]))
+    grouped = (
+        rows.values("agent_name", "auditor")
+        .annotate(**{name: Sum(name) for name in _SUMS})
+        .order_by("agent_name", "auditor")
+    )
+    agents = [
+        _figures(g["agent_name"], Totals(**{name: g[name] or 0 for name in _SUMS}), g["auditor"]) for g in grouped
+    ]
+    return sorted(
+        agents, key=lambda a: (a["inflation"] is None, -(a["inflation"] or 0.0), a["agent_name"], a["auditor"])
+    )
 
 
 def measured_by_report(report_ids: Sequence[int]) -> dict[int, ScoreAudit]:

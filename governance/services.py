@@ -169,7 +169,11 @@ def run_record_grounding(
             # policy that sets max_score_inflation, and reused by the process for a few seconds.
             audit_read = score_audit.inflation_needed(specs)
             inflation, audited = (
-                score_audit.agent_inflation_for_decision(tenant_id=run.tenant_id, agent_name=run.agent_name)
+                score_audit.agent_inflation_for_decision(
+                    tenant_id=run.tenant_id,
+                    agent_name=run.agent_name,
+                    auditor=score_audit.auditor_for(tenant, specs)[0],
+                )
                 if audit_read
                 else (None, 0)
             )
@@ -213,7 +217,8 @@ def run_record_grounding(
                 )
             else:
                 run.report_count = report.seq
-                fields = ["report_count", *run.raise_final_action(decision.action)]
+                fields = ["report_count", *run.raise_final_action(decision.action), *run.note_report(grounding_scores)]
+                fields += run.add_judge_cost(e.metadata for e in evaluation_rows)
                 if output:
                     run.output = output
                     fields.append("output")
@@ -345,6 +350,7 @@ def run_complete(
                     )
                 decision = combine("after_workflow", (*decision.all_evaluations, *judged))
         run.raise_final_action(decision.action)
+        run.add_judge_cost(e.metadata for e in decision.all_evaluations)
         if error:
             run.status = Run.Status.FAILED
         elif run.final_action == "block":
@@ -353,7 +359,7 @@ def run_complete(
             run.status = Run.Status.COMPLETED
         # Only what completing sets: the rest of the row (its input and metadata JSON among it) was
         # written back unchanged, serialised again, on every completion.
-        run.save(update_fields=["output", "result", "error", "ended_at", "final_action", "status"])
+        run.save(update_fields=["output", "result", "error", "ended_at", "final_action", "status", "judge_cost"])
         row = decision_record(run=run, decision=decision)
         if state is not None:
             judging.queue_background(specs=specs, phase="after_workflow", decision_id=row.pk)

@@ -9,6 +9,7 @@ from core.partitions import ensure_partitions as partitions_ensure
 from outbox.tasks import OutboxTask
 from tenants import login_throttle
 
+from .audit_publish import checkpoints_publish
 from .judgements import decision_judge
 from .replay import replay_job_execute
 from .retention import retention_apply
@@ -63,3 +64,10 @@ def apply_retention() -> str:
     results = retention_apply()
     cleared = login_throttle.clear_expired()
     return f"retention applied for {len(results)} tenants; {cleared} spent sign-in counts cleared"
+
+
+# From beat every AUDIT_CHECKPOINT_INTERVAL_SECONDS (config/settings.py): signed audit heads, published
+# outside the database. A lost pass costs nothing: the next one publishes the head as it is then.
+@shared_task(name="governance.publish_audit_checkpoints", acks_late=False)
+def publish_audit_checkpoints() -> dict[str, int]:
+    return checkpoints_publish()

@@ -1,4 +1,4 @@
-"""On-demand grounding check over the API: the local verifier's `check_grounding` (README "Local verifier")."""
+"""On-demand grounding check over the API: the local verifier's `check_grounding` (docs/judges.md)."""
 
 import time
 
@@ -13,8 +13,10 @@ from core.api.contract import represented, validated
 from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer, UnitScoreField
 from policies.categories import CATEGORIES
 from tenants.models import KeyScope
+from tenants.throttling import check_slot
 
 from .budget import OverLimit, enforce_body_limit, enforce_hard_limits
+from .escalation import annotate
 from .verification import checked_with_escalation
 from .verifier import CONTRADICTED, SUPPORTED, UNVERIFIABLE
 
@@ -80,6 +82,11 @@ OPTION_NAMES = (
 )
 
 
+@extend_schema_field(_ESCALATION_MODEL.json_schema())
+class ModelNameField(StrictCharField):
+    """A model name as the rule accepts it; the schema carries its pattern."""
+
+
 class CheckIn(StrictSerializer):
     text = StrictCharField(max_length=50_000, allow_blank=True)
     sources = serializers.ListField(child=SourceField(), max_length=MAX_SOURCES)
@@ -89,7 +96,7 @@ class CheckIn(StrictSerializer):
     nli_escalation = serializers.ChoiceField(
         choices=_ESCALATION.choices, required=False, help_text=_ESCALATION.help + " Default off."
     )
-    nli_escalation_model = StrictCharField(
+    nli_escalation_model = ModelNameField(
         required=False, max_length=_ESCALATION_MODEL.max_length, help_text=_ESCALATION_MODEL.help
     )
     nli_escalation_max_claims = StrictIntegerField(
@@ -120,6 +127,17 @@ class EvidenceSpanOut(serializers.Serializer):
     similarity = serializers.FloatField()
 
 
+class ClaimEscalationOut(serializers.Serializer):
+    local = serializers.CharField(help_text="The local verifier's verdict.")
+    model = serializers.CharField()
+    llm = serializers.CharField(allow_null=True, help_text="The LLM's verdict; null when the local one was kept.")
+    confidence = serializers.FloatField(required=False, allow_null=True)
+    cached = serializers.BooleanField(required=False, help_text="From the tenant's cache: no call, no cost.")
+    latency_ms = serializers.FloatField(required=False, allow_null=True, help_text="The call's latency.")
+    cost_usd = serializers.FloatField(required=False, allow_null=True, help_text="This claim's share of the call.")
+    kept = serializers.CharField(required=False, help_text="Why the local verdict was kept.")
+
+
 class ClaimVerdictOut(serializers.Serializer):
     claim = serializers.CharField(trim_whitespace=False)
     verdict = serializers.ChoiceField(choices=[SUPPORTED, CONTRADICTED, UNVERIFIABLE])
@@ -144,6 +162,13 @@ class ClaimVerdictOut(serializers.Serializer):
     )
     thresholds_input = serializers.DictField(
         allow_null=True, help_text="What re-deciding the verdict under other thresholds needs besides probabilities."
+    )
+    undecided = serializers.BooleanField(
+        help_text="The local verifier compared the claim with source text and reached neither threshold: the band "
+        'an nli_escalation of "llm" sends to the LLM.'
+    )
+    escalation = ClaimEscalationOut(
+        required=False, help_text="What the LLM escalation did to this claim; absent when it was not escalated."
     )
 
 
@@ -190,6 +215,17 @@ def _over_limit(exc: OverLimit, request) -> dict:
     return {"detail": exc.message, exc.field: [exc.message], "request_id": getattr(request, "request_id", "")}
 
 
+_RETRY = {"Retry-After": "1"}  # a check takes about a second at most (judges/budget.py)
+
+
+def _busy(limit: int, request) -> dict:
+    return {
+        "detail": f"This API key already has {limit} grounding checks in flight, the most it may have at once "
+        f"(GROUNDING_CHECK_MAX_IN_FLIGHT); retry when one has finished.",
+        "request_id": getattr(request, "request_id", ""),
+    }
+
+
 class GroundingCheckView(TenantAPIView):
     required_scope = KeyScope.AGENT
 
@@ -207,10 +243,16 @@ class GroundingCheckView(TenantAPIView):
             enforce_hard_limits(data["sources"])
         except OverLimit as exc:
             return Response(_over_limit(exc, request), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-        result, warnings, escalation, escalation_warnings = checked_with_escalation(
-            tenant=request.tenant, text=data["text"], sources=data["sources"], rules=rules, deadline=deadline
-        )
+        limit = settings.GROUNDING_CHECK_MAX_IN_FLIGHT
+        with check_slot(request.auth, limit) as admitted:
+            if not admitted:
+                return Response(_busy(limit, request), status=status.HTTP_429_TOO_MANY_REQUESTS, headers=_RETRY)
+            result, warnings, escalation, escalation_warnings = checked_with_escalation(
+                tenant=request.tenant, text=data["text"], sources=data["sources"], rules=rules, deadline=deadline
+            )
         if escalation and escalation.get("provider") and escalation["status"] != "nothing_to_escalate":
             metrics.observe_provider_call(escalation, request.tenant)
-        body = {**result.to_dict(), "warnings": warnings + escalation_warnings, "escalation": escalation}
+        checked = result.to_dict()
+        annotate(checked["claims"], escalation)
+        body = {**checked, "warnings": warnings + escalation_warnings, "escalation": escalation}
         return Response(represented(CheckOut, body))

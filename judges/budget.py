@@ -1,4 +1,4 @@
-"""Bounded verifier work per request (README, "Reliability"; issue 14 item 8).
+"""Bounded verifier work per request (docs/reliability.md, "Bounded work per request").
 
 The verifier's cost grows with the characters of the sources it reads (every sentence is embedded
 and analysed) and with the claims it aligns against them. A ~1 MB check once held a worker for
@@ -19,10 +19,14 @@ says which limit cut them; used by the check endpoint and by policies' verifier 
   ``VERIFIER_MAX_CLAIM_CHARS`` characters of claims checked, the claims in order (a claim's
   alignment costs its values times the values of each sentence it is set against: one
   2,000-character "sentence" of numbers, a table flattened into the text, held a worker for
-  minutes; a claim longer than the budget by itself is not checked).
+  minutes; a claim longer than the budget by itself is not checked);
+  ``VERIFIER_MAX_WORK`` weighted pairings of the fact alignment (judges/verifier/facts/work.py):
+  characters do not bound CPU (a claim of 2,900 characters of numbers against a source as dense
+  took ~10 s within every character limit); pairings do. A claim whose alignment does not fit
+  what is left is ``unverifiable`` with the reason ``NOT_CHECKED``, and a warning counts them.
 
 The defaults keep one check under about a second of CPU on a 2-core machine (the measured figures
-are in the README). Only the public verifier API is used: the budget is applied to its input.
+are in docs/changelog.md). Only the public verifier API is used: the budget is applied to its input.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from .verifier import (
     extract_claims,
     split_sentences,
 )
+from .verifier.facts.work import NOT_CHECKED, Work
 from .verifier.verifier import REASON_CONTRADICTION, REASON_UNVERIFIABLE, source_id
 
 
@@ -60,6 +65,7 @@ class Budget:
     max_claims: int
     max_pairs: int
     max_claim_chars: int
+    max_work: int = 300_000
 
     @classmethod
     def from_settings(cls) -> Budget:
@@ -68,6 +74,7 @@ class Budget:
             settings.VERIFIER_MAX_CLAIMS,
             settings.VERIFIER_MAX_PAIRS,
             settings.VERIFIER_MAX_CLAIM_CHARS,
+            settings.VERIFIER_MAX_WORK,
         )
 
     def claims_allowed(self, claims: list[str], sentence_count: int) -> tuple[int, str]:
@@ -204,16 +211,29 @@ def budgeted_check(
         )
     claims = extract_claims(text or "")
     allowed, limit_name = budget.claims_allowed(claims, sentence_count)
+    work = Work(budget.max_work)
     if not fitted or len(claims) <= allowed:
-        return check_grounding(text, fitted if fitted else sources, config), warnings
+        result = check_grounding(text, fitted if fitted else sources, config, work=work)
+        return result, warnings + work_warnings(result)
 
     reason = f"not checked: over the request's verifier budget ({limit_name})"
     warnings.append(
         f"Verifier checked the first {allowed} of {len(claims)} claims; the other "
         f"{len(claims) - allowed} are unverifiable ({limit_name})."
     )
-    checked = check_grounding(as_paragraphs(claims[:allowed]), fitted, config) if allowed else None
+    checked = check_grounding(as_paragraphs(claims[:allowed]), fitted, config, work=work) if allowed else None
     done = list(checked.claims) if checked else []
     verdicts = done + [_unchecked(c, reason) for c in claims[allowed:]]
     method = checked.method if checked else ("nli" if config.nli_model_dir else "embedding+facts")
-    return regraded(verdicts, config, method), warnings
+    return regraded(verdicts, config, method), warnings + (work_warnings(checked) if checked else [])
+
+
+def work_warnings(result: GroundingCheck) -> list[str]:
+    """The warning that counts the claims the work budget left unchecked, if any."""
+    over = sum(1 for c in result.claims if c.reason == NOT_CHECKED)
+    if not over:
+        return []
+    return [
+        f"Verifier left {over} of {len(result.claims)} claims unchecked: their fact alignment is over "
+        f"the request's work budget (VERIFIER_MAX_WORK)."
+    ]

@@ -57,15 +57,33 @@ def options_from(rules: dict | None) -> EscalationOptions | None:
     rules = rules or {}
     if rules.get("nli_escalation", OFF) != LLM:
         return None
+    # the deployment's ceiling bounds every policy's (a report runs each verifier policy once)
+    asked = int(rules.get("nli_escalation_max_claims") or DEFAULT_MAX_CLAIMS)
     return EscalationOptions(
         model=rules.get("nli_escalation_model") or DEFAULT_MODEL,
-        max_claims=int(rules.get("nli_escalation_max_claims") or DEFAULT_MAX_CLAIMS),
+        max_claims=max(0, min(asked, settings.VERIFIER_ESCALATION_MAX_CLAIMS)),
     )
 
 
 def is_undecided(claim: ClaimVerdict) -> bool:
     """Compared with source text (a best source), and neither supported nor contradicted."""
     return claim.verdict == UNVERIFIABLE and claim.best_source is not None and not claim.escalated
+
+
+def annotate(claims: list[dict], meta: dict | None) -> list[dict]:
+    """The claims as stored and returned: each says whether the local verifier left it ``undecided``
+    (compared with source text, neither threshold reached: the band the cascade escalates), and an
+    escalated one carries its ``escalation`` (model, the LLM's verdict and confidence, latency, its
+    share of the call's cost, or why the local verdict was kept)."""
+    records = {r["claim"]: r for r in (meta or {}).get("claims") or () if isinstance(r, dict)}
+    for index, claim in enumerate(claims):
+        claim["undecided"] = claim.get("decided_by") == "llm" or (
+            claim.get("verdict") == UNVERIFIABLE and claim.get("best_source") is not None
+        )
+        record = records.get(index)
+        if record is not None:
+            claim["escalation"] = {k: v for k, v in record.items() if k != "claim"}
+    return claims
 
 
 def _closeness(claim: ClaimVerdict) -> float:
@@ -162,68 +180,134 @@ def escalate(
         return check, meta, [f"LLM escalation skipped: {why}; local verdicts kept"]
 
     try:
-        meta["provider"] = provider = llm.provider_for_model(model)
+        meta["provider"] = llm.provider_for_model(model)
     except ValueError:  # rules and requests are validated; an old stored rule is not a 500
         return degraded("error", f"unsupported model {model!r}")
-    system, user = llm.build_claims_prompt([claims[i].claim for i in chosen], _prompt_sources(claims, chosen, sources))
-    key = llm.claims_cache_key(model, system, user)
-    stored = cached_judgement(tenant=tenant, key=key)
-    if stored is not None:
-        meta.update({**stored.get("call", {}), "cached": True})
-        verdicts = {int(n): llm.LLMVerdict(**v) for n, v in (stored.get("verdicts") or {}).items()}
-    else:
-        try:
-            api_key, base_url = provider_credentials(tenant=tenant, provider=provider)
-        except CredentialsRefused as exc:
-            return degraded("error", str(exc))
-        if not api_key:
-            return degraded(llm.STATUS_NO_API_KEY, f"no {llm.SECRET_FOR_PROVIDER[provider]} configured")
-        if deadline is None:
-            timeout = settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS
-        else:
-            timeout = deadline - time.monotonic()
-            if timeout < MIN_SECONDS:
-                return degraded(STATUS_BUDGET, "no time left in JUDGE_SYNC_BUDGET_SECONDS")
-        done = llm.complete(
-            model=model,
-            system=system,
-            user=user,
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=1,
-            max_tokens=llm.max_tokens_for(len(chosen)),
-            purpose="verifier escalation",
-        )
-        call = _visible(done)
-        if done.status == llm.STATUS_TIMEOUT:
-            return degraded(done.status, f"timed out after {timeout:.1f}s", call)
-        if done.status != llm.STATUS_OK:
-            return degraded(done.status, "provider error", call)
-        verdicts = llm.parse_verdicts(done.text, len(chosen))
-        if not verdicts:
-            call["error"] = "The answer held no verdict in the JSON asked for"
-            return degraded(STATUS_NO_VERDICTS, "unreadable answer", call)
-        meta.update(call)
-        store_judgement(
-            tenant=tenant,
-            key=key,
-            model=model,
-            result={"call": call, "verdicts": {str(n): v.as_dict() for n, v in verdicts.items()}},
-        )
 
-    warnings = []
-    changes = []
-    for n, index in enumerate(chosen, start=1):
-        verdict = verdicts.get(n)
-        if verdict is None:
-            continue
-        changes.append({"claim": index, "local": claims[index].verdict, "llm": verdict.verdict})
-        claims[index] = _escalated(claims[index], verdict, model)
-    if len(changes) < len(chosen):
+    keys = {i: llm.claim_cache_key(model, claims[i].claim, _evidence_of(claims[i])) for i in chosen}
+    verdicts: dict[int, llm.LLMVerdict] = {}
+    calls: dict[int, dict] = {}
+    for i in chosen:
+        stored = cached_judgement(tenant=tenant, key=keys[i])
+        if stored is not None and isinstance(stored.get("verdict"), dict):
+            verdicts[i] = llm.LLMVerdict(**stored["verdict"])
+            calls[i] = {**stored.get("call", {}), "cached": True, "cost_usd": 0.0}
+    ask = [i for i in chosen if i not in verdicts]
+    failure: tuple[str, str, dict] | None = None
+    if ask:
+        asked, failure = _ask(tenant=tenant, claims=claims, ask=ask, sources=sources, model=model, deadline=deadline)
+        for i, (verdict, call) in asked.items():
+            verdicts[i], calls[i] = verdict, call
+            store_judgement(
+                tenant=tenant, key=keys[i], model=model, result={"call": call, "verdict": verdict.as_dict()}
+            )
+        first = next(iter(asked.values()), None)
+        if first is not None:
+            meta.update({**first[1], "cost_usd": sum(call.get("cost_usd") or 0.0 for _, call in asked.values())})
+        elif failure is not None:
+            meta.update(failure[2])
+    else:
+        meta.update({**calls[chosen[0]], "cached": True})
+        meta["cost_usd"] = 0.0
+
+    warnings, changes = [], []
+    for index in chosen:
+        local = claims[index]
+        if index in verdicts:
+            verdict = verdicts[index]
+            changes.append(_claim_record(index, local, model, verdict=verdict, call=calls[index]))
+            claims[index] = _escalated(local, verdict, model)
+        elif failure is not None:
+            changes.append(_claim_record(index, local, model, kept=f"{failure[1]}; local verdict kept"))
+        else:
+            changes.append(_claim_record(index, local, model, kept="the LLM gave no verdict; local verdict kept"))
+    decided = sum(1 for c in changes if c.get("llm"))
+    meta["claims"] = changes
+    if failure is not None:
+        meta.update({"status": failure[0], "escalated": decided})
+        if not decided:
+            return check, meta, [f"LLM escalation skipped: {failure[1]}; local verdicts kept"]
         warnings.append(
-            f"LLM escalation gave no verdict for {len(chosen) - len(changes)} of {len(chosen)} claims; "
+            f"LLM escalation failed for {len(ask)} of {len(chosen)} claims ({failure[1]}); their local verdicts kept"
+        )
+    elif decided < len(chosen):
+        warnings.append(
+            f"LLM escalation gave no verdict for {len(chosen) - decided} of {len(chosen)} claims; "
             "their local verdicts kept"
         )
-    meta.update({"status": llm.STATUS_OK, "escalated": len(changes), "claims": changes})
+    if failure is None:
+        meta.update({"status": llm.STATUS_OK, "escalated": decided})
     return regraded(claims, config, check.method), meta, warnings
+
+
+def _evidence_of(claim: ClaimVerdict) -> list[str]:
+    spans = [str(e.get("span") or "") for e in claim.evidence]
+    if claim.best_source is not None:
+        spans.append(claim.best_source.span)
+    return sorted(set(s for s in spans if s))
+
+
+def _claim_record(
+    index: int, local: ClaimVerdict, model: str, *, verdict=None, call: dict | None = None, kept: str = ""
+) -> dict:
+    """What the escalation did to one claim, kept with the claim (the Governance tab shows it)."""
+    record: dict = {"claim": index, "local": local.verdict, "model": model}
+    if verdict is None:
+        record.update({"llm": None, "kept": kept})
+        return record
+    call = call or {}
+    record.update(
+        {
+            "llm": verdict.verdict,
+            "confidence": verdict.confidence,
+            "cached": bool(call.get("cached")),
+            "latency_ms": call.get("latency_ms"),
+            "cost_usd": call.get("cost_usd"),
+        }
+    )
+    return record
+
+
+def _ask(
+    *, tenant: Tenant, claims: list[ClaimVerdict], ask: list[int], sources: list, model: str, deadline: float | None
+) -> tuple[dict[int, tuple[llm.LLMVerdict, dict]], tuple[str, str, dict] | None]:
+    """One provider call for the claims not in the cache: ({claim index: (verdict, its share of the
+    call)}, or the failure (status, why, call metadata))."""
+    provider = llm.provider_for_model(model)
+    system, user = llm.build_claims_prompt([claims[i].claim for i in ask], _prompt_sources(claims, ask, sources))
+    try:
+        api_key, base_url = provider_credentials(tenant=tenant, provider=provider)
+    except CredentialsRefused as exc:
+        return {}, ("error", str(exc), {})
+    if not api_key:
+        return {}, (llm.STATUS_NO_API_KEY, f"no {llm.SECRET_FOR_PROVIDER[provider]} configured", {})
+    if deadline is None:
+        timeout = settings.JUDGE_BACKGROUND_TIMEOUT_SECONDS
+    else:
+        timeout = deadline - time.monotonic()
+        if timeout < MIN_SECONDS:
+            return {}, (STATUS_BUDGET, "no time left in JUDGE_SYNC_BUDGET_SECONDS", {})
+    done = llm.complete(
+        model=model,
+        system=system,
+        user=user,
+        api_key=api_key,
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=1,
+        max_tokens=llm.max_tokens_for(len(ask)),
+        purpose="verifier escalation",
+    )
+    call = _visible(done)
+    if done.status == llm.STATUS_TIMEOUT:
+        return {}, (done.status, f"timed out after {timeout:.1f}s", call)
+    if done.status != llm.STATUS_OK:
+        return {}, (done.status, "provider error", call)
+    parsed = llm.parse_verdicts(done.text, len(ask))
+    if not parsed:
+        call["error"] = "The answer held no verdict in the JSON asked for"
+        return {}, (STATUS_NO_VERDICTS, "unreadable answer", call)
+    share = {**call, "cached": False}
+    if isinstance(call.get("cost_usd"), int | float):
+        share["cost_usd"] = round(call["cost_usd"] / len(parsed), 8)
+    return {ask[n - 1]: (verdict, share) for n, verdict in parsed.items() if 1 <= n <= len(ask)}, None

@@ -11,10 +11,11 @@ from django.conf import settings
 
 from tenants.models import Tenant
 
-from .budget import as_paragraphs, claims_within
+from .budget import as_paragraphs, claims_within, work_warnings
 from .escalation import escalate, options_from
 from .verification import config_for
 from .verifier import SUPPORTED, ClaimVerdict, check_grounding, extract_claims
+from .verifier.facts.work import Work
 
 # Each report's per-source measure costs one verifier pass per source: enough to pair the scores an
 # agent usually reports, bounded so one report cannot hold a worker.
@@ -74,7 +75,9 @@ def measure_support(
     if kept < len(claims):
         output = as_paragraphs(claims[:kept])
         warnings.append(f"Score audit measured the first {kept} of {len(claims)} claims (VERIFIER_MAX_CLAIM_CHARS).")
-    overall = check_grounding(output, list(sources), config)
+    # and each pass's alignment by the work budget (judges/verifier/facts/work.py), as a check's is
+    overall = check_grounding(output, list(sources), config, work=Work(settings.VERIFIER_MAX_WORK))
+    warnings += work_warnings(overall)
     escalation: dict | None = None
     options = options_from(escalation_rules)
     if options is not None and tenant is not None:
@@ -83,7 +86,8 @@ def measure_support(
         )
         warnings += escalation_warnings
     per_source = tuple(
-        _mean(check_grounding(output, [source], config).claims) for source in sources[:MAX_SOURCES_MEASURED]
+        _mean(check_grounding(output, [source], config, work=Work(settings.VERIFIER_MAX_WORK)).claims)
+        for source in sources[:MAX_SOURCES_MEASURED]
     )
     return SupportMeasure(
         overall=_mean(overall.claims),

@@ -1,6 +1,7 @@
 """The local verifier as a policy check (docs/verifier.md options on the grounding category)."""
 
 import logging
+from pathlib import Path
 
 from django.conf import settings
 
@@ -11,8 +12,10 @@ from policies.judged import (
 )
 
 from .budget import budgeted_check
-from .escalation import escalate, options_from
+from .escalation import annotate, escalate, options_from
 from .verifier import CONTRADICTED, GroundingCheck, VerifierConfig
+from .verifier.facts.work import Work
+from .verifier.model_store import active_model_dir
 from .verifier.verifier import DEFAULT_THRESHOLD
 
 logger = logging.getLogger("groundrule.judges")
@@ -21,13 +24,24 @@ GROUNDING_NO_SOURCES = "GROUNDING_NO_SOURCES"
 OUTPUT_SELF_CONTRADICTION = "OUTPUT_SELF_CONTRADICTION"
 
 
+def model_store() -> Path | None:
+    return Path(settings.VERIFIER_MODEL_STORE) if settings.VERIFIER_MODEL_STORE else None
+
+
+def nli_model_dir() -> str | None:
+    """The NLI cross-encoder that runs: VERIFIER_NLI_MODEL_DIR pins one; else the one
+    ``manage.py verifier_model install`` made active (read again when it changes); else none, and
+    the packaged verifier runs (docs/verifier.md, "Bring your own model")."""
+    return settings.VERIFIER_NLI_MODEL_DIR or active_model_dir(model_store())
+
+
 def config_for(rules: dict | None = None) -> VerifierConfig:
     rules = rules or {}
     return VerifierConfig(
         entailment_threshold=rules.get("entailment_threshold", DEFAULT_THRESHOLD),
         contradiction_threshold=rules.get("contradiction_threshold", DEFAULT_THRESHOLD),
         max_unverifiable_ratio=rules.get("max_unverifiable_ratio", 0.5),
-        nli_model_dir=settings.VERIFIER_NLI_MODEL_DIR,
+        nli_model_dir=nli_model_dir(),
         threads=settings.VERIFIER_THREADS,
     )
 
@@ -91,6 +105,7 @@ def verifier_outcome(*, rules: dict, evidence, tenant=None, deadline: float | No
         message = f"Verifier skipped: {type(exc).__name__}"
         return "allow", message, {"warnings": [message]}
     verification = result.to_dict()
+    annotate(verification["claims"], escalation)
     if not result.claims:
         return "allow", "Verifier: no factual claims to check", {"verification": verification, "reason_codes": []}
     if budget_warnings:
@@ -128,11 +143,17 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     if len(claims) < 2:
         return "allow", "Consistency check: fewer than two claims to compare", base
     try:
-        pairs = find_contradictions(claims, config_for(rules))
+        work = Work(settings.VERIFIER_MAX_WORK)
+        pairs = find_contradictions(claims, config_for(rules), work=work)
     except Exception as exc:  # the embedder failed to load or run: never break the run
         logger.warning("consistency check failed: %s", type(exc).__name__)
         message = f"Consistency check skipped: {type(exc).__name__}"
         return "allow", message, {**base, "warnings": [message]}
+    # some pairs were never compared: say so beside whatever was found
+    stopped = ["Consistency check stopped comparing claims at the request's work budget (VERIFIER_MAX_WORK)."]
+    stopped = stopped if work.refused else []
+    if stopped:
+        base["warnings"] = stopped
     if not pairs:
         return "allow", f"Consistency check passed ({len(claims)} claims)", base
     contradictions = [{"claim_a": a, "claim_b": b, "reason": why} for a, b, why in pairs]
@@ -144,7 +165,7 @@ def consistency_outcome(*, rules: dict, output: str) -> tuple[str, str, dict]:
     metadata = {
         **base,
         "contradictions": contradictions[:MAX_LISTED_CONTRADICTIONS],
-        "warnings": [reason],
+        "warnings": [reason] + stopped,
         "reason_codes": [OUTPUT_SELF_CONTRADICTION],
     }
     if len(pairs) > MAX_LISTED_CONTRADICTIONS:

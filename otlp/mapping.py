@@ -3,7 +3,7 @@
 Kinds come from OpenInference (``openinference.span.kind``: LLM, TOOL, RETRIEVER), the GenAI
 semantic conventions (``gen_ai.operation.name``) and OpenLLMetry (``traceloop.span.kind``,
 ``llm.request.type``). A retriever's documents (OpenInference ``retrieval.documents.<i>.document.*``)
-become the provenance record a retrieval span carries (docs: README "Retrieval provenance"), so
+become the provenance record a retrieval span carries (docs/retrieval-provenance.md), so
 citations resolve against them as against any retrieval the SDK reports.
 """
 

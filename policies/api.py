@@ -27,9 +27,11 @@ CATEGORY_NAMES = sorted(CATEGORIES)
 @extend_schema_field(
     {
         "type": "object",
-        "additionalProperties": {},
+        # Every category's rules (only grounding so far): which apply depends on `category`.
+        "properties": {spec.name: spec.json_schema() for category in CATEGORIES.values() for spec in category.rules},
+        "additionalProperties": False,
         "nullable": True,
-        "description": 'The category\'s rules; README "Grounding policies" lists them. An unknown '
+        "description": "The category's rules; docs/grounding-policies.md lists them. An unknown "
         "rule, or a value of the wrong type or range, is a 400 naming the rule.",
     }
 )
@@ -66,6 +68,9 @@ class ScopeIn(StrictSerializer):
     )
 
 
+READ_ONLY = ("id", "version", "effective_rules", "created_at", "updated_at")
+
+
 class PolicyIn(StrictSerializer):
     name = StrictCharField(max_length=200)
     description = StrictCharField(
@@ -81,8 +86,12 @@ class PolicyIn(StrictSerializer):
     mode = serializers.ChoiceField(
         choices=Mode.choices, required=False, help_text="`shadow`: evaluated and recorded, never enforced."
     )
-    id = IgnoredField(required=False)
-    version = IgnoredField(required=False)
+    # What a policy read from the API carries beyond its input: accepted and ignored, so it can be PUT back.
+    id = IgnoredField(required=False, allow_null=True)
+    version = IgnoredField(required=False, allow_null=True)
+    effective_rules = IgnoredField(required=False, allow_null=True)
+    created_at = IgnoredField(required=False, allow_null=True)
+    updated_at = IgnoredField(required=False, allow_null=True)
 
     def to_internal_value(self, data):
         """Field errors and rule errors together, so one answer lists every problem."""
@@ -100,8 +109,8 @@ class PolicyIn(StrictSerializer):
                 errors["rules"] = exc.errors
         if errors:
             raise serializers.ValidationError(errors)
-        value.pop("id", None)
-        value.pop("version", None)
+        for ignored in READ_ONLY:
+            value.pop(ignored, None)
         return value
 
 

@@ -21,10 +21,13 @@ class Policy(models.Model):
     rules = models.JSONField(default=dict)
     scope = models.JSONField(default=dict)
     enabled = models.BooleanField(default=True)
-    # shadow: evaluated and recorded on every call, but never changes a decision (docs in README,
+    # shadow: evaluated and recorded on every call, but never changes a decision (docs/policy-lifecycle.md,
     # "Policy lifecycle"); lets an admin watch a policy on live traffic before it enforces.
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.ENFORCE)
     version = models.PositiveIntegerField(default=1)
+    # Applied from policy files (docs/policies-as-code.md): the next apply overwrites a dashboard edit,
+    # so the dashboard says so and asks before saving one.
+    managed_by_code = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(

@@ -32,8 +32,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from core.vocabulary import ACTIONS, SEVERITY
+
 from . import judged
-from .engine import Evaluation, PolicySpec, RunState, combine, evaluate_phase
+from .engine import Decision, Evaluation, PolicySpec, RunState, combine, evaluate_phase
 from .scope import applicable_policies
 
 CHANGED_LIMIT = 100
@@ -323,3 +325,178 @@ def replay(runs: Iterable[RunRow], *, before: Sequence[PolicySpec], after: Seque
     for row in runs:
         replayer.run(row)
     return replayer.summary
+
+
+# --- Several candidate sets at once (a plan of policy files, docs/policies-as-code.md) ------------
+
+
+@dataclass
+class Impact:
+    """What one candidate set changes: decisions whose action differs, by ``before→after``, with the
+    first CHANGED_LIMIT of them (the examples)."""
+
+    decisions: int = 0
+    changed_decisions: int = 0
+    changed_runs: int = 0
+    transitions: dict = field(default_factory=dict)
+    changed: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "decisions": self.decisions,
+            "changed_decisions": self.changed_decisions,
+            "changed_runs": self.changed_runs,
+            "transitions": dict(sorted(self.transitions.items())),
+            "examples": list(self.changed),
+        }
+
+
+class PlanReplayer:
+    """Replays runs under the enforced policies and several candidate sets at once: each change of a
+    plan alone, and all of them together.
+
+    The same states (``decision_states``), engine and judge re-thresholding as ``Replayer``; what it
+    adds is sharing. Every policy of the union of all sets is evaluated once per decision; a set's
+    action is then the most severe action among its members (``combine``'s rule), worked out from
+    per-level counts in time proportional to how much the set differs from the enforced one, so
+    fifty candidates cost about what one does. A decision whose action changes is combined in full
+    for its reason. A set that is the same as the enforced one for a run's agent is skipped for it.
+    """
+
+    def __init__(self, before: Sequence[PolicySpec], afters: Sequence[Sequence[PolicySpec]]):
+        self._before = tuple(before)
+        self._afters = tuple(tuple(after) for after in afters)
+        self._for_agent: dict[str, tuple] = {}
+        self.impacts = [Impact() for _ in self._afters]
+        self.runs = 0
+        self.reports = 0
+        self.decisions = 0
+        self.judges_reused = 0
+        self.judges_missing = 0
+
+    def _specs(self, agent: str):
+        found = self._for_agent.get(agent)
+        if found is not None:
+            return found
+        before = applicable_policies(self._before, agent)
+        union: list[PolicySpec] = list(before)
+        in_before = tuple(range(len(before)))
+        sets = []  # (index of the set, removed positions, added positions, the set's positions)
+        for n, after_all in enumerate(self._afters):
+            after = applicable_policies(after_all, agent)
+            if after == before:
+                continue
+            positions = []
+            for spec in after:
+                try:
+                    positions.append(next(i for i, known in enumerate(union) if known is spec))
+                except StopIteration:
+                    union.append(spec)
+                    positions.append(len(union) - 1)
+            kept = set(positions)
+            removed = tuple(i for i in in_before if i not in kept)
+            added = tuple(i for i in positions if i >= len(before))
+            sets.append((n, removed, added, tuple(positions)))
+        judges = {
+            phase: tuple(
+                (i, spec, kind) for i, spec in enumerate(union) for kind in judged.kinds_for(spec.rules, phase)
+            )
+            for phase in ("mid_execution", "after_workflow")
+        }
+        found = self._for_agent[agent] = (tuple(union), in_before, tuple(sets), judges)
+        return found
+
+    def _decide(self, run_id: int, phase: str, specs, state: RunState, stored: Judged | None, changed: set) -> None:
+        union, in_before, sets, judges = specs
+        self.decisions += 1
+        for impact in self.impacts:
+            impact.decisions += 1
+        if not sets:
+            return
+        evaluations = list(evaluate_phase(phase, union, state).evaluations)
+        if len(evaluations) != len(union):  # a category that does not run at this phase
+            self._decide_slowly(run_id, phase, specs, state, changed)
+            return
+        extra: dict[int, list] = {}
+        for position, spec, kind in judges.get(phase, ()):
+            evaluation = _judge_evaluation(spec, phase, kind, stored)
+            if evaluation is None:
+                self.judges_missing += 1
+            else:
+                self.judges_reused += 1
+                extra.setdefault(position, []).append(evaluation)
+        level = [SEVERITY[e.action] for e in evaluations]
+        for position, found in extra.items():
+            level[position] = max(level[position], *(SEVERITY[e.action] for e in found))
+        counts = [0, 0, 0]
+        for i in in_before:
+            counts[level[i]] += 1
+        old_action = _worst(counts)
+        old = None
+        for n, removed, added, positions in sets:
+            after = list(counts)
+            for i in removed:
+                after[level[i]] -= 1
+            for i in added:
+                after[level[i]] += 1
+            new_action = _worst(after)
+            if new_action == old_action:
+                continue
+            if old is None:
+                old = _combined(phase, evaluations, extra, in_before)
+            new = _combined(phase, evaluations, extra, positions)
+            self._count(n, run_id, phase, old, new, changed)
+
+    def _decide_slowly(self, run_id: int, phase: str, specs, state: RunState, changed: set) -> None:
+        union, in_before, sets, _ = specs
+        old = evaluate_phase(phase, [union[i] for i in in_before], state)
+        for n, _, _, positions in sets:
+            new = evaluate_phase(phase, [union[i] for i in positions], state)
+            if new.action != old.action:
+                self._count(n, run_id, phase, old, new, changed)
+
+    def _count(self, n: int, run_id: int, phase: str, old, new, changed: set) -> None:
+        impact = self.impacts[n]
+        impact.changed_decisions += 1
+        key = f"{old.action}→{new.action}"
+        impact.transitions[key] = impact.transitions.get(key, 0) + 1
+        changed.add(n)
+        if len(impact.changed) < EXAMPLES_LIMIT:
+            impact.changed.append(
+                {
+                    "run_id": run_id,
+                    "phase": phase,
+                    "before": old.action,
+                    "after": new.action,
+                    "reason": new.reason if new.action != "allow" else old.reason,
+                }
+            )
+
+    def run(self, row: RunRow) -> None:
+        specs = self._specs(row.agent_name)
+        self.runs += 1
+        self.reports += len(row.reports)
+        changed: set[int] = set()
+        self._decide(row.run_id, "before_workflow", specs, RunState(), None, changed)
+        judged_at = row.judged
+        for phase, index, state in decision_states(row):
+            stored = judged_at.get((phase, index)) if judged_at else None
+            self._decide(row.run_id, phase, specs, state, stored, changed)
+        for n in changed:
+            self.impacts[n].changed_runs += 1
+
+
+EXAMPLES_LIMIT = 5
+
+
+def _worst(counts: list[int]) -> str:
+    for level in (2, 1):
+        if counts[level]:
+            return ACTIONS[level]
+    return "allow"
+
+
+def _combined(phase: str, evaluations: list, extra: dict, positions) -> Decision:
+    chosen = [evaluations[i] for i in positions]
+    chosen += [e for i in positions for e in extra.get(i, ())]
+    return combine(phase, chosen)

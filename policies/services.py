@@ -135,6 +135,8 @@ def policy_create(
     enabled=True,
     description="",
     mode=Mode.ENFORCE,
+    managed_by_code: bool = False,
+    source: str = "",
 ) -> Policy:
     data = _clean(
         tenant=tenant,
@@ -148,10 +150,23 @@ def policy_create(
     )
     now = timezone.now()
     policy = Policy.objects.create(
-        tenant=tenant, version=1, created_at=now, updated_at=now, created_by=actor.user, updated_by=actor.user, **data
+        tenant=tenant,
+        version=1,
+        created_at=now,
+        updated_at=now,
+        created_by=actor.user,
+        updated_by=actor.user,
+        managed_by_code=managed_by_code,
+        **data,
     )
     _snapshot(policy, PolicyVersion.Change.CREATED, actor)
-    audit_record(tenant=tenant, action="policies.policy.created", actor=actor, obj=policy, after=policy.snapshot())
+    audit_record(
+        tenant=tenant,
+        action="policies.policy.created",
+        actor=actor,
+        obj=policy,
+        after=_sourced(policy.snapshot(), source),
+    )
     _bump_generation(tenant)
     return policy
 
@@ -168,9 +183,15 @@ def policy_update(
     enabled=_UNSET,
     description=_UNSET,
     mode=_UNSET,
+    managed_by_code=_UNSET,
+    source: str = "",
 ) -> Policy:
     """Partial update: only the arguments given change. A category change resets nothing implicitly:
-    the given (or existing) rules must be valid for the new category."""
+    the given (or existing) rules must be valid for the new category.
+
+    ``managed_by_code`` is a label, not behaviour: changing it alone makes no version (an apply
+    that adopts a policy whose file matches it, docs/policies-as-code.md), only an audit entry.
+    ``source`` (such as "apply") is recorded in the audit entry."""
     policy = Policy.objects.select_for_update().get(pk=policy.pk)
     before = policy.snapshot()
     pick = lambda value, current: current if value is _UNSET else value  # noqa: E731
@@ -186,7 +207,20 @@ def policy_update(
         mode=pick(mode, policy.mode),
     )
     changed = {k for k, v in data.items() if getattr(policy, k) != v}
+    adopt = managed_by_code is not _UNSET and managed_by_code != policy.managed_by_code
+    if adopt:
+        policy.managed_by_code = managed_by_code
     if not changed:
+        if adopt:
+            policy.save(update_fields=["managed_by_code"])
+            audit_record(
+                tenant=policy.tenant,
+                action="policies.policy.managed_by_code" if managed_by_code else "policies.policy.unmanaged",
+                actor=actor,
+                obj=policy,
+                before={"managed_by_code": not managed_by_code},
+                after=_sourced({"managed_by_code": managed_by_code}, source),
+            )
         return policy
     for key in changed:
         setattr(policy, key, data[key])
@@ -205,10 +239,15 @@ def policy_update(
         actor=actor,
         obj=policy,
         before=before,
-        after=policy.snapshot(),
+        after=_sourced(policy.snapshot(), source),
     )
     _bump_generation(policy.tenant)
     return policy
+
+
+def _sourced(data: dict, source: str) -> dict:
+    """An audit entry's after-state, with what made the change when it was not a person's edit."""
+    return {**data, "source": source} if source else data
 
 
 def policy_set_enabled(*, policy: Policy, enabled: bool, actor: Actor) -> Policy:
@@ -216,11 +255,18 @@ def policy_set_enabled(*, policy: Policy, enabled: bool, actor: Actor) -> Policy
 
 
 @transaction.atomic
-def policy_delete(*, policy: Policy, actor: Actor) -> None:
+def policy_delete(*, policy: Policy, actor: Actor, source: str = "") -> None:
     before = policy.snapshot()
     policy.version += 1
     _snapshot(policy, PolicyVersion.Change.DELETED, actor)
-    audit_record(tenant=policy.tenant, action="policies.policy.deleted", actor=actor, obj=policy, before=before)
+    audit_record(
+        tenant=policy.tenant,
+        action="policies.policy.deleted",
+        actor=actor,
+        obj=policy,
+        before=before,
+        after=_sourced({}, source) or None,
+    )
     tenant = policy.tenant
     policy.delete()
     _bump_generation(tenant)

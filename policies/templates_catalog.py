@@ -1,5 +1,5 @@
 """Starting points for New Policy: the example policies of the grounding documentation (docs/grounding-policies.md),
-then the README's examples for context decisions, citations, provenance and the local verifier.
+then the documentation's examples for context decisions, citations, provenance and the local verifier.
 
 Each pre-fills the form; nothing here is stored until the admin saves. The rules are validated
 by the category like any submission (tests check every template is valid).
@@ -117,7 +117,7 @@ TEMPLATES: tuple[PolicyTemplate, ...] = (
             "action_on_violation": "warn",
         },
     ),
-    # README, "Context, citations, retrieval and consistency" and "Local verifier".
+    # docs/grounding-context.md, docs/citations.md, docs/retrieval-provenance.md and docs/judges.md.
     PolicyTemplate(
         slug="quoted-retrieved-citations",
         name="Quoted, retrieved citations",

@@ -3,16 +3,20 @@
 A secret's value is never returned; a key's raw value only once, in the answer that created it.
 """
 
-from drf_spectacular.utils import extend_schema
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from core.api.base import TenantAPIView
+from core import signing_keys
+from core.api.base import JSONOnlyNegotiation, JSONRenderer, TenantAPIView
 from core.api.contract import known_query, represented, represented_list, validated
 from core.api.fields import StrictCharField, StrictIntegerField, StrictSerializer
+from core.api.schema import GroundruleAutoSchema
 from tenants.audit import Actor, audit_chain_verify, audit_checkpoint_latest
 
-from . import services
+from . import services, signed_checkpoints
 from .access import api_key_for, secret_for
 from .models import GRANTABLE_SCOPES, MAX_RETENTION_DAYS, ApiKey, KeyScope, TenantSecret
 
@@ -45,10 +49,19 @@ class SecretListView(TenantAPIView):
         return Response({"results": represented_list(SecretOut, secrets)})
 
 
+SECRET_NAME = OpenApiParameter(
+    "name",
+    str,
+    OpenApiParameter.PATH,
+    pattern=f"^{services.SECRET_NAME_RE.pattern}$",
+    description="An environment-variable style name: A-Z, 0-9 and _, starting with a letter, at most 64.",
+)
+
+
 class SecretDetailView(TenantAPIView):
     required_scope = KeyScope.ADMIN
 
-    @extend_schema(request=SecretIn, responses={200: SecretOut, 201: SecretOut})
+    @extend_schema(request=SecretIn, responses={200: SecretOut, 201: SecretOut}, parameters=[SECRET_NAME])
     def put(self, request, name: str):
         data = validated(SecretIn, request.data)
         services.validate_secret_name(name)
@@ -59,7 +72,7 @@ class SecretDetailView(TenantAPIView):
         answer = status.HTTP_200_OK if existed else status.HTTP_201_CREATED
         return Response(represented(SecretOut, secret), status=answer)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None}, parameters=[SECRET_NAME])
     def delete(self, request, name: str):
         services.secret_delete(secret=secret_for(self.tenant, name), actor=Actor.from_request(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -89,7 +102,7 @@ def _retention(tenant) -> dict:
 
 
 class RetentionSettingsView(TenantAPIView):
-    """The tenant's retention (README, "Retention"): applied by the daily pass, not on save."""
+    """The tenant's retention (docs/retention.md): applied by the daily pass, not on save."""
 
     required_scope = {"GET": KeyScope.READ, "PUT": KeyScope.ADMIN}
 
@@ -125,14 +138,47 @@ class AuditVerifyOut(serializers.Serializer):
     )
 
 
+class PatternField(StrictCharField):
+    """A string the pattern describes: the schema says so, and the service names the field otherwise."""
+
+    def __init__(self, pattern, message: str, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(RegexValidator(pattern, message=message))
+
+
+class SignedCheckpointIn(StrictSerializer):
+    """A signed checkpoint as GET /api/v1/audit-log/checkpoint/ gave it (or as published)."""
+
+    tenant = StrictCharField(max_length=63, help_text="The slug of the tenant whose chain it signs.")
+    seq = StrictIntegerField(min_value=0, max_value=2**63 - 1)
+    hash = PatternField(signed_checkpoints.HASH, signed_checkpoints.HASH_MESSAGE)
+    signed_at = PatternField(
+        signed_checkpoints.SIGNED_AT, signed_checkpoints.SIGNED_AT_MESSAGE, help_text="UTC, YYYY-MM-DDTHH:MM:SSZ."
+    )
+    key_id = PatternField(signing_keys.KEY_ID, "Must be a key id: letters, digits, '.', '_' or '-', at most 64.")
+    signature = PatternField(
+        signed_checkpoints.SIGNATURE,
+        signed_checkpoints.SIGNATURE_MESSAGE,
+        help_text="Base64 of the 64-byte Ed25519 signature.",
+    )
+
+
+class SignedCheckpointOut(serializers.Serializer):
+    tenant = serializers.CharField(help_text="The tenant's slug.")
+    seq = serializers.IntegerField(help_text="The seq of the chain's newest row (0: an empty chain).")
+    hash = serializers.CharField(help_text="That row's hash (64 zeros for an empty chain).")
+    signed_at = serializers.CharField(help_text="When it was signed, UTC, YYYY-MM-DDTHH:MM:SSZ.")
+    key_id = serializers.CharField(help_text="The id of the key that signed it (GET /api/v1/audit-log/keys/).")
+    signature = serializers.CharField(
+        help_text="Base64 Ed25519 signature of the UTF-8 lines 'groundrule-audit-checkpoint/1', 'tenant <slug>', "
+        "'seq <seq>', 'hash <hash>', 'signed_at <signed_at>', each ending in a line feed (docs/security.md)."
+    )
+
+
 class AuditVerifyView(TenantAPIView):
     required_scope = KeyScope.READ
 
-    @extend_schema(
-        responses=AuditVerifyOut, description="Recompute the tenant's audit hash chain: is every row as it was written?"
-    )
-    def get(self, request):
-        verdict = audit_chain_verify(tenant=self.tenant)
+    def _answer(self, verdict):
         checkpoint = audit_checkpoint_latest(tenant=self.tenant)
         return Response(
             {
@@ -143,6 +189,77 @@ class AuditVerifyView(TenantAPIView):
                 "checkpoint": AuditCheckpointOut(checkpoint).data if checkpoint is not None else None,
             }
         )
+
+    @extend_schema(
+        responses=AuditVerifyOut,
+        description="Recompute the tenant's audit hash chain: is every row as it was written? The rows and the "
+        "head are in the database: a rewrite that recomputed every later hash and the head passes this "
+        "check; POST a signed checkpoint to catch it.",
+    )
+    def get(self, request):
+        return self._answer(audit_chain_verify(tenant=self.tenant))
+
+    @extend_schema(
+        request=SignedCheckpointIn,
+        responses=AuditVerifyOut,
+        description="Recompute the chain and check that it still leads to a signed checkpoint held outside the "
+        "database: `ok` is false, naming the row at the checkpoint's seq, when it does not. A checkpoint "
+        "whose signature does not verify, whose key is unknown or that is another tenant's is a 400.",
+    )
+    def post(self, request):
+        data = validated(SignedCheckpointIn, request.data)
+        expect = signed_checkpoints.checkpoints_check([data], tenant=self.tenant)
+        return self._answer(audit_chain_verify(tenant=self.tenant, expect=expect))
+
+
+class AuditSignedCheckpointView(TenantAPIView):
+    required_scope = KeyScope.READ
+    error_statuses = {"get": (503,)}
+
+    @extend_schema(
+        responses={200: SignedCheckpointOut},
+        description="The tenant's audit head (seq and hash), signed now with the deployment's Ed25519 key. Keep "
+        "it outside this server: verified later (POST /api/v1/audit-log/verify/), it shows whether the rows "
+        "up to it were rewritten since.",
+    )
+    def get(self, request):
+        try:
+            signed = signed_checkpoints.checkpoint_sign(tenant=self.tenant)
+        except signed_checkpoints.SigningUnavailable as exc:
+            return Response({"detail": str(exc), "request_id": request.request_id}, status=503)
+        return Response(represented(SignedCheckpointOut, signed), headers={"Cache-Control": "no-store"})
+
+
+class AuditKeyOut(serializers.Serializer):
+    key_id = serializers.CharField()
+    algorithm = serializers.ChoiceField(choices=["ed25519"])
+    public_key = serializers.CharField(help_text="Base64 of the 32-byte Ed25519 public key.")
+    active = serializers.BooleanField(help_text="Whether new checkpoints are signed with it.")
+
+
+class AuditKeysOut(serializers.Serializer):
+    keys = AuditKeyOut(many=True)
+
+
+class AuditKeysView(APIView):
+    """Public keys are public: no API key needed, so an auditor outside any tenant can fetch them."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    throttle_classes: list = []
+    content_negotiation_class = JSONOnlyNegotiation
+    renderer_classes = [JSONRenderer]
+    schema = GroundruleAutoSchema()
+    required_scope = "any"
+
+    @extend_schema(
+        auth=[],
+        responses=AuditKeysOut,
+        description="The Ed25519 public keys audit checkpoints are signed with, by key id; retired keys stay "
+        "listed (not active) so that what they signed still verifies.",
+    )
+    def get(self, request):
+        return Response({"keys": signed_checkpoints.public_keys()})
 
 
 class ApiKeyOut(serializers.ModelSerializer):
@@ -172,7 +289,11 @@ class ApiKeyIn(StrictSerializer):
     name = StrictCharField(max_length=100)
     scope = serializers.ChoiceField(choices=[str(s) for s in GRANTABLE_SCOPES], default=KeyScope.AGENT.value)
     agents = serializers.ListField(
-        child=StrictCharField(max_length=services.MAX_KEY_AGENT_LENGTH),
+        # Trimmed, so one that is only whitespace is blank: the pattern tells the schema.
+        child=StrictCharField(
+            max_length=services.MAX_KEY_AGENT_LENGTH,
+            validators=[RegexValidator(r"\S", message="This field may not be blank.")],
+        ),
         required=False,
         default=list,
         max_length=services.MAX_KEY_AGENTS,

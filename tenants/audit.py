@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
@@ -150,20 +151,29 @@ def audit_checkpoint_latest(*, tenant) -> AuditCheckpoint | None:
     return AuditCheckpoint.objects.filter(tenant=tenant).order_by("-seq").first()
 
 
-def audit_chain_verify(*, tenant) -> chain.Verdict:
+def audit_chain_verify(*, tenant, expect: dict[int, str] | None = None) -> chain.Verdict:
     """Recompute the tenant's chain from the stored rows; the first row that fails, if any.
 
     After retention pruned the log, the chain starts at the latest checkpoint: rows at or before it
     are not checked (a pass that stopped part-way leaves some; the next pass removes them).
+    ``expect`` holds the (seq -> hash) of signed checkpoints (tenants/signed_checkpoints.py): the chain
+    must lead to each. One older than what retention kept cannot be checked: a ValidationError.
     """
     head = Tenant.objects.only("id", "audit_seq", "audit_hash").get(pk=tenant.pk)
     checkpoint = audit_checkpoint_latest(tenant=tenant)
     start = (checkpoint.seq, checkpoint.hash) if checkpoint is not None else None
+    if expect and start is not None and min(expect) < start[0]:
+        raise ValidationError(
+            {
+                "seq": f"Rows up to seq {start[0]} were removed by retention, so a checkpoint at seq {min(expect)} "
+                "cannot be checked against what is kept."
+            }
+        )
     rows = (
         {**row, "tenant_id": head.pk, "actor": row["actor_label"]}
         for row in _chain_rows(tenant, after_seq=start[0] if start else 0)
     )
-    return chain.verify(rows, head=(head.audit_seq, head.audit_hash), start=start)
+    return chain.verify(rows, head=(head.audit_seq, head.audit_hash), start=start, expect=expect)
 
 
 @dataclass(frozen=True)

@@ -113,15 +113,33 @@ class Verdict:
 
 
 def verify(
-    rows: Iterable[Mapping], *, head: tuple[int, str] | None = None, start: tuple[int, str] | None = None
+    rows: Iterable[Mapping],
+    *,
+    head: tuple[int, str] | None = None,
+    start: tuple[int, str] | None = None,
+    expect: Mapping[int, str] | None = None,
 ) -> Verdict:
     """Check rows of one tenant given in ``seq`` order, each a mapping with the export's keys plus
     ``id``. ``head`` is the (seq, hash) the server recorded for the chain's end, if known: without
     it, rows removed from the end cannot be noticed. ``start`` is the (seq, hash) of a retention
-    checkpoint, the last row removed from the front: the first row given must follow it."""
+    checkpoint, the last row removed from the front: the first row given must follow it.
+
+    ``expect`` maps seq to the hash a signed checkpoint holds for it (tenants/signed_checkpoints.py).
+    The rows and the head are in the database, so whoever can write there can recompute them all;
+    a checkpoint held outside it cannot be, and a chain that no longer leads to it was rewritten."""
     previous_hash, expected_seq, checked, last_id = GENESIS, 1, 0, None
+    pending = sorted((expect or {}).items())
+    lower = 0  # the last seq a checkpoint matched: a rewrite lies after it
     if start is not None:
         previous_hash, expected_seq = start[1], start[0] + 1
+        while pending and pending[0][0] <= start[0]:
+            seq, digest = pending.pop(0)
+            if seq == start[0] and digest != start[1]:
+                return Verdict(False, 0, None, _rewritten(lower, seq))
+            lower = seq
+    elif pending and pending[0][0] == 0:  # a checkpoint of the empty chain
+        if pending.pop(0)[1] != GENESIS:
+            return Verdict(False, 0, None, "the checkpoint at seq 0 does not hold the empty chain's hash")
     for row in rows:
         checked += 1
         last_id = row["id"]
@@ -131,7 +149,28 @@ def verify(
             return Verdict(False, checked, row["id"], "prev_hash is not the hash of the row before")
         if hash_of_export_row(row) != row["hash"]:
             return Verdict(False, checked, row["id"], "the row's content does not match its hash")
+        if pending and pending[0][0] == expected_seq:
+            seq, digest = pending.pop(0)
+            if digest != row["hash"]:
+                return Verdict(False, checked, row["id"], _rewritten(lower, seq))
+            lower = seq
         previous_hash, expected_seq = row["hash"], expected_seq + 1
+    if pending:
+        return Verdict(
+            False,
+            checked,
+            last_id,
+            f"the chain ends at seq {expected_seq - 1}, before the checkpoint's seq {pending[0][0]}: "
+            "rows were removed from its end",
+        )
     if head is not None and (head[0], head[1] or GENESIS) != (expected_seq - 1, previous_hash):
         return Verdict(False, checked, last_id, "the chain ends before the recorded head")
     return Verdict(True, checked)
+
+
+def _rewritten(lower: int, seq: int) -> str:
+    where = f"row {seq}" if lower + 1 == seq else f"one of rows {lower + 1} to {seq}"
+    return (
+        f"the chain no longer leads to the signed checkpoint at seq {seq}: its hash there differs, so {where} "
+        "was changed, inserted or removed and the later hashes recomputed"
+    )

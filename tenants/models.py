@@ -29,6 +29,13 @@ class Tenant(models.Model):
     # Share of grounding reports the local verifier re-scores off the request path (docs/score-audit.md);
     # a grounding policy's `score_audit_rate` rule overrides it for the reports it governs.
     score_audit_rate = models.FloatField(default=0.1, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    # Who measures the sampled reports: the local verifier (private, free) or the tenant's LLM judge
+    # with `score_audit_model` (stronger, paid, the output leaves for the provider); a grounding
+    # policy's `score_audit_auditor` rule overrides it. Each auditor's figures are kept apart.
+    score_audit_auditor = models.CharField(
+        max_length=8, choices=[("local", "Local verifier"), ("llm", "LLM judge")], default="local"
+    )
+    score_audit_model = models.CharField(max_length=200, default="gpt-4o-mini")
     # How many days of run data (runs and everything under them) and of audit log to keep; null keeps
     # everything. Applied by the retention pass (governance/retention.py), not at read time.
     retention_days = models.PositiveIntegerField(null=True, blank=True, validators=RETENTION_DAYS_VALIDATORS)
@@ -72,7 +79,7 @@ API_KEY_PREFIX = "gr_"
 
 
 class KeyScope(models.TextChoices):
-    """What an API key may do (README, "Security"). Checked in one place: tenants.auth.HasScope."""
+    """What an API key may do (docs/security.md). Checked in one place: tenants.auth.HasScope."""
 
     AGENT = "agent", "Agent"  # start runs, report, spans, complete, check, decide; read its own runs
     READ = "read", "Read"  # every read endpoint and export

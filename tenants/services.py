@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from core import outbound
 from core.text import text_problem
+from core.vocabulary import MODEL_PREFIXES
 from tenants.audit import Actor, audit_record
 
 from . import crypto
@@ -58,6 +59,33 @@ def tenant_set_score_audit_rate(*, tenant: Tenant, rate: float, actor: Actor) ->
         obj=tenant,
         before={"score_audit_rate": before},
         after={"score_audit_rate": rate},
+    )
+    return tenant
+
+
+SCORE_AUDITORS = ("local", "llm")
+
+
+@transaction.atomic
+def tenant_set_score_auditor(*, tenant: Tenant, auditor: str, model: str, actor: Actor) -> Tenant:
+    """Who measures the sampled reports (docs/score-audit.md): the local verifier, or the tenant's LLM
+    judge with ``model`` (its provider's key from the tenant's secrets)."""
+    if auditor not in SCORE_AUDITORS:
+        raise ValidationError({"score_audit_auditor": 'Must be "local" or "llm".'})
+    model = (model or "").strip()
+    if not any(model.startswith(p) and len(model) > len(p) for p in MODEL_PREFIXES) or len(model) > 200:
+        raise ValidationError({"score_audit_model": f"Must be a model name starting with {', '.join(MODEL_PREFIXES)}."})
+    before = {"score_audit_auditor": tenant.score_audit_auditor, "score_audit_model": tenant.score_audit_model}
+    tenant.score_audit_auditor, tenant.score_audit_model = auditor, model
+    tenant.full_clean(validate_unique=False)
+    tenant.save(update_fields=["score_audit_auditor", "score_audit_model"])
+    audit_record(
+        tenant=tenant,
+        action="tenants.tenant.score_audit_auditor_changed",
+        actor=actor,
+        obj=tenant,
+        before=before,
+        after={"score_audit_auditor": auditor, "score_audit_model": model},
     )
     return tenant
 

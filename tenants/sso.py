@@ -72,16 +72,16 @@ def group_grants() -> list[GroupGrant]:
 
 
 def check_group_roles(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    """A system check: a mistyped grant stops the server at start, not a person at sign-in."""
+    """OIDC_GROUP_ROLES well formed, and a claim to read groups from (tenants/checks.py registers this)."""
     try:
         group_grants()
     except ValueError as exc:
-        return [checks.Error(str(exc), id="tenants.E101")]
+        return [checks.Error(str(exc), id="groundrule.E101")]
     if settings.OIDC_GROUP_ROLES and not settings.OIDC_GROUPS_CLAIM:
         return [
             checks.Error(
                 "OIDC_GROUP_ROLES is set but OIDC_GROUPS_CLAIM, the claim to read groups from, is not.",
-                id="tenants.E102",
+                id="groundrule.E102",
             )
         ]
     return []

@@ -5,6 +5,9 @@ concurrency (pytest-django's live server shares the test's in-memory database an
         key = server.api_key("agent")
         httpx.get(server.url + "/api/v1/ping/", headers={"Authorization": f"Bearer {key}"})
 
+With ``demo_runs=N`` the database is the demo (`seed_demo --runs N`, tenant "demo") and
+``server.demo_key`` is the agent key it printed, as `make run` shows it (tests/test_doc_examples.py).
+
 The database is migrated with the project's settings (so WAL, IMMEDIATE transactions and the busy
 timeout of config/settings.py are what is tested), and the server is gunicorn as deployed: two
 worker processes of eight threads each, so two processes write to one SQLite file at once.
@@ -31,11 +34,24 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, directory: Path, *, extra_env: dict | None = None, tenant: str = "acme"):
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        extra_env: dict | None = None,
+        tenant: str = "acme",
+        admin: tuple[str, str] | None = None,
+        demo_runs: int | None = None,
+    ):
         self.db = Path(directory) / "server.sqlite3"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.tenant = tenant
+        # With demo_runs the database is `manage.py seed_demo --runs N` (tenant "demo", its agent key in
+        # demo_key) instead of one empty tenant.
+        self.demo_runs = demo_runs
+        self.demo_key = ""
+        self.tenant = "demo" if demo_runs is not None else tenant
+        self.admin = admin  # (email, password): a dashboard login, admin of the tenant
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
         self.env = {
             **env,
@@ -64,7 +80,11 @@ class ServerProcess:
 
     def __enter__(self) -> ServerProcess:
         self.manage("migrate", "--noinput", "-v", "0")
-        self.manage("create_tenant", self.tenant)
+        if self.demo_runs is None:
+            login = ("--admin-email", self.admin[0], "--admin-password", self.admin[1]) if self.admin else ()
+            self.manage("create_tenant", self.tenant, *login)
+        else:
+            self.demo_key = self.manage("seed_demo", "--runs", str(self.demo_runs)).strip().split()[-1]
         # Its request log goes to a file: a pipe nobody reads would fill and stall the server.
         self.log = open(self.db.with_suffix(".log"), "w")
         self.proc = subprocess.Popen(

@@ -86,7 +86,7 @@ def test_citations_may_mix_strings_and_objects_and_are_stored_as_sent(api):
     response = ground(api, run_id, citations=citations, sources=[{"id": "fed-2023", "text": FED_TEXT}])
 
     assert response.status_code == 200, response.content
-    detail = api.get(f"/api/v1/runs/{run_id}/").json()
+    detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert detail["citations"] == citations
     assert detail["reports"][0]["citations"] == citations
     assert complete(api, run_id).json()["decision"]["reason"] == "Grounding audit passed (3 citations)"
@@ -233,7 +233,7 @@ def test_a_source_named_by_id_takes_its_text_from_the_retrieval(api):
 
     ground(api, run_id, sources=[{"id": "fed-2023"}, {"id": "unknown-7"}, {"id": "own", "text": "Own text."}])
 
-    sources = api.get(f"/api/v1/runs/{run_id}/").json()["reports"][0]["sources"]
+    sources = api.get(f"/api/v1/runs/{run_id}/reports/").json()["results"][0]["sources"]
     assert sources == [
         {"id": "fed-2023", "text": FED_TEXT, "score": None, "span_id": retrieval["id"]},
         {"id": "unknown-7", "text": "", "score": None},
@@ -250,7 +250,7 @@ def test_the_latest_retrieval_of_an_id_wins(api):
 
     ground(api, run_id, sources=[{"id": "fed-2023"}])
 
-    source = api.get(f"/api/v1/runs/{run_id}/").json()["reports"][0]["sources"][0]
+    source = api.get(f"/api/v1/runs/{run_id}/reports/").json()["results"][0]["sources"][0]
     assert (source["text"], source["span_id"]) == ("Revised: the Fed raised rates.", latest["id"])
 
 
@@ -280,7 +280,7 @@ def test_a_retrieval_span_stores_its_provenance_as_sent(api):
 
     assert stored["kind"] == "retrieval"
     assert stored["attributes"] == {"provenance": PROVENANCE}
-    assert api.get(f"/api/v1/runs/{run_id}/").json()["spans"][0]["attributes"]["provenance"] == PROVENANCE
+    assert api.get(f"/api/v1/runs/{run_id}/spans/").json()["results"][0]["attributes"]["provenance"] == PROVENANCE
 
 
 def test_the_minimal_record_and_the_flat_results_list_are_accepted(api):

@@ -91,7 +91,7 @@ def test_terminated_postgres_connection_is_503_with_retry_after_and_the_next_req
     assert response.json() == {"detail": "The database is unavailable; retry shortly.", "request_id": "req-pg"}
     again = api.post(f"/api/v1/runs/{run_id}/grounding/", {"grounding_scores": [0.9]}, format="json")
     assert again.status_code == 200, again.content
-    detail = api.get(f"/api/v1/runs/{run_id}/").json()
+    detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert len(detail["reports"]) == 1  # the failed attempt stored nothing; the retry stored one
 
 

@@ -315,3 +315,18 @@ def test_policy_rows_belong_to_the_key_tenant(api, acme):
     with scopes_disabled():
         policy = Policy.objects.get(pk=created["id"])
     assert policy.tenant_id == acme.pk
+
+
+def test_a_policy_read_from_the_api_can_be_put_back_unchanged(api):
+    created = post_json(
+        api, "/api/v1/policies/", {"name": "Round trip", "category": "grounding", "rules": {"min_citations": 2}}
+    ).json()
+    read = api.get(f"/api/v1/policies/{created['id']}/").json()
+    assert {"created_at", "updated_at", "effective_rules", "id", "version"} <= set(read)
+
+    answer = api.put(f"/api/v1/policies/{created['id']}/", read, format="json")
+
+    assert answer.status_code == 200, answer.json()
+    body = answer.json()
+    assert body["rules"] == {"min_citations": 2} and body["name"] == "Round trip"
+    assert body["created_at"] == read["created_at"]  # read-only fields sent back are ignored

@@ -85,7 +85,7 @@ def test_starting_a_run_answers_with_its_id_status_and_decision(api):
             },
         },
     }
-    detail = api.get(f"/api/v1/runs/{body['id']}/").json()
+    detail = api.get(f"/api/v1/runs/{body['id']}/?expand=all").json()
     assert (detail["workflow_name"], detail["input"], detail["metadata"]) == (
         "answer",
         {"question": "What is the policy rate?"},
@@ -248,7 +248,7 @@ def test_after_workflow_counts_the_citations_of_every_call(api):
     assert body["decision"]["action"] == "allow"
     assert body["decision"]["reason"] == "Grounding audit passed (4 citations)"
     assert body["decision"]["evaluations"][0]["metadata"] == {"citation_count": 4}
-    detail = api.get(f"/api/v1/runs/{run_id}/").json()
+    detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert detail["citations"] == ["Federal Reserve Report", "IMF Analysis", "SEC Filing 2023", "Legal Review"]
     assert detail["report_count"] == 2
 
@@ -338,7 +338,7 @@ def test_a_clean_run_completes(api):
     body = complete(api, run_id, result={"answer": "42"}, output="42").json()
 
     assert body["status"] == "completed"
-    detail = api.get(f"/api/v1/runs/{run_id}/").json()
+    detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert (detail["status"], detail["final_action"], detail["result"], detail["output"]) == (
         "completed",
         "allow",
@@ -490,7 +490,7 @@ def test_run_detail_shows_reports_spans_and_evaluations_in_order(api):
 
     assert span.status_code == 201
     assert span.json()["name"] == "source_retrieval"
-    detail = api.get(f"/api/v1/runs/{run_id}/").json()
+    detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert [s["name"] for s in detail["spans"]] == ["source_retrieval"]
     assert detail["spans"][0]["output"] == {"found": 3}
     assert [r["seq"] for r in detail["reports"]] == [1]

@@ -164,8 +164,11 @@ def test_after_workflow_judge_runs_in_the_background_and_adds_to_the_run(
         assert judged.action == "warn"
         assert judged.reason == "LLM judge score (0.2) below threshold (0.7)"
         assert Run.objects.get(pk=run_id).final_action == "warn"
-    detail = api.get(f"/api/v1/runs/{run_id}/").json()
+    detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert any(e["source"] == "llm_judge" for e in detail["evaluations"])
+    # The late judgement's estimated cost is added to the run (the runs list's "Judge cost").
+    assert judged.metadata["judge"]["cost_usd"] > 0
+    assert detail["judge_cost"] == pytest.approx(judged.metadata["judge"]["cost_usd"])
 
 
 def test_warn_only_mid_execution_judge_does_not_hold_up_the_agent(

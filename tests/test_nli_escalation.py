@@ -182,9 +182,17 @@ def test_a_repeat_is_served_from_the_tenants_cache(api, acme, llm_server):
     second = check(api).json()
     assert llm_server.request_count == 1
     assert second["escalation"]["cached"] is True and second["escalation"]["status"] == "ok"
-    assert by_claim(second) == by_claim(first)
+    assert second["escalation"]["cost_usd"] == 0.0
+
+    def verdicts(body):
+        return {claim: {k: v for k, v in c.items() if k != "escalation"} for claim, c in by_claim(body).items()}
+
+    assert verdicts(second) == verdicts(first)
+    escalated = [c for c in second["claims"] if c["escalated"]]
+    assert escalated and all(c["escalation"]["cached"] and c["escalation"]["cost_usd"] == 0.0 for c in escalated)
+    # one answer kept per claim, by (claim, evidence, model)
     with scope(tenant=acme):
-        assert Judgement.objects.count() == 1
+        assert Judgement.objects.count() == len(escalated)
 
 
 def test_the_cache_is_per_tenant(api, other_api, acme, globex, llm_server):
@@ -514,4 +522,87 @@ def test_a_nul_or_lone_surrogate_in_the_models_reason_is_not_a_lost_answer(api, 
     claims = by_claim(body)
     assert all(claims[c]["verdict"] == "supported" and "per the ?sources" in claims[c]["reason"] for c in undecided)
     with scope(tenant=acme):
-        assert Judgement.objects.count() == 1
+        assert Judgement.objects.count() == len(undecided)  # one answer kept per claim
+
+
+# --- the cascade, claim by claim -----------------------------------------------------------------
+
+
+def test_each_claim_says_whether_the_local_verifier_left_it_undecided(api):
+    undecided = undecided_locally(api)
+    body = api.post("/api/v1/grounding/check/", {"text": TEXT, "sources": SOURCES}, format="json").json()
+    for claim, c in by_claim(body).items():
+        assert c["undecided"] is (claim in undecided)
+        assert "escalation" not in c
+    assert all(
+        c["probabilities"]["supported"] < 0.5 and c["probabilities"]["contradicted"] < 0.5
+        for claim, c in by_claim(body).items()
+        if claim in undecided
+    )
+
+
+def test_each_escalated_claim_records_the_model_its_verdict_latency_and_share_of_the_cost(api, acme, llm_server):
+    undecided = undecided_locally(api)
+    store_secrets(acme, llm_server)
+    body = check(api).json()
+    claims = by_claim(body)
+    assert "escalation" not in claims[DECIDED] and claims[DECIDED]["undecided"] is False
+    shares = []
+    for claim in undecided:
+        record = claims[claim]["escalation"]
+        assert claims[claim]["undecided"] is True
+        assert record["model"] == "gpt-4o-mini" and record["local"] == "unverifiable"
+        assert record["llm"] == llm_says(claim) and record["confidence"] == 0.9
+        assert record["cached"] is False and record["latency_ms"] == body["escalation"]["latency_ms"]
+        shares.append(record["cost_usd"])
+    assert sum(shares) == pytest.approx(body["escalation"]["cost_usd"], rel=1e-3)
+
+
+def test_a_provider_failure_says_on_each_claim_why_its_local_verdict_stayed(api, acme, llm_server):
+    undecided = undecided_locally(api)
+    store_secrets(acme, llm_server)
+    llm_server.fail_with(500)
+    claims = by_claim(check(api).json())
+    for claim in undecided:
+        assert claims[claim]["verdict"] == "unverifiable" and claims[claim]["escalated"] is False
+        record = claims[claim]["escalation"]
+        assert (record["local"], record["model"], record["llm"]) == ("unverifiable", "gpt-4o-mini", None)
+        assert record["kept"] == "provider error; local verdict kept"
+
+
+def test_a_claim_already_asked_on_the_same_evidence_is_not_asked_again_in_another_answer(api, acme, llm_server):
+    undecided = undecided_locally(api)
+    store_secrets(acme, llm_server)
+    check(api)
+    # another answer: the decided claim and one of the undecided ones, in another order
+    body = check(api, text=f"{undecided[-1]} {DECIDED}").json()
+    assert llm_server.request_count == 1
+    assert body["escalation"]["cached"] is True and body["escalation"]["cost_usd"] == 0.0
+    claim = by_claim(body)[undecided[-1]]
+    assert claim["verdict"] == llm_says(undecided[-1]) and claim["escalation"]["cached"] is True
+
+
+@override_settings(VERIFIER_ESCALATION_MAX_CLAIMS=1)
+def test_the_deployments_ceiling_bounds_a_policys_escalations(api, acme, llm_server):
+    undecided = undecided_locally(api)
+    store_secrets(acme, llm_server)
+    body = check(api, nli_escalation_max_claims=5).json()
+    assert body["escalation"]["undecided"] == len(undecided) and body["escalation"]["escalated"] == 1
+    assert sum("escalation" in c for c in body["claims"]) == 1
+
+
+def test_the_governance_tab_shows_each_claims_escalation_and_its_local_odds(api, acme, alice, make_policy, llm_server):
+    undecided = undecided_locally(api)
+    store_secrets(acme, llm_server)
+    make_policy(rules=verifier_rules())
+    run_id = api.post("/api/v1/runs/", {"agent_name": "research-agent"}, format="json").json()["id"]
+    body = {"grounding_scores": [0.9], "output": TEXT, "sources": SOURCES}
+    assert api.post(f"/api/v1/runs/{run_id}/grounding/", body, format="json").status_code == 200
+    html = signed_in(alice).get(f"/runs/{run_id}/").content.decode()
+    lines = re.findall(r'<div class="gr-fine gr-claim-escalation">(.*?)</div>', html)
+    assert len(lines) == len(undecided)
+    for claim, line in zip(undecided, lines):
+        assert re.fullmatch(rf"LLM · gpt-4o-mini said {llm_says(claim)} \(0\.9\), \d+ ms, \$0\.0000\d", line), line
+    odds = re.findall(r'<div class="gr-fine gr-undecided">(.*?)</div>', html)
+    assert len(odds) == len(undecided)
+    assert all(re.fullmatch(r"undecided locally: supported 0\.\d\d · contradicted 0\.\d\d", o) for o in odds)

@@ -368,7 +368,7 @@ def test_an_upstream_body_never_reaches_the_tenant(api, acme, make_policy, setti
         )
         assert response.status_code == 200
         assert "hunter2" not in response.content.decode()
-        detail = api.get(f"/api/v1/runs/{run_id}/").content.decode()
+        detail = api.get(f"/api/v1/runs/{run_id}/?expand=all").content.decode()
         assert "hunter2" not in detail
         with scopes_disabled():
             judged = Evaluation.objects.get(run_id=run_id, source="llm_judge")

@@ -195,3 +195,25 @@ def test_a_released_row_is_not_a_crash(settings):
 
     message.refresh_from_db()
     assert message.crashes == 0
+
+
+@pytest.mark.django_db
+def test_work_the_broker_lost_is_done_within_two_minutes_by_default(api, judged_tenant, llm_server, monkeypatch):
+    # Not a transactional test: the report's on-commit send never happens, as when the broker
+    # accepted the message and then lost it (a Redis restart without persistence).
+    run_id = start(api)
+    report(api, run_id, UNGROUNDED)
+    message = OutboxMessage.objects.get()
+    assert _llm_evaluations(run_id) == []
+
+    # At the latest, the relay after the row's turn comes: its own delay plus one relay interval.
+    from django.conf import settings
+
+    recovery = timedelta(seconds=settings.OUTBOX_RELAY_AFTER_SECONDS + settings.OUTBOX_RELAY_INTERVAL_SECONDS)
+    assert recovery <= timedelta(minutes=2)  # five and a half minutes before
+    later = message.created_at + recovery
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    assert services.relay() == (1, 0)
+    assert len(_llm_evaluations(run_id)) == 1
+    assert services.relay() == (0, 0)  # done: the next passes send nothing
+    assert len(_llm_evaluations(run_id)) == 1 and llm_server.request_count == 1

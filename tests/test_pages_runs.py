@@ -301,7 +301,9 @@ def test_judge_evaluation_shows_model_latency_tokens_and_cost(alice, acme, block
             },
         )
     html = signed_in(alice).get(f"/runs/{blocked_run.pk}/").content.decode()
-    judge = html[html.index('gr-source--llm_judge">llm_judge') :]
+    # In the judged row's details, up to its source cell.
+    row = html[html.index("LLM judge score (0.3) below threshold (0.7)") :]
+    judge = row[: row.index('gr-source--llm_judge">llm_judge')]
     assert "gpt-4o-mini" in judge and "412 ms" in judge and "512 in / 6 out tokens" in judge
     assert "$0.00008" in judge
 

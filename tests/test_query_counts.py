@@ -135,8 +135,9 @@ def test_run_detail_costs_the_same_with_more_spans_reports_and_evaluations(api):
 
 
 def test_a_shared_run_read_costs_the_same_with_thirty_reports_and_stays_the_tenants(api, other_api):
-    """A run many reports go into (bench/load.py's shared runs) is read with no more queries than a
-    fresh one, its body lists every report and evaluation, and another tenant's key reaches none of it."""
+    """A run many reports go into (bench/load.py's shared runs) is read, summary and list pages alike,
+    with no more queries than a fresh one; the lists page through every report and evaluation, and
+    another tenant's key reaches none of it."""
     _policies(api, 5)
     fresh = start_run(api)
     shared = start_run(api)
@@ -144,15 +145,22 @@ def test_a_shared_run_read_costs_the_same_with_thirty_reports_and_stays_the_tena
     ground(api, fresh, grounding_scores=[0.9], citations=["fed"], sources=sources)
     for n in range(30):
         ground(api, shared, grounding_scores=[0.9, 0.5 + n / 100], citations=["fed"], sources=sources)
-    few = _queries(lambda: api.get(f"/api/v1/runs/{fresh}/"))
-    many = _queries(lambda: api.get(f"/api/v1/runs/{shared}/"))
+    for path in ("", "reports/?page_size=10", "evaluations/?page_size=10", "spans/?page_size=10"):
+        few = _queries(lambda path=path: api.get(f"/api/v1/runs/{fresh}/{path}"))
+        many = _queries(lambda path=path: api.get(f"/api/v1/runs/{shared}/{path}"))
+        assert many <= few, path
 
-    assert many <= few
-    body = api.get(f"/api/v1/runs/{shared}/").json()
-    assert [r["seq"] for r in body["reports"]] == list(range(1, 31))
-    assert len(body["evaluations"]) == 5 * 31  # before_workflow and thirty reports, five policies each
-    assert {e["run_id"] for e in body["evaluations"]} == {shared}
-    assert body["reports"][-1]["sources"][0]["text"].startswith("The Federal Reserve")
-    assert other_api.get(f"/api/v1/runs/{shared}/").status_code == 404
+    summary = api.get(f"/api/v1/runs/{shared}/").json()
+    assert summary["counts"] == {"reports": 30, "evaluations": 5 * 31, "violations": 50, "spans": 0}
+    reports = api.get(f"/api/v1/runs/{shared}/reports/?page_size=500").json()["results"]
+    assert [r["seq"] for r in reports] == list(range(1, 31))
+    assert reports[-1]["sources"][0]["text"].startswith("The Federal Reserve")
+    evaluations = api.get(f"/api/v1/runs/{shared}/evaluations/?page_size=500").json()["results"]
+    assert len(evaluations) == 5 * 31  # before_workflow and thirty reports, five policies each
+    assert {e["run_id"] for e in evaluations} == {shared}
+    for path in ("", "reports/", "evaluations/", "spans/"):
+        assert other_api.get(f"/api/v1/runs/{shared}/{path}").status_code == 404
     other = start_run(other_api)
-    assert [e["run_id"] for e in other_api.get(f"/api/v1/runs/{other}/").json()["evaluations"]] == []
+    assert [
+        e["run_id"] for e in other_api.get(f"/api/v1/runs/{other}/evaluations/").json()["results"]
+    ] == []  # none of the shared run's

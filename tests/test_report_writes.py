@@ -323,6 +323,7 @@ def test_a_completion_in_one_statement_stores_what_the_orm_stores(governed, monk
     assert fast[1].to_dict() == orm[1].to_dict() and fast[0].status == orm[0].status
     fast_rows, orm_rows = _stored(fast_run), _stored(orm_run)
     assert fast_rows["run"].pop("ended_at") and orm_rows["run"].pop("ended_at")
+    assert fast_rows["run"].pop("duration_ms") is not None and orm_rows["run"].pop("duration_ms") is not None
     assert fast_rows == orm_rows
     with scopes_disabled():
         assert Run.objects.get(pk=fast_run).ended_at == fast[0].ended_at

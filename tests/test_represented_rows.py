@@ -95,7 +95,7 @@ def test_the_run_detail_adds_up_the_reports_it_lists(api):
     run_id = start_run(api)
     ground(api, run_id, grounding_scores=[0.9], citations=["a"], unsupported_claims=["one"], output_confidence=0.4)
     ground(api, run_id, grounding_scores=[0.9], citations=["b"], unsupported_claims=["two"])
-    body = api.get(f"/api/v1/runs/{run_id}/").json()
+    body = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert [r["seq"] for r in body["reports"]] == [1, 2]
     assert body["citations"] == ["a", "b"]
     assert body["unsupported_claims"] == ["one", "two"]

@@ -45,7 +45,7 @@ def run_id(api):
 
 def _read(api, run_id) -> tuple[dict, list[str]]:
     with CaptureQueriesContext(connection) as ctx:
-        response = api.get(f"/api/v1/runs/{run_id}/")
+        response = api.get(f"/api/v1/runs/{run_id}/?expand=all")
     assert response.status_code == 200, response.content
     return response.json(), [q["sql"] for q in ctx.captured_queries]
 
@@ -175,7 +175,7 @@ def test_without_row_versions_every_read_builds_its_rows(api, run_id, settings):
 @postgresql_only
 def test_another_tenants_run_is_a_404_even_with_its_rows_kept(api, other_api, run_id):
     _read(api, run_id)  # its rows are now in the process's cache
-    assert other_api.get(f"/api/v1/runs/{run_id}/").status_code == 404
+    assert other_api.get(f"/api/v1/runs/{run_id}/?expand=all").status_code == 404
 
 
 def test_the_cache_keeps_its_byte_bound_least_recently_used_out_first():
@@ -242,7 +242,7 @@ def test_reads_while_reports_land_are_whole_and_the_last_equals_an_uncached_read
         try:
             api = client()
             while writing.is_set():
-                body = api.get(f"/api/v1/runs/{run_id}/").json()
+                body = api.get(f"/api/v1/runs/{run_id}/?expand=all").json()
                 seqs = [r["seq"] for r in body["reports"]]
                 ids = [e["id"] for e in body["evaluations"]]
                 if seqs != list(range(1, len(seqs) + 1)) or ids != sorted(set(ids)):
@@ -265,7 +265,7 @@ def test_reads_while_reports_land_are_whole_and_the_last_equals_an_uncached_read
 
     assert errors == []
     assert len(answers) >= 4 and max(answers) <= 24
-    final = client().get(f"/api/v1/runs/{run_id}/").json()
+    final = client().get(f"/api/v1/runs/{run_id}/?expand=all").json()
     assert [r["seq"] for r in final["reports"]] == list(range(1, 25))
     settings.ROW_CACHE_BYTES = 0
-    assert client().get(f"/api/v1/runs/{run_id}/").json() == final
+    assert client().get(f"/api/v1/runs/{run_id}/?expand=all").json() == final

@@ -62,6 +62,7 @@ CITATION_DEFAULTS = {
 # The score audit's rules (docs/score-audit.md), last.
 SCORE_AUDIT_DEFAULTS = {
     "score_audit_rate": None,
+    "score_audit_auditor": "tenant",
     "max_score_inflation": None,
     "score_audit_min_samples": 20,
 }

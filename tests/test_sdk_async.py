@@ -50,7 +50,7 @@ def test_allowed_run(connect, api, make_policy):
     run = asyncio.run(main())
     assert [d.action for d in run.decisions] == ["allow", "allow", "allow"]
     assert run.last_decision.reason == "Grounding audit passed (3 citations)"
-    detail = api.get(f"/api/v1/runs/{run.id}/").json()
+    detail = api.get(f"/api/v1/runs/{run.id}/?expand=all").json()
     assert detail["status"] == "completed"
     assert detail["result"] == {"answer": "..."}
     assert sorted((s["kind"], s["name"]) for s in detail["spans"]) == [
@@ -89,7 +89,7 @@ def test_block_at_mid_execution_raises(connect, api, make_policy):
         asyncio.run(main())
     assert str(caught.value) == "Grounding score (0.42) below threshold (0.7)"
     assert caught.value.phase == "mid_execution"
-    detail = api.get(f"/api/v1/runs/{runs[0].id}/").json()
+    detail = api.get(f"/api/v1/runs/{runs[0].id}/?expand=all").json()
     assert detail["status"] == "blocked"
     assert [e["phase"] for e in detail["evaluations"]].count("after_workflow") == 1
 
@@ -157,7 +157,7 @@ def test_exception_inside_the_block_fails_the_run(connect, api):
 
     with pytest.raises(ValueError, match="bad retrieval"):
         asyncio.run(main())
-    detail = api.get(f"/api/v1/runs/{runs[0].id}/").json()
+    detail = api.get(f"/api/v1/runs/{runs[0].id}/?expand=all").json()
     assert detail["status"] == "failed"
     assert detail["error"] == "ValueError: bad retrieval"
 

@@ -120,7 +120,8 @@ def test_get_run_reads_the_own_run(live):
         run.record_grounding(grounding_scores=[0.9], citations=["A"])
     detail = live.get_run(run.id)
     assert detail["id"] == run.id and detail["status"] == "completed"
-    assert [r["citations"] for r in detail["reports"]] == [["A"]]
+    assert detail["counts"]["reports"] == 1 and detail["latest_decision"]["phase"] == "after_workflow"
+    assert [r["citations"] for r in live.iter_run(run.id, "reports")] == [["A"]]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -325,3 +326,20 @@ def test_retry_after_may_be_an_http_date():
     assert isinstance(step, Retry) and 1.0 < step.delay <= 3.0
     past = email.utils.format_datetime(dt.datetime(2000, 1, 1, tzinfo=dt.UTC), usegmt=True)
     assert exchange(replayable=False).handle(answer(503, **{"Retry-After": past})) == Retry(0.0, "HTTP 503")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_iter_run_follows_the_servers_pages_in_both_clients(live, live_server, acme_key, monkeypatch):
+    monkeypatch.setattr("groundrule._protocol.LIST_PAGE_SIZE", 2)
+    with live.run(agent_name="research-agent") as run:
+        for n in range(5):
+            run.record_grounding(grounding_scores=[0.9], citations=[f"doc-{n}"])
+    assert [r["seq"] for r in live.iter_run(run.id, "reports")] == [1, 2, 3, 4, 5]
+    with pytest.raises(ValueError, match="which must be one of reports, evaluations, spans"):
+        next(live.iter_run(run.id, "decisions"))
+
+    async def main():
+        async with groundrule.AsyncClient(base_url=live_server.url, api_key=acme_key[1]) as client:
+            return [r["citations"] async for r in client.iter_run(run.id, "reports")]
+
+    assert asyncio.run(main()) == [[f"doc-{n}"] for n in range(5)]

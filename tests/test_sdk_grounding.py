@@ -132,7 +132,7 @@ def test_record_retrieval_sends_the_provenance_record(client, api):
         )
 
     assert stored["kind"] == "retrieval" and stored["name"] == "retrieval"
-    provenance = api.get(f"/api/v1/runs/{run.id}/").json()["spans"][0]["attributes"]["provenance"]
+    provenance = api.get(f"/api/v1/runs/{run.id}/spans/").json()["results"][0]["attributes"]["provenance"]
     assert provenance == {
         "intent": {
             "text_queries": ["fed rate 2023", "fed march hike"],
@@ -169,7 +169,7 @@ def test_record_retrieval_takes_results_already_grouped_and_a_single_query(clien
             attributes={"top_k": 5},
         )
 
-    span = api.get(f"/api/v1/runs/{run.id}/").json()["spans"][0]
+    span = api.get(f"/api/v1/runs/{run.id}/spans/").json()["results"][0]
     assert span["name"] == "kb_search"
     assert span["attributes"] == {
         "top_k": 5,
@@ -220,5 +220,5 @@ def test_the_async_client_does_the_same(connect, api, make_policy):
     run, context_decision = asyncio.run(main())
     assert (context_decision.retrieved_text_for_prompt, context_decision.include_attachments) == ("chunks", False)
     assert run.last_decision.reason == "Grounding audit passed (1 citations)"
-    spans = api.get(f"/api/v1/runs/{run.id}/").json()["spans"]
+    spans = api.get(f"/api/v1/runs/{run.id}/spans/").json()["results"]
     assert spans[0]["attributes"]["provenance"]["total_results"] == 2

@@ -1,5 +1,5 @@
 """The sync SDK against a live server over real HTTP: allow, warn, block at each phase, accumulation,
-failed runs, bad input and configuration; the examples of client/README.md."""
+failed runs, bad input and configuration; the examples of docs/sdk.md."""
 
 import datetime as dt
 import logging
@@ -37,7 +37,7 @@ def client(live_server, acme_key):
 
 
 def run_detail(api, run_id) -> dict:
-    response = api.get(f"/api/v1/runs/{run_id}/")
+    response = api.get(f"/api/v1/runs/{run_id}/?expand=all")
     assert response.status_code == 200
     return response.json()
 
@@ -167,7 +167,7 @@ def test_block_at_after_workflow_raises_on_exit_with_abstention_response(client,
 
 
 def test_handling_violations_returns_the_abstention_message(client, make_policy):
-    """client/README.md "Handling violations", as an agent would write it."""
+    """docs/sdk.md "Handling violations", as an agent would write it."""
     make_policy(rules=STRICT, agents=["research-agent"])
 
     def answer(query: str) -> str:

@@ -18,7 +18,7 @@ PAGES = [
     "/settings/members/",
     "/accounts/password/",
 ]
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES = Path(__file__).resolve().parents[1] / "config" / "templates"
 
 
 @pytest.mark.django_db

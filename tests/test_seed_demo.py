@@ -8,6 +8,7 @@ from django_scopes import scopes_disabled
 
 from governance.models import Evaluation, Run, Span
 from policies.models import Policy
+from tenants.models import ApiKey
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +16,16 @@ pytestmark = pytest.mark.django_db
 def test_demo_has_a_login_policies_and_runs_of_every_outcome(client):
     out = StringIO()
     call_command("seed_demo", "--runs", "24", stdout=out)
-    assert "Sign in as admin@demo.local / groundrule-demo" in out.getvalue()
+    printed = out.getvalue()
+    assert "Sign in as admin@demo.local / groundrule-demo" in printed
+    assert (
+        "Make an admin API key (policies, secrets, keys) with: python manage.py create_api_key demo --scope admin"
+        in printed
+    )
+    key_line = printed.strip().splitlines()[-1]
+    assert key_line.startswith("Demo API key (agent scope: starts runs and reports grounding; shown once): gr_")
+    with scopes_disabled():
+        assert ApiKey.objects.get(tenant__slug="demo").scope == "agent"
     assert client.login(username="admin@demo.local", password="groundrule-demo")
     with scopes_disabled():
         assert Policy.objects.filter(tenant__slug="demo").count() == 5
@@ -28,5 +38,6 @@ def test_demo_has_a_login_policies_and_runs_of_every_outcome(client):
     again = StringIO()
     call_command("seed_demo", stdout=again)
     assert "already loaded" in again.getvalue()
+    assert "make another with: python manage.py create_api_key demo --scope agent" in again.getvalue()
     with scopes_disabled():
         assert Run.objects.count() == 24

@@ -500,7 +500,7 @@ def test_a_mistyped_group_grant_stops_the_server_at_its_checks(settings):
     )
     settings.OIDC_GROUPS_CLAIM = ""
     settings.OIDC_GROUP_ROLES = ["gr-acme=acme:admin"]
-    assert [e.id for e in check_group_roles()] == ["tenants.E102"]
+    assert [e.id for e in check_group_roles()] == ["groundrule.E102"]
 
 
 def test_an_email_claim_that_is_not_an_email_does_not_match_a_username(provider, acme, alice):

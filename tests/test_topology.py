@@ -162,7 +162,7 @@ def test_reports_through_the_topology_get_their_background_judgement_once(acme, 
             assert llm_server.request_count == RUNS
 
             # What the web nodes show is what the worker wrote.
-            detail = http.get(f"/api/v1/runs/{run_ids[0]}/").json()
+            detail = http.get(f"/api/v1/runs/{run_ids[0]}/?expand=all").json()
             assert [e["source"] for e in detail["evaluations"]].count("llm_judge") == 1
 
     processes = _children(topology["proc"].pid)

@@ -1,4 +1,4 @@
-"""Adapting the cross-encoder (judges/verifier/training/adapt_cross_encoder.py): the weights it
+"""Adapting the cross-encoder (verifier_lab/adapt_cross_encoder.py): the weights it
 starts from are the packaged int8 graph's, read back exactly; what it trains on never includes a
 pair the accuracy floors measure; the combiner reads the claims the model trained on through
 out-of-fold outputs and the others through the model. Pure: no database, no Django."""
@@ -11,9 +11,10 @@ import pytest
 from onnx import numpy_helper
 
 from judges.verifier.nli import NLIModel, NLIScores
-from judges.verifier.training.adapt_cross_encoder import FOLDS, adaptation_rows, author, dequantize
-from judges.verifier.training.crossfit import OutOfFold, fold_of, pair_key
-from judges.verifier.training.evaluate import (
+from judges.verifier.verifier import CROSS_ENCODER_DIR
+from verifier_lab.adapt_cross_encoder import FOLDS, adaptation_rows, author, dequantize
+from verifier_lab.crossfit import OutOfFold, fold_of, pair_key
+from verifier_lab.evaluate import (
     FRESH_SETS,
     KEPT_APART,
     LABELS,
@@ -22,7 +23,6 @@ from judges.verifier.training.evaluate import (
     WRITTEN_ROUND4,
     load,
 )
-from judges.verifier.verifier import CROSS_ENCODER_DIR
 
 MODEL = CROSS_ENCODER_DIR / "model.onnx"
 
@@ -152,7 +152,7 @@ def test_a_contradiction_no_single_fact_shows_names_the_closest_sentence():
 def test_the_start_step_reads_back_the_nli_stage_model_not_the_adapted_one(tmp_path):
     import subprocess
 
-    from judges.verifier.training.adapt_cross_encoder import NLI_STAGE, ROOT, extract_start
+    from verifier_lab.adapt_cross_encoder import NLI_STAGE, ROOT, extract_start
 
     if subprocess.run(["git", "cat-file", "-e", f"{NLI_STAGE}^{{commit}}"], cwd=ROOT, capture_output=True).returncode:
         pytest.skip(f"a checkout without commit {NLI_STAGE} (shallow)")
@@ -179,7 +179,7 @@ def test_a_contrast_triple_is_one_source_set_and_a_claim_of_each_verdict():
 
 
 def test_the_sweep_names_each_kept_apart_round_and_scores_a_variant_with_the_claims_it_trained_on():
-    from judges.verifier.training.sweep_adaptation import DATA, DERIVED, VARIANTS, data_of
+    from verifier_lab.sweep_adaptation import DATA, DERIVED, VARIANTS, data_of
 
     assert set(DATA) == {"base"} | set(KEPT_APART)
     assert all(set(spec["data"]) <= set(DATA) and "base" in spec["data"] for spec in VARIANTS.values())

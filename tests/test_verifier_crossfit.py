@@ -1,4 +1,4 @@
-"""Cross-fitting the cross-encoder on the fitting half (judges/verifier/training/crossfit.py): the
+"""Cross-fitting the cross-encoder on the fitting half (verifier_lab/crossfit.py): the
 pairs it writes are what the verifier gives the model, and the combiner's fit can read a table of
 out-of-fold outputs in the model's place. Pure: no database, no Django."""
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from judges.verifier.evidence import FEATURES
-from judges.verifier.training.crossfit import (
+from verifier_lab.crossfit import (
     FOLDS,
     NLI_LABEL,
     OutOfFold,
@@ -15,8 +15,8 @@ from judges.verifier.training.crossfit import (
     fold_of,
     pair_key,
 )
-from judges.verifier.training.evaluate import load
-from judges.verifier.training.fit_combiner import claim_rows
+from verifier_lab.evaluate import load
+from verifier_lab.fit_combiner import claim_rows
 
 
 @pytest.fixture(scope="module")

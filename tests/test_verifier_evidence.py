@@ -161,7 +161,7 @@ BACKSTOP_CASES = [
 def test_fact_backstop_decides_only_for_a_combiner_that_is_undecided(text, sources, undecided):
     """Only where supported or contradicted is likelier than unverifiable may the conflict decide;
     over a combiner that found "unverifiable" likeliest it was wrong 7 times in 8 on the fitting
-    half and the looked halves (docs/verifier.md, "Undecided means undecided")."""
+    half and the looked halves (verifier_lab/NOTES.md, "Undecided means undecided")."""
     (claim,) = check_grounding(text, sources).claims
     p = claim.probabilities
     assert (max(p["supported"], p["contradicted"]) > p["unverifiable"]) is undecided
@@ -188,9 +188,7 @@ def test_shipped_combiner_matches_the_feature_list_and_gives_probabilities():
     data = json.loads(WEIGHTS.read_text())
     assert tuple(data["features"]) == FEATURES
     # fitted on the fitting half and the adaptation rows, never on what the floors measure
-    assert data["meta"]["data"] == (
-        "tests/data/verifier: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl"
-    )
+    assert data["meta"]["data"] == ("verifier_lab/data: devset.jsonl half=fit, fresh*.jsonl half=looked, written.jsonl")
     combiner = get_combiner()
     rng = np.random.default_rng(0)
     rows = rng.uniform(0, 1, size=(50, len(FEATURES)))
@@ -300,7 +298,7 @@ def test_the_winner_the_previous_sentence_names_is_supported():
 def test_a_tier_with_a_rival_tier_beside_it_is_supported():
     # the rival sentence goes into the premise as a possible conflict, and every cross-encoder of
     # the project calls the pair neutral (0.94 here); the combiner of the first adapted model
-    # still gave 0.55 supported, the second's 0.46 (docs/verifier.md, "The cross-encoder, adapted")
+    # still gave 0.55 supported, the second's 0.46 (verifier_lab/NOTES.md, "The cross-encoder, adapted")
     sources = ["Premium users get 1,000 requests per minute. Free users get 100 requests per minute."]
     (claim,) = check_grounding("Premium users get 1000 requests per minute.", sources).claims
     assert claim.verdict == "supported", claim.reason

@@ -9,7 +9,7 @@ import json
 import random
 
 from judges.verifier import check_grounding
-from judges.verifier.training.evaluate import DEVSET, LABELS, load
+from verifier_lab.evaluate import DEVSET, LABELS, load
 
 CHECKS = 60
 

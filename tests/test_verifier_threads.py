@@ -6,7 +6,7 @@ import threading
 
 from judges.verifier import check_grounding
 from judges.verifier.facts import lexicon
-from judges.verifier.training.evaluate import load
+from verifier_lab.evaluate import load
 
 THREADS = 8
 

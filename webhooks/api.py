@@ -22,7 +22,9 @@ from .models import Webhook, WebhookDelivery
 
 class WebhookIn(StrictSerializer):
     url = StrictCharField(max_length=services.MAX_URL_LENGTH)
-    events = serializers.ListField(child=serializers.ChoiceField(choices=EVENTS), allow_empty=False, max_length=20)
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=EVENTS), allow_empty=False, min_length=1, max_length=20
+    )
     enabled = StrictBooleanField(required=False, default=True)
     description = StrictCharField(max_length=services.MAX_DESCRIPTION, required=False, allow_blank=True, default="")
 

@@ -25,6 +25,11 @@ def _summary(event: str, tenant_slug: str, data: dict) -> str:
             f"[{tenant_slug}] Violation {data.get('evaluation_id')} ({data.get('policy_name')}, "
             f"{data.get('action')}) {data.get('review_state')} by {data.get('reviewed_by')}"
         )
+    if event == "audit.checkpoint":
+        return (
+            f"[{tenant_slug}] Audit checkpoint: seq {data.get('seq')}, hash {str(data.get('hash'))[:16]}…, "
+            f"signed at {data.get('signed_at')} by key {data.get('key_id')}"
+        )
     return f"[{tenant_slug}] {event}: {data.get('message') or data}"
 
 

@@ -9,12 +9,13 @@ import secrets
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from core.outbound import OutboundRefused, check_url
+from core.allowlist import AllowList, default_port
+from core.outbound import OutboundRefused, check_url, literal_ip
+from core.soft_cache import soft_delete, soft_get, soft_set
 from outbox.services import enqueue
 from tenants import crypto
 from tenants.audit import Actor, audit_record
@@ -32,6 +33,12 @@ MAX_DESCRIPTION = 200
 MAX_WEBHOOKS_PER_TENANT = 50
 
 
+def _webhook_host_allowed(host: str, port: int) -> bool:
+    allow = AllowList.parse(getattr(settings, "WEBHOOK_ALLOWED_HOSTS", []))
+    ip = literal_ip(host)
+    return allow.allows_ip(ip, port) if ip is not None else allow.allows_name(host, port)
+
+
 def validate_url(url) -> str:
     if not isinstance(url, str) or not url.strip():
         raise ValidationError({"url": "This field is required."})
@@ -41,10 +48,10 @@ def validate_url(url) -> str:
     try:
         parts = urlsplit(url)
         host = (parts.hostname or "").lower()
+        port = parts.port or default_port(parts.scheme)
     except ValueError:
         raise ValidationError({"url": "Not a valid URL."}) from None
-    allowed = {h.strip().lower() for h in getattr(settings, "WEBHOOK_ALLOWED_HOSTS", []) if h.strip()}
-    if parts.scheme != "https" and not (parts.scheme == "http" and host in allowed):
+    if parts.scheme != "https" and not (parts.scheme == "http" and _webhook_host_allowed(host, port)):
         raise ValidationError({"url": "Must be an https:// URL (http:// only for hosts in WEBHOOK_ALLOWED_HOSTS)."})
     try:
         check_url(url, allowed=outbound_allowed())
@@ -174,8 +181,8 @@ def _subscriptions_key(tenant_id: int) -> str:
 
 def _forget_subscriptions(tenant_id: int) -> None:
     # After commit: another request must not re-cache the state this transaction is replacing.
-    transaction.on_commit(lambda: cache.delete(_subscriptions_key(tenant_id)))
-    cache.delete(_subscriptions_key(tenant_id))
+    transaction.on_commit(lambda: soft_delete(_subscriptions_key(tenant_id), use="webhook subscriptions"))
+    soft_delete(_subscriptions_key(tenant_id), use="webhook subscriptions")
 
 
 def _subscriptions(tenant_id: int) -> list[tuple[int, list[str]]]:
@@ -183,12 +190,12 @@ def _subscriptions(tenant_id: int) -> list[tuple[int, list[str]]]:
     most tenants have none, so the hot path costs no query. Changes clear this process's copy (and
     every process's, with a shared cache); a per-process cache catches up within the TTL."""
     key = _subscriptions_key(tenant_id)
-    found = cache.get(key)
+    found = soft_get(key, None, use="webhook subscriptions")  # the cache down: read the table
     if found is None:
         found = list(
             Webhook.objects.with_scopes_disabled().filter(tenant_id=tenant_id, enabled=True).values_list("pk", "events")
         )
-        cache.set(key, found, SUBSCRIPTIONS_TTL_SECONDS)
+        soft_set(key, found, SUBSCRIPTIONS_TTL_SECONDS, use="webhook subscriptions")
     return found
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +94,15 @@ class AsyncClient:
     async def get_run(self, run_id: int) -> dict[str, Any]:
         """See `Client.get_run`."""
         return await self._send("GET", f"runs/{int(run_id)}/", None, replayable=True)
+
+    async def iter_run(self, run_id: int, which: str) -> AsyncIterator[dict[str, Any]]:
+        """See `Client.iter_run`."""
+        path: str | None = _protocol.run_list_path(run_id, which)
+        while path is not None:
+            body = await self._send("GET", path, None, replayable=True)
+            for row in body["results"]:
+                yield row
+            path = _protocol.next_page_path(self._config, body)
 
     async def _send(
         self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool

@@ -5,7 +5,7 @@ how they wait (`_http.send` / `_http.send_async`), so retries, backoff, `Retry-A
 mapping of answers to results and errors exist once.
 
 Which failures are retried depends on whether the server may already have acted on the request
-(see "Retries" in the README):
+(see "Retries" in docs/sdk.md):
 
 - the request never left (connection refused, DNS, connect or pool timeout), or the server said
   it did not process it (429, 503), or our server failed inside its transaction (500, rolled
@@ -258,3 +258,26 @@ class Exchange:
                 **where,
             )
         return data
+
+
+#: The lists of one run the server pages through (`GET runs/{id}/<list>/`), oldest first.
+RUN_LISTS = ("reports", "evaluations", "spans")
+LIST_PAGE_SIZE = 500
+
+
+def run_list_path(run_id: int, which: str) -> str:
+    if which not in RUN_LISTS:
+        raise ValueError(f"which must be one of {', '.join(RUN_LISTS)}; got {which!r}")
+    return f"runs/{int(run_id)}/{which}/?page_size={LIST_PAGE_SIZE}"
+
+
+def next_page_path(config: Config, body: Mapping[str, Any]) -> str | None:
+    """The path, relative to the API root, of the page after ``body`` (its ``next`` link), or None at the end."""
+    link = body.get("next")
+    if not link:
+        return None
+    url, root = httpx.URL(link), httpx.URL(config.api_root.rstrip("/") + "/")
+    if not url.path.startswith(root.path):
+        raise GroundruleUnavailable(f"The server's next page {link!r} is outside {config.api_root}.")
+    query = url.query.decode("ascii")
+    return url.path[len(root.path) :] + (f"?{query}" if query else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -96,13 +96,22 @@ class Client:
         return self._send("POST", "grounding/check/", payload, replayable=True)
 
     def get_run(self, run_id: int) -> dict[str, Any]:
-        """The run as the server holds it: status, reports, spans and every evaluation so far.
-
-        Includes evaluations that judges added after the run's calls answered. Raises
+        """The run as the server holds it: status, counts (reports, evaluations, violations, spans)
+        and its latest decision, with any evaluation judges added after it answered. Its reports,
+        evaluations and spans: `iter_run(run_id, "reports")` and so on. Raises
         `NotFoundError` for an unknown run or another tenant's, and `GroundruleUnavailable`
         when the server is unreachable (a query, like `check_grounding`).
         """
         return self._send("GET", f"runs/{int(run_id)}/", None, replayable=True)
+
+    def iter_run(self, run_id: int, which: str) -> Iterator[dict[str, Any]]:
+        """Every row of one of the run's lists, oldest first: `which` is "reports", "evaluations"
+        or "spans". Reads the server's pages (500 rows each) as the loop goes."""
+        path: str | None = _protocol.run_list_path(run_id, which)
+        while path is not None:
+            body = self._send("GET", path, None, replayable=True)
+            yield from body["results"]
+            path = _protocol.next_page_path(self._config, body)
 
     def _send(self, method: str, path: str, payload: dict[str, Any] | None, *, replayable: bool) -> dict[str, Any]:
         return _http.send(self._http, self._config, method, path, payload, replayable=replayable)

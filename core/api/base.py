@@ -38,7 +38,7 @@ class JSONRenderer(renderers.JSONRenderer):
     """DRF's compact JSON, written by orjson, with \\u escapes for text UTF-8 cannot carry.
 
     orjson: a long run's detail is close to a megabyte of JSON, which ``json.dumps`` took about
-    7 ms to write on this machine and orjson under 1 ms (README "Benchmarks", bench/load.py). The
+    7 ms to write on this machine and orjson under 1 ms (docs/benchmarks.md, bench/load.py). The
     bytes are DRF's: UTF-8, no spaces, U+2028 and U+2029 escaped. What orjson refuses (an integer
     beyond 64 bits, a lone surrogate) and an indented answer (``Accept: ...; indent=2``) go through
     DRF's renderer.

@@ -6,7 +6,7 @@ describes each body exactly.
 
 Both use one unbound instance per serializer class. A DRF serializer deep-copies its declared
 fields on every instantiation: about a quarter of a millisecond for the grounding report's
-serializer, measured against bench/report.py's hot path (docs: README "Benchmarks"). These
+serializer, measured against bench/report.py's hot path (docs/benchmarks.md). These
 serializers keep no per-call state (no context, no instance), so one instance serves every
 request, and a bad input raises the same 400 as ``is_valid(raise_exception=True)``.
 """
@@ -178,7 +178,7 @@ def represented_rows(serializer_class: type[ModelSerializer], queryset) -> list[
 
     For long lists of flat model serializers (every field a column): the evaluations of a run
     read over the API took three quarters of that answer's time through the model and the
-    serializer's per-field calls (README "Benchmarks", bench/load.py).
+    serializer's per-field calls (docs/benchmarks.md, bench/load.py).
     """
     return represented_rows_with(serializer_class, queryset)[0]
 

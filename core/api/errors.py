@@ -25,7 +25,7 @@ def exception_handler(exc, context):
     response = _answer(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         # A failure that is not about named fields says which request it was, in the body as in the
-        # X-Request-ID header, so that a client's log line finds the server's (README "Reliability").
+        # X-Request-ID header, so that a client's log line finds the server's (docs/reliability.md).
         # Field errors keep their shape: every key of theirs names a field of the request.
         request = context.get("request")
         response.data.setdefault("request_id", getattr(request, "request_id", "") if request is not None else "")

@@ -91,7 +91,9 @@ class SafeJSONField(serializers.JSONField):
         return super().to_internal_value(data)
 
     def _check(self, value, depth: int) -> None:
-        if depth > MAX_JSON_DEPTH:
+        # Levels are containers: the field's own object or array is level 1, a scalar adds none. Counted
+        # on values, the 65th level was let through when it was an empty object or array.
+        if isinstance(value, (dict, list)) and depth >= MAX_JSON_DEPTH:
             self.fail("too_deep")
         if isinstance(value, str):
             problem = text_problem_code(value)

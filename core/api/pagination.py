@@ -72,7 +72,8 @@ class IdCursorPagination(CursorPagination):
                 "name": self.cursor_query_param,
                 "required": False,
                 "in": "query",
-                "schema": {"type": "string"},
+                # Base64, as decode_cursor requires; which such strings are cursors only the server knows.
+                "schema": {"type": "string", "minLength": 4, "pattern": "^[A-Za-z0-9+/]+={0,2}$"},
                 "description": "An opaque cursor from `next` or `previous`; anything else is a 400.",
             },
             {
@@ -83,3 +84,9 @@ class IdCursorPagination(CursorPagination):
                 "description": f"Rows per page, 1 to {self.max_page_size}; anything else is a 400.",
             },
         ]
+
+
+class OldestFirstPagination(IdCursorPagination):
+    """Rows in the order they were written (a run's reports, evaluations and spans)."""
+
+    ordering = "id"

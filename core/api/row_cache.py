@@ -1,6 +1,6 @@
 """The rows of long answers, kept per process and keyed by their version.
 
-A run's detail answers every report and evaluation of the run (README "API"): a shared run read
+A run's detail answers every report and evaluation of the run (docs/api.md): a shared run read
 while agents keep reporting into it is mostly rows this process has already turned into dicts.
 Building them again was most of that answer's cost (bench/mix.py, ``run_read``), and it grows with
 the run. Here each row's finished dict is kept under (what built it, its id, its version), so a read

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from core.api.base import TenantAPIView
 from governance.access import run_for
 from governance.evidence_pack import run_evidence_pack
+from tenants.api import AuditKeyOut, SignedCheckpointOut
 from tenants.models import KeyScope
 
 
@@ -22,6 +23,11 @@ class EvidencePackOut(serializers.Serializer):
     policy_versions = serializers.ListField(child=serializers.DictField(), help_text="The exact rules used.")
     reviews = serializers.ListField(child=serializers.DictField())
     audit = serializers.ListField(child=serializers.DictField(), help_text="The run's audit rows with their hashes.")
+    audit_checkpoint = SignedCheckpointOut(
+        allow_null=True,
+        help_text="The tenant's audit head signed as the pack was made; null when the deployment signs none.",
+    )
+    audit_keys = AuditKeyOut(many=True, help_text="The public keys checkpoints are signed with.")
 
 
 class RunEvidenceView(TenantAPIView):

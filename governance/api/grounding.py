@@ -1,6 +1,6 @@
 """POST /api/v1/grounding/decide/: what context may reach the model, under the agent's policy.
 
-README "What context may reach the model" describes the modes.
+docs/grounding-context.md describes the modes.
 
 A question, not part of a run: nothing is written. The answer is the decision (snake_case) and
 ``grounding_context``, the rules it was made under and the policy they came from (the first

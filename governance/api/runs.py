@@ -1,7 +1,7 @@
 """Runs over the API: start, report grounding, record spans, complete; list and read.
 
 The three actions answer `run_id`. Starting a run also answers `id`, the name it used before,
-for one more release (deprecated in the schema; README "API").
+for one more release (deprecated in the schema; docs/api.md).
 """
 
 import time
@@ -13,8 +13,8 @@ from rest_framework.response import Response
 
 from core import metrics
 from core.api.base import TenantAPIView
-from core.api.contract import filtered, represented, represented_list, validated
-from core.api.pagination import IdCursorPagination
+from core.api.contract import PAGE_PARAMETERS, filtered, known_query, represented, represented_list, validated
+from core.api.pagination import IdCursorPagination, OldestFirstPagination
 from core.lookup import pk_or_404
 from governance import hooks, services
 from governance.filters import RunFilter
@@ -26,7 +26,6 @@ from .serializers import (
     CompleteIn,
     GroundingIn,
     RunDecisionOut,
-    RunDetailOut,
     RunOut,
     RunStartIn,
     RunStartOut,
@@ -75,7 +74,7 @@ class RunListView(TenantAPIView):
         data = validated(RunStartIn, request.data)
         run, decision = services.run_start(tenant=self.tenant, api_key=request.auth, **data)
         hooks.decision_returned(tenant=self.tenant, run=run, decision=decision)
-        # The context rules ride along (README "What context may reach the model"), so the agent
+        # The context rules ride along (docs/grounding-context.md), so the agent
         # can decide what reaches the model without a second call.
         body = {
             **decision.to_dict(),
@@ -90,16 +89,6 @@ class RunListView(TenantAPIView):
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(represented_list(RunOut, page))
-
-
-class RunDetailView(_OneRun):
-    reads_replica = True
-    required_scope = KeyScope.READ
-
-    @extend_schema(responses=RunDetailOut)
-    def get(self, request, pk: int):
-        run = get_object_or_404(Run.objects.filter(tenant=self.tenant).prefetch_related("spans"), pk=pk_or_404(pk))
-        return Response(represented(RunDetailOut, run))
 
 
 class RunGroundingView(TenantAPIView):
@@ -122,7 +111,19 @@ class RunGroundingView(TenantAPIView):
 
 
 class RunSpanView(_OneRun):
-    required_scope = KeyScope.AGENT
+    """POST records a span (an agent key); GET lists the run's spans, oldest first, paginated."""
+
+    required_scope = {"GET": KeyScope.READ, "POST": KeyScope.AGENT}
+    reads_replica = True  # the GET (core.routing); POST always runs on the primary
+    pagination_class = OldestFirstPagination
+
+    @extend_schema(responses=SpanOut(many=True))
+    def get(self, request, pk: int):
+        known_query(request, PAGE_PARAMETERS)
+        run = get_object_or_404(_visible_runs(request, self.tenant), pk=pk_or_404(pk))
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(run.spans.all(), request, view=self)
+        return paginator.get_paginated_response(represented_list(SpanOut, page))
 
     @extend_schema(request=SpanIn, responses={201: SpanOut})
     def post(self, request, pk: int):

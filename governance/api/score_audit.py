@@ -2,6 +2,8 @@
 
 from datetime import UTC, date, datetime
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -18,15 +20,32 @@ from tenants.models import KeyScope
 
 
 class ScoreAuditRateIn(StrictSerializer):
-    rate = UnitScoreField()
+    rate = UnitScoreField(required=False)
+    auditor = serializers.ChoiceField(
+        choices=score_audit.AUDITORS,
+        required=False,
+        help_text='Who measures sampled reports: "local" (the local verifier) or "llm" (the tenant\'s LLM judge).',
+    )
+    model = serializers.CharField(
+        max_length=200, required=False, help_text="The LLM auditor's model: gpt-*, claude-*, llama-* or mixtral-*."
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise ValidationError({"rate": ["Give rate, auditor or model."]})
+        return attrs
 
 
 class ScoreAuditRateOut(serializers.Serializer):
     rate = serializers.FloatField()
+    auditor = serializers.CharField()
+    model = serializers.CharField()
 
 
 class AgentFiguresOut(serializers.Serializer):
     agent_name = serializers.CharField()
+    auditor = serializers.CharField(help_text='"local" or "llm": whose measures these figures are (never mixed).')
+    cost_usd = serializers.FloatField(help_text="What the LLM auditor's calls cost over the window (0 for local).")
     audited_reports = serializers.IntegerField()
     not_auditable = serializers.IntegerField()
     reported_mean = serializers.FloatField(allow_null=True)
@@ -68,8 +87,8 @@ def _day(params, name: str) -> date | None:
     return value.date()
 
 
-def _window(request) -> tuple[date | None, date | None]:
-    known_query(request, ("since", "until"))
+def _window(request, also: tuple[str, ...] = ()) -> tuple[date | None, date | None]:
+    known_query(request, ("since", "until", *also))
     since, until = _day(request.query_params, "since"), _day(request.query_params, "until")
     if since and until and since > until:
         raise ValidationError({"until": ["Must not be before since."]})
@@ -81,16 +100,32 @@ class ScoreAuditRateView(TenantAPIView):
 
     @extend_schema(responses=ScoreAuditRateOut)
     def get(self, request):
-        return Response({"rate": self.tenant.score_audit_rate})
+        return Response(_settings_of(self.tenant))
 
     @extend_schema(request=ScoreAuditRateIn, responses=ScoreAuditRateOut)
     def put(self, request):
         data = ScoreAuditRateIn(data=request.data)
         data.is_valid(raise_exception=True)
-        tenant = tenant_services.tenant_set_score_audit_rate(
-            tenant=self.tenant, rate=data.validated_data["rate"], actor=Actor.from_request(request)
-        )
-        return Response({"rate": tenant.score_audit_rate})
+        given, actor, tenant = data.validated_data, Actor.from_request(request), self.tenant
+        with transaction.atomic():
+            if "rate" in given:
+                tenant = tenant_services.tenant_set_score_audit_rate(tenant=tenant, rate=given["rate"], actor=actor)
+            if "auditor" in given or "model" in given:
+                try:
+                    tenant = tenant_services.tenant_set_score_auditor(
+                        tenant=tenant,
+                        auditor=given.get("auditor", tenant.score_audit_auditor),
+                        model=given.get("model", tenant.score_audit_model),
+                        actor=actor,
+                    )
+                except DjangoValidationError as exc:
+                    fields = {"score_audit_auditor": "auditor", "score_audit_model": "model"}
+                    raise ValidationError({fields.get(k, k): v for k, v in exc.message_dict.items()}) from None
+        return Response(_settings_of(tenant))
+
+
+def _settings_of(tenant) -> dict:
+    return {"rate": tenant.score_audit_rate, "auditor": tenant.score_audit_auditor, "model": tenant.score_audit_model}
 
 
 class ScoreAuditListView(TenantAPIView):
@@ -112,7 +147,15 @@ class AgentScoreAuditView(TenantAPIView):
     required_scope = KeyScope.READ
     reads_replica = True  # core.routing: an aggregate read
 
-    @extend_schema(parameters=WINDOW, responses=AgentScoreAuditOut)
+    @extend_schema(
+        parameters=[
+            *WINDOW,
+            OpenApiParameter(
+                "auditor", str, enum=score_audit.AUDITORS, description='Whose figures: "local" (default) or "llm".'
+            ),
+        ],
+        responses=AgentScoreAuditOut,
+    )
     def get(self, request, agent_name: str):
         if len(agent_name) > 200 or "\x00" in agent_name:  # no such agent can exist
             raise NotFound("No runs of this agent.")
@@ -122,5 +165,12 @@ class AgentScoreAuditView(TenantAPIView):
             or AgentScoreAuditDay.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
         ):
             raise NotFound("No runs of this agent.")
-        since, until = _window(request)
-        return Response(score_audit.agent_summary(tenant=self.tenant, agent_name=agent_name, since=since, until=until))
+        since, until = _window(request, also=("auditor",))
+        auditor = request.query_params.get("auditor") or score_audit.LOCAL
+        if auditor not in score_audit.AUDITORS:
+            raise ValidationError({"auditor": ['Must be "local" or "llm".']})
+        return Response(
+            score_audit.agent_summary(
+                tenant=self.tenant, agent_name=agent_name, auditor=auditor, since=since, until=until
+            )
+        )

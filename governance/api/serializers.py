@@ -118,6 +118,7 @@ class ReportOut(serializers.ModelSerializer):
     class Meta:
         model = GroundingReport
         fields = [
+            "id",
             "seq",
             "grounding_scores",
             "citations",
@@ -132,6 +133,10 @@ class ReportOut(serializers.ModelSerializer):
 
 class RunOut(serializers.ModelSerializer):
     duration_ms = serializers.IntegerField(read_only=True, allow_null=True)
+    worst_score = serializers.FloatField(
+        read_only=True, allow_null=True, help_text="The lowest of the reports' best grounding scores."
+    )
+    judge_cost = serializers.FloatField(read_only=True, help_text="Estimated USD of the judges' LLM calls for the run.")
 
     class Meta:
         model = Run
@@ -146,6 +151,8 @@ class RunOut(serializers.ModelSerializer):
             "duration_ms",
             "metadata",
             "report_count",
+            "worst_score",
+            "judge_cost",
         ]
         read_only_fields = fields
 
@@ -172,18 +179,55 @@ def _report_rows_with(run_id: int, queryset, extra: tuple[str, ...]) -> tuple[li
 
 
 def report_rows(run: Run) -> list[dict]:
-    """The run's reports as ReportOut gives them, read as rows (`represented_rows`), in seq order:
-    a long run's detail spent more on its reports as model instances than on reading them. Each
-    report is built once per process (core/api/row_cache.py): reports never change."""
+    """Every report of the run as ReportOut gives them, in seq order, for the deprecated whole body
+    (`?expand=all`), read as rows (`represented_rows`). Each report is built once per process
+    (core/api/row_cache.py): reports never change, and that body is unbounded."""
     queryset = GroundingReport.objects.filter(run=run).order_by("seq")
     return cached_rows("report", queryset, partial(_report_rows_with, run.pk))
 
 
 def evaluations_of(run: Run) -> list[dict]:
-    """The run's evaluations as EvaluationOut gives them, in id order, each built once per version
-    of its row (a review writes a new one: core/api/row_cache.py)."""
+    """Every evaluation of the run as EvaluationOut gives them, in id order, for the deprecated whole
+    body, each built once per version of its row (a review writes a new one: core/api/row_cache.py)."""
     evaluations = run.evaluations.order_by("id")
     return cached_rows("evaluation", evaluations, partial(represented_rows_with, EvaluationOut))
+
+
+class RunCountsOut(serializers.Serializer):
+    reports = serializers.IntegerField()
+    evaluations = serializers.IntegerField()
+    violations = serializers.IntegerField(help_text="Enforced evaluations that warned or blocked.")
+    spans = serializers.IntegerField()
+
+
+class LatestDecisionOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    phase = serializers.CharField()
+    action = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    abstention_response = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    evaluations = EvaluationOut(many=True)
+
+
+class RunSummaryOut(RunOut):
+    """One run, bounded however long it ran: its counts and latest decision; its reports,
+    evaluations and spans are the paginated lists beside it."""
+
+    counts = serializers.SerializerMethodField()
+    latest_decision = serializers.SerializerMethodField()
+
+    class Meta(RunOut.Meta):
+        fields = RunOut.Meta.fields + ["input", "result", "output", "error", "counts", "latest_decision"]
+        read_only_fields = fields
+
+    @extend_schema_field(RunCountsOut)
+    def get_counts(self, run) -> dict:
+        return run.counts
+
+    @extend_schema_field(LatestDecisionOut(allow_null=True))
+    def get_latest_decision(self, run) -> dict | None:
+        return run.latest_decision
 
 
 class RunDetailOut(RunOut):

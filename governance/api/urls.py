@@ -11,18 +11,22 @@ from policies import api as policies_api
 from tenants import api as tenants_api
 from webhooks import api as webhooks_api
 
-from . import evidence_pack, grounding, logs, ping, replay, runs, score_audit
+from . import evidence_pack, grounding, logs, ping, policies_as_code, replay, run_reads, runs, score_audit
 
 urlpatterns = [
     path("ping/", ping.PingView.as_view(), name="api-ping"),
     path("policies/", policies_api.PolicyListView.as_view(), name="api-policies"),
     path("policies/replay/", replay.ReplayView.as_view(), name="api-policy-replay"),
+    path("policies/plan/", policies_as_code.PolicyPlanView.as_view(), name="api-policy-plan"),
+    path("policies/apply/", policies_as_code.PolicyApplyView.as_view(), name="api-policy-apply"),
     path("policies/replay/<int:pk>/", replay.ReplayJobView.as_view(), name="api-policy-replay-job"),
     path("policies/<int:pk>/", policies_api.PolicyDetailView.as_view(), name="api-policy"),
     path("policies/<int:pk>/calibration/", replay.CalibrationView.as_view(), name="api-policy-calibration"),
     path("policies/<int:pk>/rollback/", policies_api.PolicyRollbackView.as_view(), name="api-policy-rollback"),
     path("runs/", runs.RunListView.as_view(), name="api-runs"),
-    path("runs/<int:pk>/", runs.RunDetailView.as_view(), name="api-run"),
+    path("runs/<int:pk>/", run_reads.RunDetailView.as_view(), name="api-run"),
+    path("runs/<int:pk>/reports/", run_reads.RunReportListView.as_view(), name="api-run-reports"),
+    path("runs/<int:pk>/evaluations/", run_reads.RunEvaluationListView.as_view(), name="api-run-evaluations"),
     path("runs/<int:pk>/grounding/", runs.RunGroundingView.as_view(), name="api-run-grounding"),
     path("runs/<int:pk>/spans/", runs.RunSpanView.as_view(), name="api-run-spans"),
     path("runs/<int:pk>/evidence/", evidence_pack.RunEvidenceView.as_view(), name="api-run-evidence"),
@@ -31,6 +35,8 @@ urlpatterns = [
     path("evaluations/export", logs.EvaluationExportView.as_view(), name="api-evaluations-export"),
     path("audit-log/", logs.AuditLogListView.as_view(), name="api-audit-log"),
     path("audit-log/verify/", tenants_api.AuditVerifyView.as_view(), name="api-audit-log-verify"),
+    path("audit-log/checkpoint/", tenants_api.AuditSignedCheckpointView.as_view(), name="api-audit-log-checkpoint"),
+    path("audit-log/keys/", tenants_api.AuditKeysView.as_view(), name="api-audit-log-keys"),
     path("audit-log/export", logs.AuditLogExportView.as_view(), name="api-audit-log-export"),
     path("grounding/check/", judges_api.GroundingCheckView.as_view(), name="api-grounding-check"),
     path("grounding/decide/", grounding.GroundingDecideView.as_view(), name="api-grounding-decide"),
@@ -53,6 +59,11 @@ urlpatterns = [
         "webhooks/<int:pk>/deliveries/<int:delivery_pk>/redeliver/",
         webhooks_api.RedeliverView.as_view(),
         name="api-webhook-redeliver",
+    ),
+    path(
+        "schema/policy-file.json",
+        policies_as_code.PolicyFileSchemaView.as_view(),
+        name="api-policy-file-schema",
     ),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="api-schema"),
     path(

@@ -27,14 +27,33 @@ def run_list(request):
         before=parse_cursor(request.GET.get("before")),
         after=parse_cursor(request.GET.get("after")),
     )
+    sort, descending = selectors.parse_sort(request.GET.get("sort"))
     context = {
         "filter": filterset,
         "page": page,
-        "filtered": has_filters(request.GET),
+        "sorted": sort is not None,
+        "columns": _columns(sort, descending),
+        "filtered": has_filters(request.GET, ignore=("sort", "cursor")),
         "statuses": Run.Status.choices,
         "actions": Action.choices,
     }
     return render_page(request, "runs/list.html", context, fragment="results")
+
+
+def _columns(sort, descending) -> dict:
+    """Per sortable column: the ?sort= its header link asks for, and its aria-sort state."""
+    columns = {}
+    for key, column in selectors.SORTS.items():
+        if sort is not None and sort.key == key:
+            state = "descending" if descending else "ascending"
+            ask = key if descending else f"-{key}"
+        else:
+            state = "none"
+            ask = f"-{key}" if column.default_descending else key
+        if sort is None and key == "started":
+            state, ask = "descending", "started"  # newest first is the default
+        columns[key] = {"label": column.label, "sort": ask, "state": state}
+    return columns
 
 
 @reads_replica

@@ -23,7 +23,7 @@ def score_audit_list(request):
     charts = []
     for index, agent in enumerate(a for a in agents if a["audited_reports"]):
         days = score_audit.agent_summary(
-            tenant=request.tenant, agent_name=agent["agent_name"], since=since, until=until
+            tenant=request.tenant, agent_name=agent["agent_name"], auditor=agent["auditor"], since=since, until=until
         )["by_day"]
         charts.append(
             {

@@ -6,20 +6,23 @@ Each selector runs a fixed number of queries, whatever the number of rows.
 from ..accumulated import run_accumulated
 from .evidence import citation_parts, evaluation_evidence
 from .governance_tab import run_governance, run_shadow_violations
-from .lists import audit_list, run_list, violation_list
+from .lists import audit_list, next_pending, violation_counts, violation_list
 from .overview import DEFAULT_PERIOD, PERIODS, overview_stats
 from .retrieval import Retrieval
+from .run_list import SORTS, parse_sort, run_list
 from .trace import run_trace
 from .violations import violation_evidence
 
 __all__ = [
     "DEFAULT_PERIOD",
     "PERIODS",
+    "SORTS",
     "Retrieval",
     "audit_list",
     "citation_parts",
     "evaluation_evidence",
     "overview_stats",
+    "parse_sort",
     "run_accumulated",
     "run_governance",
     "run_list",
@@ -27,4 +30,6 @@ __all__ = [
     "run_trace",
     "violation_evidence",
     "violation_list",
+    "violation_counts",
+    "next_pending",
 ]

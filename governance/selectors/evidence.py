@@ -53,6 +53,9 @@ class ClaimVerdict:
     kind: str
     best: SourceSpan | None
     by_llm: bool = False  # the verifier's LLM escalation gave this verdict (docs/verifier.md)
+    undecided: bool = False  # the local verifier reached neither threshold (the band the cascade escalates)
+    odds: str = ""  # the local probabilities of supported and contradicted, for an undecided claim
+    escalation: str = ""  # what the LLM escalation did to this claim: its verdict, latency and cost, or why not
 
     @property
     def failed(self) -> bool:
@@ -172,6 +175,35 @@ def _escalation_line(raw) -> str:
     return line
 
 
+def _claim_escalation_line(raw) -> str:
+    """'gpt-4o-mini said supported (0.9), 412 ms, $0.00004' or why the local verdict was kept."""
+    if not isinstance(raw, dict):
+        return ""
+    model = _text_of(raw.get("model"))
+    if not raw.get("llm"):
+        return f"{model}: {_text_of(raw.get('kept')) or 'local verdict kept'}"
+    line = f"{model} said {_text_of(raw.get('llm'))}"
+    if _is_number(raw.get("confidence")):
+        line += f" ({raw['confidence']:g})"
+    if raw.get("cached"):
+        return line + ", from the cache"
+    if _is_number(raw.get("latency_ms")):
+        line += f", {round(raw['latency_ms'])} ms"
+    if _is_number(raw.get("cost_usd")):
+        line += f", ${raw['cost_usd']:.5f}"
+    return line
+
+
+def _odds(c: dict) -> str:
+    probabilities = c.get("probabilities")
+    if not c.get("undecided") or not isinstance(probabilities, dict):
+        return ""
+    supported, contradicted = probabilities.get("supported"), probabilities.get("contradicted")
+    if not (_is_number(supported) and _is_number(contradicted)):
+        return ""
+    return f"supported {supported:.2f} · contradicted {contradicted:.2f}"
+
+
 def _verification(raw, escalation=None) -> Verification | None:
     if not isinstance(raw, dict):
         return None
@@ -187,6 +219,9 @@ def _verification(raw, escalation=None) -> Verification | None:
                 kind=_text_of(c.get("kind")),
                 best=_source_span(c.get("best_source")),
                 by_llm=c.get("decided_by") == "llm",
+                undecided=c.get("undecided") is True,
+                odds=_odds(c),
+                escalation=_claim_escalation_line(c.get("escalation")),
             )
         )
     counted = {v: sum(1 for c in claims if c.verdict == v) for v in VERDICTS}

@@ -13,8 +13,8 @@ from django.db.models import QuerySet
 
 from tenants.models import AuditEvent
 
-from ..filters import AuditFilter, RunFilter, ViolationFilter
-from ..models import Action, Evaluation, Run
+from ..filters import AuditFilter, ViolationFilter
+from ..models import Action, Evaluation, ReviewState
 
 PAGE_SIZE = 50
 VIOLATION_ACTIONS = (Action.WARN, Action.BLOCK)
@@ -67,14 +67,6 @@ def _filtered(filterset_class, data, queryset):
     return fs, fs.is_valid()
 
 
-def run_list(*, tenant, data, before=None, after=None) -> tuple[RunFilter, KeysetPage]:
-    fs, valid = _filtered(RunFilter, data, Run.objects.filter(tenant=tenant))
-    if not valid:
-        return fs, KeysetPage(rows=[])
-    qs = fs.qs.only("id", "agent_name", "workflow_name", "status", "final_action", "started_at", "ended_at")
-    return fs, keyset_page([qs], before=before, after=after)
-
-
 def violation_list(*, tenant, data, before=None, after=None) -> tuple[ViolationFilter, KeysetPage]:
     fs, valid = _filtered(ViolationFilter, data, Evaluation.objects.filter(tenant=tenant))
     if not valid:
@@ -85,6 +77,36 @@ def violation_list(*, tenant, data, before=None, after=None) -> tuple[ViolationF
     # action, and the redundant IN would only skew the planner's row estimates.
     base = fs.filter_queryset(fs.queryset.all()).defer("metadata")
     return fs, keyset_page([base.filter(action=a) for a in actions], before=before, after=after)
+
+
+COUNT_CAP = 1_000
+
+
+def violation_counts(*, tenant, data) -> list[tuple[str, int, bool]]:
+    """Per review state, how many violations match the other filters: (state, count, capped). Each count
+    stops at COUNT_CAP ("1000+"), so it costs at most that many index entries however many there are."""
+    others = data.copy()
+    others.pop("review_state", None)
+    fs = ViolationFilter(others, queryset=Evaluation.objects.filter(tenant=tenant))
+    if not fs.is_valid():
+        return []
+    counts = []
+    for state in ReviewState.values:
+        found = fs.qs.filter(review_state=state).order_by().values("id")[: COUNT_CAP + 1].count()
+        counts.append((state, min(found, COUNT_CAP), found > COUNT_CAP))
+    return counts
+
+
+def next_pending(*, tenant, before: int | None = None) -> int | None:
+    """The pending violation a reviewer works next: the newest older than ``before`` (or the newest)."""
+    pending = Evaluation.objects.filter(
+        tenant=tenant, shadow=False, review_state=ReviewState.PENDING, action__in=VIOLATION_ACTIONS
+    )
+    if before is not None:
+        older = pending.filter(id__lt=before).order_by("-id").values_list("id", flat=True).first()
+        if older is not None:
+            return older
+    return pending.order_by("-id").values_list("id", flat=True).first()
 
 
 def audit_list(*, tenant, data, before=None, after=None) -> tuple[AuditFilter, KeysetPage]:

@@ -13,7 +13,13 @@ Modules: ``prompt`` (the prompt and its size limits), ``parse`` (reading the sco
 (the prompt and parser of the local verifier's escalation of undecided claims).
 """
 
-from .claims import LLMVerdict, build_claims_prompt, claims_cache_key, max_tokens_for, parse_verdicts
+from .claims import (
+    LLMVerdict,
+    build_claims_prompt,
+    claim_cache_key,
+    max_tokens_for,
+    parse_verdicts,
+)
 from .parse import NEUTRAL_SCORE, parse_score
 from .pricing import PRICES, estimate_cost, price_for_model
 from .prompt import PROMPT_VERSION, SCORE_SCALE, build_prompt, cache_key
@@ -57,7 +63,7 @@ __all__ = [
     "build_claims_prompt",
     "build_prompt",
     "cache_key",
-    "claims_cache_key",
+    "claim_cache_key",
     "clear_client_cache",
     "complete",
     "estimate_cost",

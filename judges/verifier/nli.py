@@ -29,7 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["NLIModel", "NLIModelError", "NLIScores", "exact_int8_needed", "get_nli_model", "session_options"]
+__all__ = [
+    "NLIModel",
+    "NLIModelError",
+    "NLIScores",
+    "exact_int8_needed",
+    "forget_nli_models",
+    "get_nli_model",
+    "session_options",
+]
 
 
 class NLIModelError(RuntimeError):
@@ -56,7 +64,7 @@ VNNI_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
 def exact_int8_needed(cpuinfo: str | None = None) -> bool:
-    """Whether onnxruntime must be asked for exact int8 products here (docs/verifier.md, "Verdicts
+    """Whether onnxruntime must be asked for exact int8 products here (verifier_lab/NOTES.md, "Verdicts
     and the CPU"). Both packaged graphs multiply uint8 activations by int8 weights; without VNNI,
     x86 kernels add each pair of products in saturating 16 bits, and the verdicts would depend on
     the CPU. With VNNI they are exact already, and the exact kernel would only cost time (1.5x
@@ -228,3 +236,11 @@ def get_nli_model(model_dir: str | Path, threads: int = 1, batch_size: int = 16)
             model = NLIModel(model_dir, threads=key[1], batch_size=key[2])
             _MODELS[key] = model
     return model
+
+
+def forget_nli_models(keep: str | Path | None = None) -> None:
+    """Drop the loaded models of every folder but ``keep`` (an installed model replaced another)."""
+    kept = str(Path(keep).resolve()) if keep else None
+    with _LOCK:
+        for key in [k for k in _MODELS if k[0] != kept]:
+            del _MODELS[key]

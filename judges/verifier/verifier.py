@@ -36,8 +36,8 @@ with the source). So the embedding only *finds* the source sentence, and facts d
    P(entailment), P(contradiction), P(neutral) as three more features.
 
 6. Verdict: a multinomial logistic regression (:mod:`judges.verifier.combiner`, weights in
-   ``combiner.json``, fitted by ``python -m judges.verifier.training.fit_combiner`` on the
-   fitting half of tests/data/verifier/devset.jsonl) turns the features (similarities,
+   ``combiner.json``, fitted by ``python -m verifier_lab.fit_combiner`` on the
+   fitting half of verifier_lab/data/devset.jsonl) turns the features (similarities,
    single-sentence and joint coverage, missing and matched facts, the most confident conflict
    of each kind and how much of the claim its sentence covers, the earlier hand-set rules'
    verdict, the cross-encoder's probabilities) into calibrated probabilities of the three verdicts:
@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ from .conjuncts import claim_parts
 from .evidence import Candidate, Evidence, premise, settle_negations
 from .evidence import build as build_evidence
 from .facts import WEEKDAY_NAMES, Alignment, Analysis, Conflict, align, analyse, proper_vocabulary, refers_back
+from .facts.work import NOT_CHECKED, OverWork, Work, pairings
 from .nli import get_nli_model
 
 __all__ = [
@@ -119,6 +121,9 @@ DEFAULT_THRESHOLD = 0.5
 #: The packaged cross-encoder (judges/verifier/crossencoder/README.md): its probabilities on a
 #: claim's evidence are features of the combiner.
 CROSS_ENCODER_DIR = Path(__file__).with_name("crossencoder")
+#: The work budget of the ``check_grounding`` call running (facts/work.py), for ``_gather``: offline
+#: fitting replaces ``_gather`` with functions of its signature, which a new parameter would break.
+_call_work: ContextVar[Work | None] = ContextVar("verifier_call_work", default=None)
 #: How many of a claim's most similar clauses are aligned.
 CANDIDATES_PER_CLAIM = 6
 
@@ -380,6 +385,7 @@ class _ClaimEvidence:
     claim: str
     candidates: list[Candidate]
     evidence: Evidence | None
+    unchecked: bool = False  # its alignments did not fit the work budget (facts/work.py)
 
 
 def _gather(
@@ -387,7 +393,9 @@ def _gather(
 ) -> tuple[list[_ClaimEvidence], list[_Span]]:
     """Candidates and evidence (with the combiner's features) for every claim of one call.
     ``cross_encoder`` replaces the packaged one (fitting the combiner on out-of-fold outputs:
-    judges/verifier/training/crossfit.py)."""
+    verifier_lab/crossfit.py). A claim whose alignments do not fit the call's work budget is marked
+    unchecked; the claims after it get what is left."""
+    work = _call_work.get()
     from .embedder import get_embedder
 
     emb = embedder or get_embedder(config.threads)
@@ -429,28 +437,50 @@ def _gather(
             key=lambda p: (-p[0], p[1]),
         )
         pool += [i for n, i in lexical[:LEXICAL_CANDIDATES] if n > 0 and i not in pool]
-        candidates: list[Candidate] = []
-        aligned: dict[int, Alignment] = {}
-        for si in pool:
-            sp = spans[si]
-            if si not in aligned:
-                aligned[si] = align(c_an, span_an[si], everything, context=ctx_an[si])
-            al = aligned[si]
-            if sp.clauses:  # a whole sentence carries the conflicts of its clauses
-                extra: list[Conflict] = []
-                for k in sp.clauses:
-                    if k not in aligned:
-                        aligned[k] = align(c_an, span_an[k], everything, context=ctx_an[k])
-                    extra.extend(aligned[k].conflicts)
-                al = replace(al, conflicts=al.conflicts + extra)
-            candidates.append(Candidate(si, float(sims[ci, si]), al))
-        candidates = settle_negations(candidates)
-        evidence = build_evidence(
-            c_an, candidates, sentences, previous, sources_of, everything, cv[ci], sv, RELEVANCE_FLOOR, whole
-        )
+        try:
+            candidates = _candidates(c_an, pool, spans, span_an, ctx_an, everything, sims[ci], work)
+            evidence = build_evidence(
+                c_an,
+                candidates,
+                sentences,
+                previous,
+                sources_of,
+                everything,
+                cv[ci],
+                sv,
+                RELEVANCE_FLOOR,
+                whole,
+                work=work,
+            )
+        except OverWork:
+            out.append(_ClaimEvidence(claim, [], None, unchecked=True))
+            continue
         out.append(_ClaimEvidence(claim, candidates, evidence))
     _cross_encode(out, sentences, previous, config, cross_encoder)
     return out, spans
+
+
+def _candidates(c_an, pool, spans, span_an, ctx_an, everything, sims, work: Work | None) -> list[Candidate]:
+    """The claim aligned with each sentence of its ``pool``; a whole sentence carries the conflicts
+    of its clauses."""
+    if work is not None:  # what its candidates cost at least, before any of them is aligned
+        work.afford_alignments(c_an, [span_an[si] for si in pool], everything)
+    candidates: list[Candidate] = []
+    aligned: dict[int, Alignment] = {}
+    for si in pool:
+        sp = spans[si]
+        if si not in aligned:
+            aligned[si] = align(c_an, span_an[si], everything, context=ctx_an[si], work=work)
+        al = aligned[si]
+        if sp.clauses:
+            extra: list[Conflict] = []
+            for k in sp.clauses:
+                if k not in aligned:
+                    aligned[k] = align(c_an, span_an[k], everything, context=ctx_an[k], work=work)
+                extra.extend(aligned[k].conflicts)
+            al = replace(al, conflicts=al.conflicts + extra)
+        candidates.append(Candidate(si, float(sims[si]), al))
+    return settle_negations(candidates)
 
 
 def _cross_encode(
@@ -527,6 +557,8 @@ def _decide(
     g: _ClaimEvidence, spans: list[_Span], sources: list[_Source], config: VerifierConfig, combiner
 ) -> ClaimVerdict:
     claim, ev = g.claim, g.evidence
+    if g.unchecked:
+        return ClaimVerdict(claim, UNVERIFIABLE, 0.0, None, NOT_CHECKED)
     if ev is None or not g.candidates:
         return ClaimVerdict(claim, UNVERIFIABLE, 1.0, None, "no source text to compare with")
     probs = combiner.probabilities(ev.features)
@@ -679,7 +711,9 @@ def _decide(
 # --------------------------------------------------------------------------- NLI path
 
 
-def _verify_with_nli(claims: list[str], sources: list[_Source], config: VerifierConfig) -> list[ClaimVerdict]:
+def _verify_with_nli(
+    claims: list[str], sources: list[_Source], config: VerifierConfig, work: Work | None = None
+) -> list[ClaimVerdict]:
     model = get_nli_model(config.nli_model_dir, config.threads)  # type: ignore[arg-type]
     pairs = [(src.text, claim) for claim in claims for src in sources]
     scores = model.predict(pairs)
@@ -692,6 +726,15 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
         best_e = max(range(n), key=lambda k: row[k].entailment)
         best_c = max(range(n), key=lambda k: row[k].contradiction)
         c_an = analyse(claim, proper)
+        if work is not None:
+            # the claim's alignments here, charged at most once up front: each source's sentences
+            # (finding the span to show) and each source whole (the backstop) cost no more than
+            # the claim against that source, twice
+            try:
+                work.charge(sum(2 * pairings(c_an, an, an) for an in (analyse(s.text, proper) for s in sources)))
+            except OverWork:
+                results.append(ClaimVerdict(claim, UNVERIFIABLE, 0.0, None, NOT_CHECKED))
+                continue
         # What replay and calibration re-threshold (policies/judged.py): the best entailment and
         # contradiction; a backstop conflict is known only where the backstop ran.
         probs = {
@@ -782,7 +825,12 @@ def _verify_with_nli(claims: list[str], sources: list[_Source], config: Verifier
 
 
 def check_grounding(
-    text: str, sources: Sequence[str | dict] | None, config: VerifierConfig | None = None, *, embedder=None
+    text: str,
+    sources: Sequence[str | dict] | None,
+    config: VerifierConfig | None = None,
+    *,
+    embedder=None,
+    work: Work | None = None,
 ) -> GroundingCheck:
     """Check every factual claim of ``text`` against ``sources``.
 
@@ -790,6 +838,8 @@ def check_grounding(
     ``{"id", "text", "score"?}``; the ``max_sources_per_claim`` highest-scored are used.
     No sources: a no-op result (``grounded`` true, ``reason_code`` ``GROUNDING_NO_SOURCES``).
     No claims (empty text, or only questions / greetings / code): ``grounded`` true, no claims.
+    With ``work`` (facts/work.py), a claim whose alignments do not fit it is ``unverifiable`` with
+    the reason ``NOT_CHECKED``; without, the work is unbounded.
     """
     config = config or VerifierConfig()
     method = "nli" if config.nli_model_dir else "embedding+facts"
@@ -808,9 +858,13 @@ def check_grounding(
     parts = [claim_parts(c) for c in claims]
     flat = [p for ps in parts for p in ps]
     if config.nli_model_dir:
-        verdicts = _verify_with_nli(flat, srcs, config)
+        verdicts = _verify_with_nli(flat, srcs, config, work)
     else:
-        verdicts = _verify_with_embeddings(flat, srcs, config, embedder=embedder)
+        token = _call_work.set(work)
+        try:
+            verdicts = _verify_with_embeddings(flat, srcs, config, embedder=embedder)
+        finally:
+            _call_work.reset(token)
     folded: list[ClaimVerdict] = []
     for claim, ps in zip(claims, parts):
         own, verdicts = verdicts[: len(ps)], verdicts[len(ps) :]
@@ -848,13 +902,14 @@ def _fold(claim: str, parts: list[ClaimVerdict]) -> ClaimVerdict:
 
 
 def find_contradictions(
-    claims: list[str], config: VerifierConfig | None = None, *, embedder=None
+    claims: list[str], config: VerifierConfig | None = None, *, embedder=None, work: Work | None = None
 ) -> list[tuple[str, str, str]]:
     """Pairs of claims of one answer that state conflicting facts about the same thing.
 
     Two claims are compared when they are similar (cosine ≥ 0.5) or share a name; a pair
     is reported, as ``(claim_a, claim_b, reason)``, when a conflict between them reaches
-    ``contradiction_threshold`` in either direction.
+    ``contradiction_threshold`` in either direction. With ``work``, the comparing stops at the first
+    pair that does not fit it (``work.refused`` says so), with the pairs found until then.
     """
     from .embedder import get_embedder
 
@@ -873,7 +928,10 @@ def find_contradictions(
         for j in range(i + 1, len(claims)):
             if sims[i, j] < 0.5 and not (names[i] & names[j]):
                 continue
-            conflicts = align(an[i], an[j]).conflicts + align(an[j], an[i]).conflicts
+            try:
+                conflicts = align(an[i], an[j], work=work).conflicts + align(an[j], an[i], work=work).conflicts
+            except OverWork:
+                return out
             conflicts = [c for c in conflicts if c.confidence >= config.contradiction_threshold]
             if conflicts:
                 best = max(conflicts, key=lambda c: c.confidence)

@@ -8,6 +8,7 @@ defaults and the dashboard form are all driven by that tuple, so adding a rule i
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,6 +134,32 @@ class RuleSpec:
         if self.prefixes:
             data["prefixes"] = list(self.prefixes)
         return data
+
+    @property
+    def pattern(self) -> str | None:
+        """What ``prefixes`` accepts, as a regular expression: a prefix, then something, no whitespace."""
+        if not self.prefixes:
+            return None
+        return "^(?:" + "|".join(re.escape(p) for p in self.prefixes) + r")\S+$"
+
+    def json_schema(self) -> dict:
+        """The values the rule accepts, as JSON Schema (OpenAPI 3.0), for the API's schema."""
+        schema: dict[str, Any] = {"description": self.help}
+        if self.type == "enum":
+            schema.update(type="string", enum=list(self.choices))
+        else:
+            schema["type"] = self.type
+        if self.minimum is not None:
+            schema["minimum"] = self.minimum
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        if self.max_length is not None:
+            schema["maxLength"] = self.max_length
+        if self.pattern:
+            schema["pattern"] = self.pattern
+        if self.nullable:
+            schema["nullable"] = True
+        return schema
 
     def clean(self, value: Any) -> Any:
         """Return the value coerced to the rule's type, or raise ValueError with the message."""

@@ -147,7 +147,7 @@ RULE_GROUPS: dict[str, tuple[str, ...]] = {
         "nli_escalation_model",
         "nli_escalation_max_claims",
     ),
-    "Score audit": ("score_audit_rate", "max_score_inflation", "score_audit_min_samples"),
+    "Score audit": ("score_audit_rate", "score_audit_auditor", "max_score_inflation", "score_audit_min_samples"),
     "LLM judge": (
         "llm_grounding_check",
         "llm_grounding_model",

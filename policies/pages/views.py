@@ -205,10 +205,15 @@ def policy_edit(request, pk):
             payload.pop("category")
             version = policy.version
             try:
-                policy = services.policy_update(policy=policy, actor=Actor.from_request(request), **payload)
+                managed_error = _unconfirmed_managed_edit(request, policy, payload)
+                if not managed_error:
+                    policy = services.policy_update(policy=policy, actor=Actor.from_request(request), **payload)
             except InvalidInput as exc:
                 form.add_service_errors(exc.errors)
             else:
+                if managed_error:
+                    context = {**_edit_context(request, form, category, policy), "managed_error": managed_error}
+                    return render(request, "policies/form.html", context, status=400)
                 if policy.version == version:
                     messages.info(request, "Nothing changed.")
                 else:
@@ -228,7 +233,12 @@ def policy_edit(request, pk):
         # validates it like any other input when saved.
         initial.update({key: value for key, value in request.GET.items() if key.startswith("rule_") and key in initial})
         form = PolicyForm(initial=initial, category=category, explicit_rules=policy.rules, label_suffix="")
-    context = {
+    context = _edit_context(request, form, category, policy)
+    return render_page(request, "policies/form.html", context, fragment="editor", status=400 if form.errors else 200)
+
+
+def _edit_context(request, form, category, policy) -> dict:
+    return {
         "form": form,
         "category": category,
         "policy": policy,
@@ -236,7 +246,21 @@ def policy_edit(request, pk):
         # ?try=1 (the calibration panel's "Try it"): replay the prefilled value on past runs at once.
         "autorun": request.method == "GET" and request.GET.get("try") == "1",
     }
-    return render_page(request, "policies/form.html", context, fragment="editor", status=400 if form.errors else 200)
+
+
+MANAGED_UNCONFIRMED = "Tick the box to save: this policy is managed by code, and the next apply overwrites this edit."
+
+
+def _unconfirmed_managed_edit(request, policy: Policy, payload: dict) -> str:
+    """The error to show when an edit of a policy managed by code (docs/policies-as-code.md) would
+    change it and was not confirmed; "" otherwise. Raises InvalidInput for an edit the save refuses
+    anyway, so its own errors come first."""
+    if not policy.managed_by_code or request.POST.get("confirm_managed") == "yes":
+        return ""
+    cleaned = services.policy_validate(tenant=request.tenant, exclude_pk=policy.pk, category=policy.category, **payload)
+    if all(getattr(policy, key) == value for key, value in cleaned.items()):
+        return ""  # nothing would change: nothing to overwrite
+    return MANAGED_UNCONFIRMED
 
 
 @require_role("admin")

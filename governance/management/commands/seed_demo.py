@@ -22,6 +22,9 @@ DEMO_SLUG = "demo"
 ADMIN_EMAIL = "admin@demo.local"
 REVIEWER_EMAIL = "reviewer@demo.local"
 PASSWORD = "groundrule-demo"
+# The key the demo prints has the agent scope; creating policies, secrets or keys over the API takes an admin key.
+ADMIN_KEY_COMMAND = f"python manage.py create_api_key {DEMO_SLUG} --scope admin"
+AGENT_KEY_COMMAND = f"python manage.py create_api_key {DEMO_SLUG} --scope agent"
 
 POLICIES = [
     (
@@ -124,6 +127,8 @@ class Command(BaseCommand):
         tenant = Tenant.objects.filter(slug=DEMO_SLUG).first()
         if tenant is not None:
             self.stdout.write(f"Demo tenant already loaded. Sign in as {ADMIN_EMAIL} / {PASSWORD}")
+            self.stdout.write(f"Its agent key was shown once when loaded; make another with: {AGENT_KEY_COMMAND}")
+            self.stdout.write(f"Make an admin API key (policies, secrets, keys) with: {ADMIN_KEY_COMMAND}")
             return
         actor = Actor.system("command:seed_demo")
         rng = random.Random(seed)
@@ -148,7 +153,8 @@ class Command(BaseCommand):
                 self._sample_run(tenant, rng, i, runs)
         self.stdout.write(self.style.SUCCESS(f"Loaded demo tenant '{tenant.slug}' with {runs} sample runs."))
         self.stdout.write(f"Sign in as {ADMIN_EMAIL} / {PASSWORD} (reviewer: {REVIEWER_EMAIL})")
-        self.stdout.write(f"Demo API key (shown once): {raw_key}")
+        self.stdout.write(f"Make an admin API key (policies, secrets, keys) with: {ADMIN_KEY_COMMAND}")
+        self.stdout.write(f"Demo API key (agent scope: starts runs and reports grounding; shown once): {raw_key}")
 
     def _sample_run(self, tenant, rng: random.Random, i: int, total: int) -> None:
         agent = AGENTS[i % len(AGENTS)]

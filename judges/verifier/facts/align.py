@@ -39,6 +39,7 @@ from .quantifiers import quantifier_mismatches
 from .ranges import amount_in_range, date_in_range, every_day, range_end, range_text, time_in_range, version_in_range
 from .reckoning import reckoned
 from .roles import role_conflict
+from .work import Work
 
 
 @dataclass
@@ -625,14 +626,19 @@ def align(
     doc: Analysis | None = None,
     word_sim: WordSim | None = None,
     context: Analysis | None = None,
+    work: Work | None = None,
 ) -> Alignment:
     """Align a claim with one source sentence (``span``) of a source (``doc``).
 
     Returns conflicts (with a confidence each; see the verifier module for how the
     contradiction threshold applies), the strong claim facts absent from the whole
-    source, the matched fact pairs, and the claim's content-word coverage by the span.
+    source, the matched fact pairs, and the claim's content-word coverage by the span. With
+    ``work``, its pairings are charged first (facts/work.py): an alignment that does not fit raises
+    ``OverWork`` before any is made.
     """
     doc = doc or span
+    if work is not None:
+        work.charge_alignment(claim, span, doc)
     conflicts: list[Conflict] = []
     missing: list[Fact] = []
     matched: list[tuple[Fact, Fact]] = []

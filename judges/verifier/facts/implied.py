@@ -31,13 +31,17 @@ DIFFERENCE = ("difference",)
 SUM = ("sum",)
 #: A sentence listing many values implies more pairs than is worth comparing.
 MAX_IMPLIED = 40
+#: The values of one kind paired, the first in the text: pairs that imply nothing (equal amounts,
+#: other units) never reach MAX_IMPLIED, and 615 of them in one source cost ~0.3 s of CPU on every
+#: text that holds them (facts/work.py). A sentence a claim rests on holds a handful.
+MAX_PAIRED = 150
 
 
 def implied_facts(facts: list[Fact]) -> list[Fact]:
     """At most ``MAX_IMPLIED``, built no further than that: a long source listing a hundred years
     would otherwise cost thousands of pairs on every check that reads it (issue 14's budget)."""
     out: list[Fact] = []
-    years = sorted({f.date_value[0] for f in facts if f.kind == "date" and f.date_value[0]})
+    years = sorted({f.date_value[0] for f in facts if f.kind == "date" and f.date_value[0]})[:MAX_PAIRED]
     for i, first in enumerate(years):
         for last in years[i + 1 :]:
             n = last - first
@@ -50,6 +54,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
     # a day written without its year is read in the year of the other ("from 12 April to 30 June
     # 2025" -> 80 days)
     dated = sorted({f.date_value for f in facts if f.kind == "date" and f.date_value[1] and f.date_value[2]}, key=str)
+    dated = dated[:MAX_PAIRED]
     gaps = set()
     for i, early in enumerate(dated):
         for late in dated[i + 1 :]:
@@ -64,7 +69,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
                 return out
             out.append(_duration(count * _DAY, f"{count} days", "day", count))
     # the time between two clock times ("began at 10:00 and ended at 12:00" -> 2 hours)
-    times = sorted({int(f.num_value) for f in facts if f.kind == "time" and f.bound == "eq"})
+    times = sorted({int(f.num_value) for f in facts if f.kind == "time" and f.bound == "eq"})[:MAX_PAIRED]
     for i, first in enumerate(times):
         for last in times[i + 1 :]:
             if len(out) >= MAX_IMPLIED:
@@ -76,7 +81,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
     # a clock time and a duration: when it ends ("departs at 08:30" + "takes about 1 hour" -> 09:30)
     lengths = [
         f for f in facts if f.kind == "quantity" and f.dim == "duration" and not f.per and f.bound in ("eq", "approx")
-    ]
+    ][:MAX_PAIRED]
     for start in times:
         for length in lengths:
             minutes = round(length.num_value / 60)
@@ -90,7 +95,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
     # a date and a length of time: when it ends ("begins on 1 April 2024 and continues for 24
     # months" -> 31 March 2026; "delivered on 12 March 2023" + "a 24-month guarantee" -> March
     # 2025), the last day counted in or not
-    days = [f for f in facts if f.kind == "date" and f.bound == "eq" and not f.dim and all(f.date_value)]
+    days = [f for f in facts if f.kind == "date" and f.bound == "eq" and not f.dim and all(f.date_value)][:MAX_PAIRED]
     for day in days:
         for length in lengths:
             for ending in _after(day.date_value, length):
@@ -101,12 +106,12 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
         f
         for f in facts
         if f.kind == "quantity" and (f.dim.startswith("currency:") or f.dim == "count") and f.bound in ("eq", "approx")
-    ]
+    ][:MAX_PAIRED]
     shares = [
         f
         for f in facts
         if f.kind == "quantity" and f.dim == "percent" and f.bound in ("eq", "approx") and 0 < f.num_value < 100
-    ]
+    ][:MAX_PAIRED]
     # the change between two amounts of one kind, in percent ("from $40 million in 2022 to $50
     # million in 2023" -> 25 %): matched only by a claim's change ("increased by 25%", align)
     for i, before in enumerate(amounts):
@@ -157,7 +162,7 @@ def implied_facts(facts: list[Fact]) -> list[Fact]:
         and not f.per
         and not f.dim.startswith("currency:")
         and f.dim not in ("percent", "count")
-    ]
+    ][:MAX_PAIRED]
     for i, a in enumerate(values):
         for b in values[i + 1 :]:
             if b.dim != a.dim:

@@ -1,4 +1,4 @@
-"""Names that open a claim (docs/verifier.md, "What it can detect"): a sentence opens with a
+"""Names that open a claim (verifier_lab/NOTES.md, "What it can detect"): a sentence opens with a
 capital, so its first word is no entity fact; where the sources never say it and the span puts
 another name where the claim has it ("Canberra is the capital …" against "Sydney is the capital
 …"; "Suharto proclaimed …" against "…, Sukarno proclaimed …"), the claim's opening name was
