@@ -523,7 +523,7 @@ OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").strip()
 OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "").strip()
 #: OIDC_CLIENT_SECRET: that client's secret (empty: a public client, PKCE only)
 OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
-#: OIDC_NAME: the provider's name on the sign-in button, "Sign in with <name>"
+#: OIDC_NAME: the provider's name on the sign-in button, "Sign in with …"
 OIDC_NAME = os.environ.get("OIDC_NAME", "single sign-on").strip() or "single sign-on"
 #: OIDC_SCOPES: the scopes asked for; must include openid and email
 OIDC_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile").split()
