@@ -513,6 +513,36 @@ OTLP_MAX_BODY_BYTES = int(os.environ.get("OTLP_MAX_BODY_BYTES", str(8 * 1024 * 1
 PUBLIC_URL = os.environ.get("PUBLIC_URL", "").strip().rstrip("/")
 #: INVITATION_TTL_HOURS: how long an invitation link stays valid.
 INVITATION_TTL_HOURS = int(os.environ.get("INVITATION_TTL_HOURS", "72"))
+
+# --- Single sign-on with OpenID Connect (tenants/oidc.py, docs/sso.md) --------------------------
+# The identity provider is the operator's: set the issuer and the client registered there, whose
+# redirect URI is https://HOST/accounts/oidc/callback/. Unset OIDC_ISSUER: no SSO button.
+#: OIDC_ISSUER: the identity provider's issuer URL, exactly as its discovery document states it (empty: SSO off)
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").strip()
+#: OIDC_CLIENT_ID: the client ID registered for Groundrule at the identity provider
+OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "").strip()
+#: OIDC_CLIENT_SECRET: that client's secret (empty: a public client, PKCE only)
+OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+#: OIDC_NAME: the provider's name on the sign-in button, "Sign in with …"
+OIDC_NAME = os.environ.get("OIDC_NAME", "single sign-on").strip() or "single sign-on"
+#: OIDC_SCOPES: the scopes asked for; must include openid and email
+OIDC_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile").split()
+#: OIDC_ALLOWED_DOMAINS: comma-separated email domains that get an account (no workspace) without an invitation
+OIDC_ALLOWED_DOMAINS = [
+    d.strip().lower().lstrip("@") for d in os.environ.get("OIDC_ALLOWED_DOMAINS", "").split(",") if d.strip()
+]
+#: OIDC_ONLY: true turns password sign-in off; the sign-in page shows only the SSO button
+OIDC_ONLY = env_bool("OIDC_ONLY", False)
+#: OIDC_GROUPS_CLAIM: the ID token (or userinfo) claim listing a person's groups (empty: groups give no roles)
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "").strip()
+#: OIDC_GROUP_ROLES: comma-separated GROUP=WORKSPACE-SLUG:ROLE grants, e.g. "gr-acme-admins=acme:admin"
+OIDC_GROUP_ROLES = [g.strip() for g in os.environ.get("OIDC_GROUP_ROLES", "").split(",") if g.strip()]
+if OIDC_ISSUER and not OIDC_CLIENT_ID:
+    raise ImproperlyConfigured("OIDC_ISSUER is set but OIDC_CLIENT_ID is not: set both, or neither.")
+if OIDC_ONLY and not OIDC_ISSUER:
+    raise ImproperlyConfigured("OIDC_ONLY=true turns password sign-in off, but no OIDC_ISSUER is set to sign in with.")
+if OIDC_ISSUER and not {"openid", "email"} <= set(OIDC_SCOPES):
+    raise ImproperlyConfigured("OIDC_SCOPES must include openid and email (the account is matched by email).")
 # Mail goes through SMTP when EMAIL_HOST is set, else to the console (the process's standard output,
 # which is where `make run` shows invitation emails). EMAIL_BACKEND names any other Django backend.
 # Django 6.1 reads mail settings from MAILERS; these variables fill its default mailer.

@@ -16,3 +16,11 @@ def audit_signing_key(app_configs=None, **kwargs):
             id="groundrule.W001",
         )
     ]
+
+
+@register()
+def oidc_group_roles(app_configs=None, **kwargs):
+    """A mistyped OIDC_GROUP_ROLES grant stops the server at start, not a person at sign-in."""
+    from .sso import check_group_roles
+
+    return check_group_roles()

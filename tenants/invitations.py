@@ -213,6 +213,30 @@ def invitation_accept(*, token: str, user) -> Membership:
     return _accept(invitation, user)
 
 
+def invitations_accept_for_email(*, email: str, user) -> list[Membership]:
+    """Every pending invitation to ``email`` that ``user`` is not yet a member through, accepted: for
+    a sign-in whose email the identity provider verified, which proves what the link's email proves.
+    Runs inside the caller's transaction; each invitation row is locked as when a link is used."""
+    email = normalise_email(email)
+    locked = (
+        _pending(Invitation.objects.with_scopes_disabled().filter(email=email))
+        .select_for_update()
+        .select_related("tenant")
+        .order_by("pk")
+    )
+    joined = []
+    for invitation in locked:
+        if Membership.objects.with_scopes_disabled().filter(tenant=invitation.tenant, user=user).exists():
+            continue  # left pending: an admin sees it and can revoke it
+        joined.append(_accept(invitation, user))
+    return joined
+
+
+def pending_invitation_tenants(email: str) -> list[Tenant]:
+    ids = _pending(Invitation.objects.with_scopes_disabled().filter(email=normalise_email(email))).values("tenant_id")
+    return list(Tenant.objects.filter(pk__in=ids).order_by("pk"))
+
+
 def invitation_url(token: str, *, base: str) -> str:
     return base.rstrip("/") + reverse("invitation_accept", args=[token])
 

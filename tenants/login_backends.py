@@ -6,6 +6,7 @@ and successes are counted from Django's own signals, which every sign-in form se
 request (the shell, management commands, the test client's ``login``) have no client to throttle.
 """
 
+from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.exceptions import PermissionDenied
@@ -21,6 +22,8 @@ LOCKED_UNTIL_ATTR = "sign_in_locked_until"
 
 class LoginThrottleBackend(ModelBackend):
     def authenticate(self, request, username=None, password=None, **kwargs):
+        if settings.OIDC_ONLY:
+            return None  # passwords are off (docs/sso.md): no form or API path can check one
         if request is not None:
             until = login_throttle.locked_until(username=username, address=client_address(request))
             if until is not None:

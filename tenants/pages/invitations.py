@@ -11,7 +11,7 @@ from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from tenants import invitations
+from tenants import invitations, oidc
 from tenants.access import invitation_for
 from tenants.audit import Actor
 from tenants.middleware import SESSION_TENANT_KEY
@@ -19,6 +19,7 @@ from tenants.models import Membership, Role
 from tenants.permissions import require_role
 
 from .forms import InviteForm, MemberAddForm, SetPasswordForm
+from .oidc import sso_context
 from .views import _toast, member_context
 
 
@@ -122,10 +123,20 @@ def invitation_accept(request, token):
             return _refused(request, "already_member", invitation)
         return render(request, "onboarding/invitation_join.html", context)
 
+    if oidc.configured():
+        # Single sign-on accepts every pending invitation to the email the provider verified, so it
+        # lands in the workspace rather than back on this (by then used) link.
+        sso = sso_context(request, "")
+        context.update(sso_url=sso["sso_url"], sso_name=sso["sso_name"])
     if accounts:
         # Someone with an account signs in as usual (throttled, as every sign-in), then comes back here.
-        context["sign_in_url"] = redirect_to_login(request.get_full_path()).url
+        if not settings.OIDC_ONLY:
+            context["sign_in_url"] = redirect_to_login(request.get_full_path()).url
         return render(request, "onboarding/invitation_join.html", context)
+    if settings.OIDC_ONLY:  # no password to choose: single sign-on is the only way in
+        return render(
+            request, "onboarding/invitation_join.html", context, status=403 if request.method == "POST" else 200
+        )
     form = SetPasswordForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
