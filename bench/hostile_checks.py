@@ -78,7 +78,7 @@ class Poller(threading.Thread):
 
 
 def p99(times: list[float]) -> float:
-    return statistics.quantiles(times, n=100)[98] if len(times) >= 2 else times[0]
+    return statistics.quantiles(times, n=100, method="inclusive")[98] if len(times) >= 2 else times[0]
 
 
 def line(name: str, times: list[float], base: float) -> str:
