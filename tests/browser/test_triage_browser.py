@@ -92,12 +92,14 @@ def test_governance_tab_is_one_row_per_evaluation_that_opens_in_place(browser_pa
     expect(page.locator("#phase-mid_execution .gr-decision-reason")).to_have_text(
         "Strict: Grounding score (0.3) below threshold (0.7)"
     )
-    first = table.locator("tr.gr-eval").first
+    # An allow's details are folded; a pending violation's are open on its evidence.
+    expect(table.locator("tr.gr-eval--block details.gr-eval-details dl.gr-eval-more").first).to_be_visible()
+    first = table.locator("tr.gr-eval--allow").first
     details = first.locator("details.gr-eval-details")
     expect(details.locator("dl.gr-eval-more")).to_be_hidden()
     details.locator("summary").click()
     expect(details.locator("dl.gr-eval-more")).to_be_visible()
-    expect(details).to_contain_text("threshold")
+    expect(details).to_contain_text("citation_count")
 
 
 def test_a_reviewer_confirms_three_violations_from_the_keyboard(browser_page, sign_in, triage_world):
