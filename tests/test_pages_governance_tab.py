@@ -36,6 +36,9 @@ def test_one_row_per_evaluation_with_phase_policy_action_reason_source_review(al
         assert [a for a, _ in rows] == [e.action for e in shown.order_by("id")]
     # The details open without JavaScript: a <details> in each row, metadata inside.
     assert table.count('<details class="gr-eval-details"') == len(rows)
+    # Pending violations open on their evidence; allows stay one line.
+    opened = table.count('<details class="gr-eval-details" open>')
+    assert opened == sum(1 for action, _ in rows if action != "allow")
     assert re.search(r"<dt>score</dt><dd><span class=\"json-num\">0.42</span>", table)
 
 

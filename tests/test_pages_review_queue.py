@@ -123,10 +123,18 @@ def test_counts_per_review_state_follow_the_other_filters(bob, acme, queue):
     signed_in(bob).post("/violations/review/", {"ids": queue[:2], "state": "confirmed"})
     signed_in(bob).post("/violations/review/", {"ids": queue[2:3], "state": "dismissed"})
     bulk_violations(acme, count=2, agent="other-agent", actions=("block",))
-    html = signed_in(bob).get("/violations/?agent=bulk-agent&review_state=pending").content.decode()
-    counts = dict(re.findall(r'data-state="(\w+)"[^>]*>.*?<strong>(\d+)</strong>', html))
-    assert counts == {"pending": "3", "confirmed": "2", "dismissed": "1"}
-    assert 'href="?agent=bulk-agent&amp;review_state=confirmed"' in html  # the filters stay in the URL
+    client = signed_in(bob)
+    page = client.get("/violations/?agent=bulk-agent&review_state=pending").content.decode()
+    # The list loads its counts apart (htmx), or through the link without JavaScript.
+    assert 'hx-get="/violations/counts/?agent=bulk-agent&amp;review_state=pending" hx-trigger="load"' in page
+    assert 'href="/violations/counts/?agent=bulk-agent&amp;review_state=pending">Count by review state' in page
+    for extra in ({"HTTP_HX_REQUEST": "true"}, {}):
+        html = client.get("/violations/counts/?agent=bulk-agent&review_state=pending", **extra).content.decode()
+        counts = dict(re.findall(r'data-state="(\w+)"[^>]*>.*?<strong>(\d+)</strong>', html))
+        assert counts == {"pending": "3", "confirmed": "2", "dismissed": "1"}
+        # Each count filters the list by its state, the other filters kept.
+        assert 'href="/violations/?agent=bulk-agent&amp;review_state=confirmed"' in html
+    assert "<html" not in client.get("/violations/counts/", HTTP_HX_REQUEST="true").content.decode()
 
 
 def test_next_pending_walks_the_queue_newest_first(bob, queue):
@@ -142,3 +150,10 @@ def test_rows_have_checkboxes_and_the_keyboard_script_for_reviewers(bob, queue):
     assert len(re.findall(r'<input type="checkbox" name="ids" value="\d+"', html)) == 6
     assert "js/review_queue.js" in html
     assert 'data-shortcut="c">Confirm selected' in html and 'data-shortcut="d">Dismiss selected' in html
+
+
+def test_another_tenants_counts_are_not_seen(charlie, queue):
+    html = signed_in(charlie).get("/violations/counts/").content.decode()
+    counts = dict(re.findall(r'data-state="(\w+)"[^>]*>.*?<strong>(\d+)</strong>', html))
+    assert counts == {"pending": "0", "confirmed": "0", "dismissed": "0"}
+    assert signed_in(charlie).get(f"/violations/{queue[0]}/").status_code == 404

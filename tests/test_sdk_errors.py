@@ -343,3 +343,32 @@ def test_iter_run_follows_the_servers_pages_in_both_clients(live, live_server, a
             return [r["citations"] async for r in client.iter_run(run.id, "reports")]
 
     assert asyncio.run(main()) == [[f"doc-{n}"] for n in range(5)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_span_block_records_its_own_start_and_end_in_both_clients(live, live_server, acme_key):
+    with live.run(agent_name="research-agent") as run:
+        before = dt.datetime.now(dt.UTC)
+        with run.span("tool", "search", input={"q": "rates"}) as span:
+            time.sleep(0.05)
+            span.output = {"hits": 3}
+        with pytest.raises(KeyError):
+            with run.span("llm", "gpt-4o-mini"):
+                raise KeyError("boom")
+    spans = list(live.iter_run(run.id, "spans"))
+    search, failed = spans
+    started, ended = (dt.datetime.fromisoformat(search[k]) for k in ("started_at", "ended_at"))
+    assert before <= started and (ended - started) >= dt.timedelta(milliseconds=50)
+    assert search["output"] == {"hits": 3} and search["input"] == {"q": "rates"}
+    assert failed["attributes"]["error"] == "KeyError: 'boom'" and failed["ended_at"] >= failed["started_at"]
+
+    async def main():
+        async with groundrule.AsyncClient(base_url=live_server.url, api_key=acme_key[1]) as client:
+            async with client.run(agent_name="research-agent") as arun:
+                async with arun.span("retrieval", "vector-search") as aspan:
+                    aspan.output = ["chunk-1"]
+            return [s async for s in client.iter_run(arun.id, "spans")]
+
+    (timed,) = asyncio.run(main())
+    assert timed["kind"] == "retrieval" and timed["output"] == ["chunk-1"]
+    assert timed["started_at"] <= timed["ended_at"]

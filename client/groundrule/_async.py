@@ -5,6 +5,7 @@ A mirror of `_sync.py` with awaits; the shared logic lives in `_run.py` and `_ht
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -20,6 +21,7 @@ from . import _http, _protocol
 from ._config import Config, resolve_config
 from ._run import (
     RunBase,
+    TimedSpan,
     describe_exception,
     grounding_payload,
     llm_attributes,
@@ -181,6 +183,21 @@ class AsyncRun(RunBase):
     ) -> dict[str, Any] | None:
         payload = span_payload(kind, name, input, output, started_at, ended_at, attributes)
         return await self._post(self._path("spans"), payload, replayable=True)
+
+    @contextlib.asynccontextmanager
+    async def span(
+        self, kind: str, name: str, *, input: Any = None, attributes: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[TimedSpan]:
+        """See `Run.span`."""
+        timed = TimedSpan(kind, name, input, attributes)
+        error: BaseException | None = None
+        try:
+            yield timed
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            await self.record_span(kind, name, **timed.end(error))
 
     async def record_tool_call(
         self,

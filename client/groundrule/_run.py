@@ -165,6 +165,32 @@ def llm_attributes(
     return merged
 
 
+class TimedSpan:
+    """What a `with run.span(...)` block records: set `output` (and add `attributes`) inside the block;
+    its start and end are the block's own."""
+
+    def __init__(self, kind: str, name: str, input: Any, attributes: Mapping[str, Any] | None) -> None:
+        if kind not in SPAN_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(SPAN_KINDS)}; got {kind!r}")
+        self.kind, self.name, self.input = kind, name, input
+        self.output: Any = None
+        self.attributes: dict[str, Any] = dict(attributes or {})
+        self.started_at = dt.datetime.now(dt.UTC)
+        self.ended_at: dt.datetime | None = None
+
+    def end(self, error: BaseException | None) -> dict[str, Any]:
+        self.ended_at = dt.datetime.now(dt.UTC)
+        if error is not None:
+            self.attributes.setdefault("error", f"{type(error).__name__}: {error}")
+        return {
+            "input": self.input,
+            "output": self.output,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "attributes": self.attributes or None,
+        }
+
+
 class RunBase:
     """State of one governed workflow run."""
 

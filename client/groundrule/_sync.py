@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -17,6 +18,7 @@ from . import _http, _protocol
 from ._config import Config, resolve_config
 from ._run import (
     RunBase,
+    TimedSpan,
     describe_exception,
     grounding_payload,
     llm_attributes,
@@ -190,6 +192,25 @@ class Run(RunBase):
         payload = span_payload(kind, name, input, output, started_at, ended_at, attributes)
         # A repeated span is only a duplicate line in the trace, so ambiguous failures are retried.
         return self._post(self._path("spans"), payload, replayable=True)
+
+    @contextlib.contextmanager
+    def span(
+        self, kind: str, name: str, *, input: Any = None, attributes: Mapping[str, Any] | None = None
+    ) -> Iterator[TimedSpan]:
+        """Time a block as a span: its start and end are recorded, so the Trace tab draws it to scale.
+
+        ``with run.span("tool", "search", input=query) as span: span.output = search(query)``. A block
+        that raises is recorded with the error in its attributes, and the error goes on.
+        """
+        timed = TimedSpan(kind, name, input, attributes)
+        error: BaseException | None = None
+        try:
+            yield timed
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self.record_span(kind, name, **timed.end(error))
 
     def record_tool_call(
         self,

@@ -15,6 +15,7 @@ urlpatterns = [
     path("runs/<int:pk>/", runs.run_detail, name="run_detail"),
     path("runs/<int:pk>/evidence.json", runs.run_evidence, name="run_evidence"),
     path("violations/", violations.violation_list, name="violation_list"),
+    path("violations/counts/", violations.violation_state_counts, name="violation_state_counts"),
     path("violations/review/", violations.violation_bulk_review, name="violation_bulk_review"),
     path("violations/<int:pk>/", violations.violation_detail, name="violation_detail"),
     path("audit/", audit.audit_list, name="audit_list"),
