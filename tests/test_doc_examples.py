@@ -161,8 +161,8 @@ def test_otlp_example_lands_its_span_in_a_run(demo, user_env, read_key):
     run_example("otlp", user_env)
     runs = httpx.get(f"{demo.url}/api/v1/runs/", params={"agent": "support-bot"}, headers=read_key).json()["results"]
     newest = max(runs, key=lambda run: run["id"])
-    detail = httpx.get(f"{demo.url}/api/v1/runs/{newest['id']}/", headers=read_key).json()
-    (span,) = detail["spans"]
+    spans = httpx.get(f"{demo.url}/api/v1/runs/{newest['id']}/spans/", headers=read_key).json()["results"]
+    (span,) = spans
     assert (span["kind"], span["name"]) == ("llm", "chat gpt-4o-mini")
 
 

@@ -60,7 +60,7 @@ def test_rows_follow_the_current_time_zone_as_the_serializer_does(evaluations, z
 
 
 def test_a_serializer_with_computed_fields_is_refused():
-    with pytest.raises(ImproperlyConfigured, match="RunDetailOut.duration_ms is not a model column"):
+    with pytest.raises(ImproperlyConfigured, match="RunDetailOut.citations is not a model column"):
         represented_rows(RunDetailOut, Evaluation.objects.none())
 
 

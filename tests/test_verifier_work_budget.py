@@ -79,7 +79,8 @@ def test_a_small_claim_after_a_refused_one_is_still_checked(warm):
 
 
 def _pairs(n: int) -> list[dict]:
-    rows = [json.loads(line) for line in (Path(__file__).parent / "data/verifier/devset.jsonl").open()]
+    devset = Path(__file__).resolve().parents[1] / "verifier_lab" / "data" / "devset.jsonl"
+    rows = [json.loads(line) for line in devset.open()]
     random.Random(45).shuffle(rows)
     return rows[:n]
 

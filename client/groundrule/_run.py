@@ -175,11 +175,11 @@ class TimedSpan:
         self.kind, self.name, self.input = kind, name, input
         self.output: Any = None
         self.attributes: dict[str, Any] = dict(attributes or {})
-        self.started_at = dt.datetime.now(dt.UTC)
+        self.started_at = dt.datetime.now(dt.timezone.utc)
         self.ended_at: dt.datetime | None = None
 
     def end(self, error: BaseException | None) -> dict[str, Any]:
-        self.ended_at = dt.datetime.now(dt.UTC)
+        self.ended_at = dt.datetime.now(dt.timezone.utc)
         if error is not None:
             self.attributes.setdefault("error", f"{type(error).__name__}: {error}")
         return {

@@ -7,6 +7,7 @@ POST /api/v1/policies/apply/  the same files, all or nothing (admin scope); 409 
 GET  /api/v1/schema/policy-file.json  the JSON Schema of one file, for editors (no key needed).
 """
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 
 from core.api.base import JSONOnlyNegotiation, JSONRenderer, TenantAPIView
 from core.api.fields import StrictSerializer
+from core.context import current_request_id
 from core.errors import InvalidInput
 from core.routing import replica_reads
 from governance import policy_plan
@@ -31,8 +33,13 @@ class PlanIn(StrictSerializer):
 
     policies = PolicyIn(many=True, help_text="One object per policy file, as the policy API takes a policy.")
     prune = serializers.BooleanField(required=False, default=False, help_text="Delete the policies no file names.")
+    # The limit is read when the schema is built: POLICY_PLAN_MAX_DAYS is a deployment's setting.
     replay_days = serializers.IntegerField(
-        required=False, default=policy_plan.DEFAULT_DAYS, help_text="Days of stored runs to replay; 0: none."
+        required=False,
+        default=policy_plan.DEFAULT_DAYS,
+        min_value=0,
+        max_value=settings.POLICY_PLAN_MAX_DAYS,
+        help_text="Days of stored runs to replay; 0: none; at most POLICY_PLAN_MAX_DAYS.",
     )
 
 
@@ -40,7 +47,7 @@ class ApplyIn(StrictSerializer):
     policies = PolicyIn(many=True)
     prune = serializers.BooleanField(required=False, default=False)
     expected_versions = serializers.DictField(
-        child=serializers.IntegerField(allow_null=True),
+        child=serializers.IntegerField(allow_null=True, min_value=1, max_value=2**31 - 1),
         required=False,
         help_text="The plan's `expected_versions`: {name: version, or null for none of that name}. "
         "A policy at another version fails the whole apply with 409.",
@@ -158,7 +165,8 @@ class PolicyApplyView(TenantAPIView):
                 expected_versions=data.get("expected_versions"),
             )
         except PlanOutdated as exc:
-            return Response({"detail": exc.detail, "policies": exc.moved}, status=status.HTTP_409_CONFLICT)
+            body = {"detail": exc.detail, "request_id": current_request_id(), "policies": exc.moved}
+            return Response(body, status=status.HTTP_409_CONFLICT)
         return Response(
             {
                 "changes": policy_plan.counts(changes),

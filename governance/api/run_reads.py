@@ -9,7 +9,7 @@ deprecated, with a `Deprecation` header and a `Link` to the lists.
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -33,6 +33,12 @@ EXPAND_PARAM = OpenApiParameter(
         "Deprecated, for one release: `all` answers the whole run as before (every report, evaluation and "
         "span inline, unbounded). Read the paginated `reports/`, `evaluations/` and `spans/` lists instead."
     ),
+)
+
+
+# The summary, or with the deprecated `expand=all` the whole run: each body matches exactly one of them.
+RUN_READ = PolymorphicProxySerializer(
+    component_name="RunRead", serializers=[RunSummaryOut, RunDetailOut], resource_type_field_name=None
 )
 
 
@@ -72,8 +78,9 @@ def latest_decision(run: Run) -> dict | None:
 class RunDetailView(_OneRun):
     reads_replica = True
     required_scope = KeyScope.READ
+    error_statuses = {"get": (400,)}  # an expand other than "all", an unknown parameter
 
-    @extend_schema(parameters=[EXPAND_PARAM], responses=RunSummaryOut)
+    @extend_schema(parameters=[EXPAND_PARAM], responses=RUN_READ)
     def get(self, request, pk: int):
         known_query(request, ("expand",))
         expand = request.query_params.get("expand")

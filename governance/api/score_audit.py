@@ -3,6 +3,7 @@
 from datetime import UTC, date, datetime
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import RegexValidator
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -14,9 +15,13 @@ from core.api.contract import known_query
 from core.api.fields import StrictSerializer, UnitScoreField
 from governance import score_audit
 from governance.models import AgentScoreAuditDay, Run
+from policies.categories.grounding import GROUNDING_RULES
 from tenants import services as tenant_services
 from tenants.audit import Actor
 from tenants.models import KeyScope
+
+_MODEL_RULE = next(spec for spec in GROUNDING_RULES if spec.name == "llm_grounding_model")
+_MODEL_RULE_MESSAGE = f"Must be a model name starting with {', '.join(_MODEL_RULE.prefixes)}."
 
 
 class ScoreAuditRateIn(StrictSerializer):
@@ -26,8 +31,12 @@ class ScoreAuditRateIn(StrictSerializer):
         required=False,
         help_text='Who measures sampled reports: "local" (the local verifier) or "llm" (the tenant\'s LLM judge).',
     )
+    # The judge model's own rule: its pattern goes into the schema; the service says what is wrong.
     model = serializers.CharField(
-        max_length=200, required=False, help_text="The LLM auditor's model: gpt-*, claude-*, llama-* or mixtral-*."
+        max_length=200,
+        required=False,
+        validators=[RegexValidator(_MODEL_RULE.pattern, _MODEL_RULE_MESSAGE)],
+        help_text="The LLM auditor's model: gpt-*, claude-*, llama-* or mixtral-*.",
     )
 
     def validate(self, attrs):
