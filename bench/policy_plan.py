@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import time
 from pathlib import Path
@@ -33,17 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report import server_env  # noqa: E402
+from history import store_reports, throwaway_database  # noqa: E402
 
-PG = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432").rstrip("/")
 DB_NAME = os.environ.get("BENCH_DB", "groundrule_bench_plan")
-
-
-def _admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(sql)
 
 
 def main() -> None:
@@ -54,73 +45,12 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
 
-    _admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
-    _admin(f'CREATE DATABASE "{DB_NAME}"')
-    os.environ.update(server_env(f"{PG}/{DB_NAME}"))
-    os.environ.setdefault("CONN_MAX_AGE", "0")
-    try:
+    with throwaway_database(DB_NAME, keep=args.keep):
         _run(args)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if not args.keep:
-            _admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
 
 
 def _store(tenant, reports_n: int, per_run: int) -> None:
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from governance import rows as row_mapping
-    from governance.models import GroundingReport, Run, RunSource
-
-    rng = random.Random(43)
-    runs_n = max(1, reports_n // per_run)
-    now = timezone.now()
-    minutes = 6 * 24 * 60
-    runs = Run.objects.bulk_create(
-        [
-            Run(
-                tenant=tenant,
-                agent_name=f"agent-{i % 7}",
-                status="completed",
-                started_at=now - timedelta(minutes=minutes * i / runs_n + 1),
-                ended_at=now,
-                output=f"Answer {i}",
-                report_count=per_run,
-            )
-            for i in range(runs_n)
-        ],
-        batch_size=5000,
-    )
-    reports, sources = [], []
-    for run in runs:
-        for seq in range(1, per_run + 1):
-            refs, run_sources = row_mapping.source_rows(
-                run=run, sources=[{"id": f"doc-{rng.randint(1, 50)}", "text": "Some source text."}]
-            )
-            sources += run_sources
-            reports.append(
-                GroundingReport(
-                    tenant=tenant,
-                    run=run,
-                    seq=seq,
-                    grounding_scores=[round(rng.uniform(0.4, 1.0), 3) for _ in range(rng.randint(1, 4))],
-                    citations=[f"doc-{rng.randint(1, 50)}" for _ in range(rng.randint(0, 3))],
-                    unsupported_claims=["claim"] if rng.random() < 0.1 else [],
-                    output_confidence=round(rng.uniform(0.2, 1.0), 2) if rng.random() < 0.5 else None,
-                    output="An answer with some text.",
-                    source_refs=refs,
-                )
-            )
-        if len(reports) >= 10_000:
-            GroundingReport.objects.bulk_create(reports, batch_size=5000)
-            RunSource.objects.bulk_create(sources, batch_size=5000, ignore_conflicts=True)
-            reports, sources = [], []
-    GroundingReport.objects.bulk_create(reports, batch_size=5000)
-    RunSource.objects.bulk_create(sources, batch_size=5000, ignore_conflicts=True)
+    store_reports(tenant, reports=reports_n, per_run=per_run, seed=43, spread_minutes=6 * 24 * 60)
 
 
 def _timed(function):
