@@ -96,6 +96,8 @@ def _messages(value) -> list[str]:
     if isinstance(value, list):
         return [m for item in value for m in _messages(item)]
     if isinstance(value, dict):
+        if "message" in value:  # a policy file's problem: {index, name, field, message}
+            return [value["message"]]
         return [m for item in value.values() for m in _messages(item)]
     return [repr(value)]
 

@@ -83,7 +83,7 @@ WINDOW = [
 
 def _day(params, name: str) -> date | None:
     raw = params.get(name)
-    if raw in (None, ""):
+    if raw is None:  # left out; an empty value is refused, as on every endpoint
         return None
     try:
         value = datetime.fromisoformat(raw)
