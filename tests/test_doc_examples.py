@@ -24,6 +24,7 @@ import pytest
 from tests.fake_llm_server import FakeLLMServer
 from tests.server_process import ServerProcess
 from tests.webhook_receiver import WebhookReceiver
+from webhooks.services import SUBSCRIPTIONS_TTL_SECONDS
 
 # One demo server for the module: under `make test` (pytest-xdist, --dist loadgroup) every test here
 # runs on the same worker, so the server starts once.
@@ -177,16 +178,21 @@ def test_webhook_verification_example_accepts_a_real_delivery_and_refuses_a_forg
     assert created.status_code == 201, created.text
     secret = created.json()["secret"]
     agent = {"Authorization": f"Bearer {demo.demo_key}"}
-    run = httpx.post(f"{demo.url}/api/v1/runs/", headers=agent, json={"agent_name": "research-agent"}).json()
-    blocked = httpx.post(
-        f"{demo.url}/api/v1/runs/{run['run_id']}/grounding/", headers=agent, json={"grounding_scores": [0.2]}
-    ).json()
-    assert blocked["decision"]["action"] == "block"
-
-    deadline = time.monotonic() + 20
+    # The server's workers each keep the tenant's subscriptions for up to SUBSCRIPTIONS_TTL_SECONDS
+    # without a shared cache, so a worker that saw none before the webhook existed may send nothing
+    # for a while: block again until a delivery arrives, within that time and a margin.
+    deadline = time.monotonic() + SUBSCRIPTIONS_TTL_SECONDS + 15
     while not receiver.received and time.monotonic() < deadline:
-        time.sleep(0.1)
-    (delivery,) = receiver.received
+        run = httpx.post(f"{demo.url}/api/v1/runs/", headers=agent, json={"agent_name": "research-agent"}).json()
+        blocked = httpx.post(
+            f"{demo.url}/api/v1/runs/{run['run_id']}/grounding/", headers=agent, json={"grounding_scores": [0.2]}
+        ).json()
+        assert blocked["decision"]["action"] == "block"
+        for _ in range(20):
+            if receiver.received:
+                break
+            time.sleep(0.1)
+    delivery = receiver.received[0]
     signature = delivery.headers["X-Groundrule-Signature"]
     assert verify(secret, signature, delivery.body)
     assert not verify(secret, signature, delivery.body.replace(b"block", b"allow"))
