@@ -114,7 +114,7 @@ def _recently_wrote(request) -> bool:
         return True
     key = _api_sticky_key(request)
     # the cache down: read the primary, as after a write (never a stale replica)
-    return bool(key and soft_get(key, True, use="replica stickiness"))
+    return bool(key and soft_get(key, None, use="replica stickiness", on_failure=True))
 
 
 def _wants_replica(view_func) -> bool:

@@ -33,13 +33,16 @@ def cache_failed(use: str, exc: BaseException) -> None:
     logger.warning("cache unavailable (%s) for %s: failing open", type(exc).__name__, use)
 
 
-def soft_get(key: str, default, *, use: str):
-    """``cache.get(key)``, or ``default`` when the cache does not answer."""
+_SAME = object()
+
+
+def soft_get(key: str, default, *, use: str, on_failure=_SAME):
+    """``cache.get(key, default)``; when the cache does not answer, ``on_failure`` (``default`` unless given)."""
     try:
         return cache.get(key, default)
     except Exception as exc:
         cache_failed(use, exc)
-        return default
+        return default if on_failure is _SAME else on_failure
 
 
 def soft_set(key: str, value, timeout: float, *, use: str) -> None:
