@@ -40,6 +40,9 @@ class Tenant(models.Model):
     # everything. Applied by the retention pass (governance/retention.py), not at read time.
     retention_days = models.PositiveIntegerField(null=True, blank=True, validators=RETENTION_DAYS_VALIDATORS)
     audit_retention_days = models.PositiveIntegerField(null=True, blank=True, validators=RETENTION_DAYS_VALIDATORS)
+    # Members without a second factor are sent to enrolment after sign-in and see nothing else
+    # (docs/two-factor.md).
+    require_two_factor = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["slug"]
@@ -298,3 +301,55 @@ class LoginThrottle(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["account", "address"], name="uniq_login_throttle")]
+
+
+class TotpDevice(models.Model):
+    """A person's authenticator app (docs/two-factor.md): one per account, in use once confirmed.
+
+    The shared secret is stored encrypted (tenants/crypto.py); ``last_used_step`` is the 30-second
+    step of the last code accepted, so a code is never accepted twice.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="totp_device")
+    secret_ciphertext = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    last_used_step = models.BigIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Authenticator app of {self.user}"
+
+
+class RecoveryCode(models.Model):
+    """One single-use recovery code, stored as a hash; a new set replaces the old one."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recovery_codes")
+    code_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "code_hash"], name="uniq_recovery_code")]
+
+    def __str__(self) -> str:
+        return f"Recovery code of {self.user}"
+
+
+class WebAuthnCredential(models.Model):
+    """A security key or passkey registered as a second factor (docs/two-factor.md)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webauthn_credentials")
+    name = models.CharField(max_length=100)
+    # base64url of the authenticator's credential ID, as browsers send it back.
+    credential_id = models.CharField(max_length=1400, unique=True)
+    public_key = models.BinaryField()
+    sign_count = models.PositiveBigIntegerField(default=0)
+    transports = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return self.name

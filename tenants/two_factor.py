@@ -1,0 +1,95 @@
+"""The second step of a sign-in, shared by every second factor (docs/two-factor.md).
+
+A password that checks out for an account with a second factor does not sign in: ``begin`` keeps
+who is half signed in (the account, the backend that checked it, where to go next) in the session,
+under a fresh session key, and the second-factor page asks for an authenticator code, a recovery code
+or a security key. Whichever method checks the second factor calls ``complete``, which signs in.
+A pending sign-in lasts ``PENDING_TTL``: a stolen password alone cannot hold one open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model, login
+from django.utils import timezone
+
+PENDING_KEY = "two_factor_pending"
+PENDING_TTL = timedelta(minutes=5)
+
+TOTP = "totp"
+RECOVERY_CODE = "recovery_code"
+WEBAUTHN = "webauthn"
+
+
+@dataclass(frozen=True)
+class PendingSignIn:
+    user: object
+    backend: str
+    next_url: str
+
+
+def enrolled_methods(user) -> list[str]:
+    """The second factors this account can sign in with, strongest first (recovery codes last)."""
+    from .models import RecoveryCode, TotpDevice, WebAuthnCredential
+
+    methods = []
+    if WebAuthnCredential.objects.filter(user=user).exists():
+        methods.append(WEBAUTHN)
+    if TotpDevice.objects.filter(user=user, confirmed_at__isnull=False).exists():
+        methods.append(TOTP)
+    if methods and RecoveryCode.objects.filter(user=user, used_at__isnull=True).exists():
+        methods.append(RECOVERY_CODE)
+    return methods
+
+
+def has_second_factor(user) -> bool:
+    """An account has a second factor once an authenticator app or a security key is enrolled."""
+    return any(m != RECOVERY_CODE for m in enrolled_methods(user))
+
+
+def begin(request, user, *, backend: str, next_url: str) -> None:
+    """Half sign-in: remember ``user`` for the second step without signing them in."""
+    request.session.cycle_key()  # the anonymous session's key is not the one that finishes
+    request.session[PENDING_KEY] = {
+        "user": user.pk,
+        "backend": backend,
+        "next": next_url or settings.LOGIN_REDIRECT_URL,
+        "at": timezone.now().isoformat(),
+    }
+
+
+def pending(request) -> PendingSignIn | None:
+    """Who is half signed in on this session, or None (never begun, expired, or the account gone)."""
+    data = request.session.get(PENDING_KEY)
+    if not isinstance(data, dict):
+        return None
+    try:
+        started = datetime.fromisoformat(data["at"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if timezone.now() - started > PENDING_TTL:
+        request.session.pop(PENDING_KEY, None)
+        return None
+    user = get_user_model().objects.filter(pk=data.get("user"), is_active=True).first()
+    if user is None:
+        return None
+    return PendingSignIn(user=user, backend=data["backend"], next_url=data["next"])
+
+
+def cancel(request) -> None:
+    request.session.pop(PENDING_KEY, None)
+
+
+def complete(request, sign_in: PendingSignIn, *, method: str) -> str:
+    """The second factor checked out: sign in and answer where to go next.
+
+    ``login`` rotates the session key again and sends Django's signal, so the sign-in throttle
+    clears the account's failures as it does after a password alone.
+    """
+    request.session.pop(PENDING_KEY, None)
+    login(request, sign_in.user, backend=sign_in.backend)
+    request.session["two_factor_method"] = method
+    return sign_in.next_url
