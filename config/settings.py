@@ -185,13 +185,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 #: DATABASE_PREPARED_STATEMENTS: prepare the hot paths' statements once per PostgreSQL connection; `0` behind a pooler
 #:   that cannot keep them (PgBouncer before 1.21, or without `max_prepared_statements`).
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
-# What each process keeps of long answers' rows (a run's reports and evaluations), keyed by their
-# version on PostgreSQL (core/api/row_cache.py); 0 turns it off. Counted as the rows' JSON size, a
-# kept list as much again: the dicts take about three times that in memory (32 MiB: at most ~100 MB
-# a process; ~50,000 evaluations, or half that in lists read again and again).
-#: ROW_CACHE_BYTES: what each web process keeps of run details' rows (PostgreSQL), counted as their JSON size; up to
-#:   about three times that in memory; `0` turns it off.
-ROW_CACHE_BYTES = int(os.environ.get("ROW_CACHE_BYTES", str(32 * 1024 * 1024)))
 
 # Read replica (docs/deploy.md). Heavy reads (dashboard lists and details, exports) go to it;
 # writes, reads in a writing request, and a user's reads for REPLICA_STICKY_SECONDS after their
