@@ -83,7 +83,11 @@
     });
     let data = {};
     try { data = await response.json(); } catch (e) { data = {}; }
-    if (!response.ok) throw new Error(data.error || "The server refused the request (" + response.status + ").");
+    if (!response.ok) {
+      const refused = new Error(data.error || "The server refused the request (" + response.status + ").");
+      refused.fieldName = data.field;
+      throw refused;
+    }
     return data;
   }
 
@@ -95,10 +99,15 @@
     return error && error.message ? error.message : String(error);
   }
 
-  function show(box, message) {
+  function show(box, message, field) {
     box.textContent = message;
     box.hidden = false;
-    box.focus();
+    if (field) {
+      field.setAttribute("aria-invalid", "true");
+      field.focus();
+    } else {
+      box.focus();
+    }
   }
 
   function unsupported() {
@@ -120,7 +129,7 @@
         const next = await run();
         window.location.assign(next);
       } catch (error) {
-        show(errorBox, browserProblem(error));
+        show(errorBox, browserProblem(error), error && error.field);
         button.disabled = false;
         button.removeAttribute("aria-busy");
       }
@@ -132,14 +141,21 @@
     const nameInput = form.querySelector("[name=name]");
     wire(form, errorBox, async () => {
       const name = nameInput.value.trim();
+      nameInput.removeAttribute("aria-invalid");
       if (!name) {
-        nameInput.focus();
-        throw new Error("Give the key a name, so you can tell your keys apart.");
+        const missing = new Error("Give the key a name, so you can tell your keys apart.");
+        missing.field = nameInput;
+        throw missing;
       }
       const options = await post(form.dataset.optionsUrl, form);
       const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
-      const done = await post(form.action, form, { name: name, credential: registrationJSON(credential) });
-      return done.redirect;
+      try {
+        const done = await post(form.action, form, { name: name, credential: registrationJSON(credential) });
+        return done.redirect;
+      } catch (error) {
+        if (error.fieldName === "name") error.field = nameInput;
+        throw error;
+      }
     });
   }
 
