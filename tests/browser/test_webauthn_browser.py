@@ -95,7 +95,8 @@ def test_a_key_added_on_the_security_page_signs_in_after_the_password(key_page, 
     page.wait_for_url(lambda url: urlsplit(url).path == "/")
 
     add_key(page, "Blue key")
-    row = page.get_by_role("row", name=re.compile("Blue key"))
+    expect(section(page).get_by_text("needs JavaScript")).to_be_hidden()
+    row = section(page).get_by_role("row", name=re.compile("Blue key"))
     expect(row).to_contain_text("Never")
     expect(page.locator("#webauthn-keys tbody tr")).to_have_count(1)
     key = WebAuthnCredential.objects.get(user=alice)
@@ -162,3 +163,31 @@ def test_a_removed_key_no_longer_signs_in(key_page, alice):
     assert path_of(page).startswith("/accounts/two-factor/")
     page.goto("/runs/")
     page.wait_for_url("**/accounts/login/?next=/runs/")
+
+
+def test_without_javascript_the_keys_are_listed_and_removed_and_adding_says_what_it_needs(chromium, live_server, alice):
+    context = chromium.new_context(
+        base_url=live_server.url.replace("127.0.0.1", "localhost"), java_script_enabled=False
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        password_step(page)
+        page.wait_for_url(lambda url: urlsplit(url).path == "/")
+        other = Client()
+        other.force_login(alice)
+        options = other.post("/account/security/keys/options/").json()
+        answer = {"name": "Desk key", "credential": SoftAuthenticator().create(options)}
+        assert other.post("/account/security/keys/", answer, content_type="application/json").status_code == 201
+
+        page.goto("/account/security/")
+        expect(section(page)).to_contain_text("Adding a security key needs JavaScript in your browser.")
+        expect(section(page).get_by_role("button", name="Add a security key")).to_be_hidden()
+        row = section(page).get_by_role("row", name=re.compile("Desk key"))
+        expect(row).to_contain_text("Never")
+        row.get_by_role("button", name="Remove Desk key").click()
+        expect(page.locator(".messages")).to_contain_text("Security key “Desk key” removed.")
+        expect(section(page)).to_contain_text("No security keys yet")
+        assert not WebAuthnCredential.objects.exists()
+    finally:
+        context.close()

@@ -119,10 +119,6 @@
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       errorBox.hidden = true;
-      if (unsupported()) {
-        show(errorBox, "This browser cannot use security keys or passkeys.");
-        return;
-      }
       button.disabled = true;
       button.setAttribute("aria-busy", "true");
       try {
@@ -169,10 +165,24 @@
     });
   }
 
+  // The forms come hidden: they are shown only where this browser can use a key.
+  function offer(form, errorBox, setUp) {
+    if (!form) return;
+    const note = form.parentElement.querySelector("[data-webauthn-needs-js]");
+    if (note) note.hidden = true;
+    if (unsupported()) {
+      errorBox.textContent = "This browser cannot use security keys or passkeys.";
+      errorBox.hidden = false;
+      return;
+    }
+    setUp(form);
+    form.hidden = false;
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
-    const add = document.getElementById("webauthn-add");
-    if (add) addKey(add);
-    const sign = document.getElementById("webauthn-sign-in-form");
-    if (sign) signIn(sign);
+    offer(document.getElementById("webauthn-add"), document.getElementById("webauthn-add-error"), addKey);
+    offer(
+      document.getElementById("webauthn-sign-in-form"), document.getElementById("webauthn-sign-in-error"), signIn,
+    );
   });
 })();
