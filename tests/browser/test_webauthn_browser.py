@@ -89,7 +89,7 @@ def add_key(page, name):
     expect(page.locator(".messages")).to_contain_text(f"Security key “{name}” added.")
 
 
-def test_a_key_added_on_the_security_page_signs_in_after_the_password(key_page, alice):
+def test_a_key_added_on_the_security_page_signs_in_after_the_password(key_page, alice, screenshot):
     page = key_page
     password_step(page)
     page.wait_for_url(lambda url: urlsplit(url).path == "/")
@@ -99,12 +99,14 @@ def test_a_key_added_on_the_security_page_signs_in_after_the_password(key_page, 
     row = section(page).get_by_role("row", name=re.compile("Blue key"))
     expect(row).to_contain_text("Never")
     expect(page.locator("#webauthn-keys tbody tr")).to_have_count(1)
+    screenshot(page, "security-keys")
     key = WebAuthnCredential.objects.get(user=alice)
     assert key.name == "Blue key" and key.sign_count >= 0
 
     sign_out(page)
     password_step(page)
     on_second_step(page)
+    screenshot(page, "security-key-sign-in")
     page.get_by_role("button", name="Use your security key").click()
     page.wait_for_url(lambda url: urlsplit(url).path == "/")
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
