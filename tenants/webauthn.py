@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 RP_NAME = "Groundrule"
 CHALLENGE_TTL = timedelta(minutes=5)
 TIMEOUT_MS = 60_000
-NAME_MAX_LENGTH = WebAuthnCredential._meta.get_field("name").max_length
+NAME_MAX_LENGTH: int = WebAuthnCredential._meta.get_field("name").max_length or 100
 MAX_KEYS = 20
 
 _REGISTRATION = "webauthn_registration"
