@@ -536,6 +536,15 @@ if OIDC_ONLY and not OIDC_ISSUER:
     raise ImproperlyConfigured("OIDC_ONLY=true turns password sign-in off, but no OIDC_ISSUER is set to sign in with.")
 if OIDC_ISSUER and not {"openid", "email"} <= set(OIDC_SCOPES):
     raise ImproperlyConfigured("OIDC_SCOPES must include openid and email (the account is matched by email).")
+# --- Security keys and passkeys (tenants/webauthn.py, docs/security-keys.md) -------------------
+# A key is bound to the relying party ID it was registered for: changing it later makes every key
+# registered so far unusable. Unset, the host name the dashboard is reached at is used.
+#: WEBAUTHN_RP_ID [the request's host name]: the domain security keys are registered for,
+#:   e.g. `groundrule.example.com`; changing it makes the keys registered so far unusable
+WEBAUTHN_RP_ID = os.environ.get("WEBAUTHN_RP_ID", "").strip().lower()
+#: WEBAUTHN_ORIGINS [the request's scheme and host]: comma-separated origins a key's answer may come from,
+#:   e.g. `https://groundrule.example.com`
+WEBAUTHN_ORIGINS = [o.strip().rstrip("/") for o in os.environ.get("WEBAUTHN_ORIGINS", "").split(",") if o.strip()]
 # Mail goes through SMTP when EMAIL_HOST is set, else to the console (the process's standard output,
 # which is where `make run` shows invitation emails). EMAIL_BACKEND names any other Django backend.
 # Django 6.1 reads mail settings from MAILERS; these variables fill its default mailer.

@@ -8,10 +8,14 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from .webauthn import webauthn_context
+
 
 def security_context(request) -> dict:
     """What every section of the security page needs; sections add theirs here."""
-    return {}
+    context: dict = {}
+    context.update(webauthn_context(request))
+    return context
 
 
 @login_required

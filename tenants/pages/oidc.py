@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from tenants import oidc, sso
+from tenants import oidc, sso, two_factor
 from tenants.models import Membership
 
 PASSWORDS_OFF = "Password sign-in is turned off on this server. Sign in with {name} instead."
@@ -51,6 +51,16 @@ class SignInView(LoginView):
             context["passwords_off"] = PASSWORDS_OFF.format(name=settings.OIDC_NAME)
             return self.render_to_response(context, status=403)
         return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form):
+        # The security-key branch's minimal second step (docs/security-keys.md): a password alone does
+        # not sign in an account with a key. The authenticator-app branch widens this to every second
+        # factor and its own page, /accounts/two-factor/ (two_factor_verify), which shows the key too.
+        user = form.get_user()
+        if two_factor.WEBAUTHN in two_factor.enrolled_methods(user):
+            two_factor.begin(self.request, user, backend=user.backend, next_url=self.get_success_url())
+            return redirect("webauthn_sign_in")
+        return super().form_valid(form)
 
 
 def _refused(request, refusal: oidc.Refused):
