@@ -1,11 +1,35 @@
-// Draws each agent's reported-against-measured chart from the JSON the page embeds (json_script).
-// The same numbers are in the table under each chart, for screen readers and no-JS.
+// Draws the chosen agent's reported-against-measured chart from the JSON the page embeds (json_script).
+// The same numbers are in the table under the chart, for screen readers and no-JS.
+// A null is a day without samples: a gap in the line, never a zero. Each line has a band (the
+// page's `margin`, wider for fewer samples); days under the few-samples mark are hollow points.
 (function () {
   "use strict";
 
   function cssVar(name, fallback) {
     const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
     return value || fallback;
+  }
+
+  function translucent(color) {
+    return `color-mix(in srgb, ${color} 18%, transparent)`;
+  }
+
+  function band(label, low, high, color) {
+    // Two invisible lines; the upper one fills down to the lower ("-1": the dataset before it).
+    const edge = { pointRadius: 0, borderWidth: 0, spanGaps: false, tension: 0 };
+    return [
+      { ...edge, label: `${label} band low`, data: low, fill: false, borderColor: "transparent" },
+      { ...edge, label: `${label} band high`, data: high, fill: "-1", borderColor: "transparent",
+        backgroundColor: translucent(color) },
+    ];
+  }
+
+  function line(label, values, few, color) {
+    return {
+      label, data: values, borderColor: color, spanGaps: false, tension: 0.2, borderWidth: 2,
+      pointRadius: 4, pointBorderColor: color,
+      pointBackgroundColor: few.map((isFew) => (isFew ? "transparent" : color)),
+    };
   }
 
   function draw(canvas) {
@@ -15,16 +39,18 @@
     const data = JSON.parse(source.textContent);
     const text = cssVar("--gr-chart-text", "#475569");
     const grid = cssVar("--gr-chart-grid", "rgba(100, 116, 139, 0.18)");
+    const reported = cssVar("--gr-warn", "#d97706");
+    const measured = cssVar("--gr-accent", "#4f46e5");
     const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     new window.Chart(canvas, {
       type: "line",
       data: {
         labels: data.labels,
         datasets: [
-          { label: "Reported", data: data.reported, borderColor: cssVar("--gr-warn", "#d97706"),
-            backgroundColor: cssVar("--gr-warn", "#d97706"), tension: 0.3, pointRadius: 3, borderWidth: 2 },
-          { label: "Measured", data: data.measured, borderColor: cssVar("--gr-accent", "#4f46e5"),
-            backgroundColor: cssVar("--gr-accent", "#4f46e5"), tension: 0.3, pointRadius: 3, borderWidth: 2 },
+          ...band("Reported", data.reported_low, data.reported_high, reported),
+          ...band("Measured", data.measured_low, data.measured_high, measured),
+          line("Reported", data.reported, data.few_samples, reported),
+          line("Measured", data.measured, data.few_samples, measured),
         ],
       },
       options: {
@@ -32,7 +58,18 @@
         maintainAspectRatio: false,
         animation: reduced ? false : { duration: 300 },
         interaction: { mode: "index", intersect: false },
-        plugins: { legend: { position: "bottom", labels: { color: text, usePointStyle: true, boxWidth: 8 } } },
+        plugins: {
+          legend: {
+            position: "bottom",
+            labels: { color: text, usePointStyle: true, boxWidth: 8, filter: (item) => !item.text.includes(" band ") },
+          },
+          tooltip: {
+            filter: (item) => !item.dataset.label.includes(" band "),
+            callbacks: {
+              label: (item) => `${item.dataset.label}: ${item.formattedValue} (n=${data.samples[item.dataIndex]})`,
+            },
+          },
+        },
         scales: {
           x: { ticks: { color: text, maxRotation: 0, autoSkip: true }, grid: { display: false } },
           y: { min: 0, max: 1, ticks: { color: text }, grid: { color: grid } },
