@@ -1,7 +1,8 @@
 // Draws the chosen agent's reported-against-measured chart from the JSON the page embeds (json_script).
 // The same numbers are in the table under the chart, for screen readers and no-JS.
 // A null is a day without samples: a gap in the line, never a zero. Each line has a band (the
-// page's `margin`, wider for fewer samples); days under the few-samples mark are hollow points.
+// page's `margin`, wider for fewer samples) drawn as a floating bar; days under the few-samples mark
+// are hollow points.
 (function () {
   "use strict";
 
@@ -11,22 +12,23 @@
   }
 
   function translucent(color) {
-    return `color-mix(in srgb, ${color} 18%, transparent)`;
+    return `color-mix(in srgb, ${color} 22%, transparent)`;
   }
 
   function band(label, low, high, color) {
-    // Two invisible lines; the upper one fills down to the lower ("-1": the dataset before it).
-    const edge = { pointRadius: 0, borderWidth: 0, spanGaps: false, tension: 0 };
-    return [
-      { ...edge, label: `${label} band low`, data: low, fill: false, borderColor: "transparent" },
-      { ...edge, label: `${label} band high`, data: high, fill: "-1", borderColor: "transparent",
-        backgroundColor: translucent(color) },
-    ];
+    // A floating bar from low to high per day: visible for a lone day too, where a filled area
+    // between two lines would have no neighbour to reach.
+    return {
+      type: "bar", label: `${label} range`, order: 2,
+      data: low.map((value, i) => (value === null ? null : [value, high[i]])),
+      backgroundColor: translucent(color), borderColor: color, borderWidth: 1,
+      barPercentage: 0.9, categoryPercentage: 0.7,
+    };
   }
 
   function line(label, values, few, color) {
     return {
-      label, data: values, borderColor: color, spanGaps: false, tension: 0.2, borderWidth: 2,
+      label, data: values, order: 1, borderColor: color, spanGaps: false, tension: 0.2, borderWidth: 2,
       pointRadius: 4, pointBorderColor: color,
       pointBackgroundColor: few.map((isFew) => (isFew ? "transparent" : color)),
     };
@@ -47,8 +49,8 @@
       data: {
         labels: data.labels,
         datasets: [
-          ...band("Reported", data.reported_low, data.reported_high, reported),
-          ...band("Measured", data.measured_low, data.measured_high, measured),
+          band("Reported", data.reported_low, data.reported_high, reported),
+          band("Measured", data.measured_low, data.measured_high, measured),
           line("Reported", data.reported, data.few_samples, reported),
           line("Measured", data.measured, data.few_samples, measured),
         ],
@@ -61,10 +63,10 @@
         plugins: {
           legend: {
             position: "bottom",
-            labels: { color: text, usePointStyle: true, boxWidth: 8, filter: (item) => !item.text.includes(" band ") },
+            labels: { color: text, usePointStyle: true, boxWidth: 8 },
           },
           tooltip: {
-            filter: (item) => !item.dataset.label.includes(" band "),
+            filter: (item) => item.dataset.type !== "bar",
             callbacks: {
               label: (item) => `${item.dataset.label}: ${item.formattedValue} (n=${data.samples[item.dataIndex]})`,
             },
