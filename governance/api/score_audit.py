@@ -65,9 +65,12 @@ class AgentFiguresOut(serializers.Serializer):
     inflation_high = serializers.FloatField(
         allow_null=True, help_text="Upper end of the 95% interval of the mean gap; null under 2 samples."
     )
-    few_samples = serializers.BooleanField(help_text="Fewer than 10 audited reports: too few to judge.")
+    few_samples = serializers.BooleanField(
+        help_text=f"Fewer than {score_audit.MIN_SAMPLES} audited reports: too few to judge."
+    )
     needs_attention = serializers.BooleanField(
-        help_text="10 or more audited reports and the interval of the mean gap wholly above 0.2."
+        help_text=f"{score_audit.MIN_SAMPLES} or more audited reports and the 95% interval of the mean gap wholly "
+        f"above {score_audit.ATTENTION_GAP}."
     )
     correlation = serializers.FloatField(allow_null=True, help_text="Pearson's r; null under 10 samples.")
 
@@ -81,7 +84,7 @@ class DayOut(serializers.Serializer):
     margin = serializers.FloatField(
         allow_null=True, help_text="Half the width of the day's 95% band around each mean (from the count alone)."
     )
-    few_samples = serializers.BooleanField(help_text="Fewer than 10 audited reports that day.")
+    few_samples = serializers.BooleanField(help_text=f"Fewer than {score_audit.MIN_SAMPLES} audited reports that day.")
 
 
 class AgentScoreAuditOut(AgentFiguresOut):

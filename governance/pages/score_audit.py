@@ -67,6 +67,7 @@ def score_audit_list(request):
         "rate": request.tenant.score_audit_rate,
         "min_samples": score_audit.MIN_SAMPLES,
         "attention_gap": score_audit.ATTENTION_GAP,
+        "max_days": MAX_WINDOW_DAYS,
         "query": query,
     }
     if not query.is_valid():
