@@ -132,3 +132,21 @@ def test_without_javascript_the_same_numbers_are_readable(chromium, live_server,
     assert response is not None and response.status == 400
     expect(page.get_by_role("alert")).to_contain_text("days:")
     context.close()
+
+
+def test_in_dark_mode_the_chart_takes_the_themes_text_colour(chromium, live_server, audited_world, sign_in):
+    colours = {}
+    for scheme in ("light", "dark"):
+        context = chromium.new_context(base_url=live_server.url, color_scheme=scheme)
+        page = context.new_page()
+        sign_in(page, "vera", PASSWORD, next_path="/score-audit/")
+        colours[scheme] = page.evaluate(
+            """() => {
+            const chart = Chart.getChart(document.querySelector("canvas[data-score-chart]"));
+            const theme = getComputedStyle(document.documentElement).getPropertyValue("--gr-chart-text").trim();
+            return [chart.options.scales.y.ticks.color, theme];
+        }"""
+        )
+        context.close()
+    assert colours["light"][0] == colours["light"][1] and colours["dark"][0] == colours["dark"][1]
+    assert colours["light"][0] != colours["dark"][0]
