@@ -141,7 +141,7 @@ def totp_confirm(*, user, code: str, request=None) -> list[str] | None:
     with transaction.atomic():
         device.confirmed_at = timezone.now()
         device.save(update_fields=["confirmed_at"])
-        codes = _new_recovery_codes(user)
+        codes = recovery_codes_replace(user)
         _audit(
             user=user,
             action="accounts.two_factor.enrolled",
@@ -182,7 +182,10 @@ def is_recovery_code_shaped(text: str) -> bool:
     return len(code) == 10 and all(c in _ALPHABET for c in code)
 
 
-def _new_recovery_codes(user) -> list[str]:
+def recovery_codes_replace(user) -> list[str]:
+    """A new set of codes in place of any old one, unaudited: for the enrolment of a first second
+    factor (call it inside that enrolment's transaction and audit the enrolment), or for
+    ``recovery_codes_regenerate``. Show the answer once (account/recovery_codes.html)."""
     RecoveryCode.objects.filter(user=user).delete()
     codes = []
     for _ in range(RECOVERY_CODE_COUNT):
@@ -201,7 +204,7 @@ def recovery_codes_left(user) -> int:
 def recovery_codes_regenerate(*, user, request=None) -> list[str]:
     """A new set of codes (the old ones stop working), to show once."""
     with transaction.atomic():
-        codes = _new_recovery_codes(user)
+        codes = recovery_codes_replace(user)
         _audit(
             user=user,
             action="accounts.two_factor.recovery_codes_regenerated",

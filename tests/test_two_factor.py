@@ -171,6 +171,7 @@ def test_enough_wrong_codes_pause_the_sign_in_and_even_the_right_code_is_refused
     assert submit_code(client, wrong).status_code == 400
     paused = submit_code(client, wrong)
     assert paused.status_code == 429 and "Too many sign-in attempts" in paused.text
+    assert "finish signing in with" in paused.text  # the way out, below
     assert 0 < int(paused["Retry-After"]) <= 15 * 60
     assert submit_code(client, code_at(secret, steps=1)).status_code == 429
     assert signed_in_as(client) is None

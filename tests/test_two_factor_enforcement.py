@@ -279,3 +279,9 @@ def test_a_reset_is_a_post(alice, dave, acme):
     url = f"/settings/members/{membership_of(dave, acme).pk}/two-factor/reset/"
     assert signed_in(alice).get(url).status_code == 405
     assert two_factor.has_second_factor(dave)
+
+
+def test_only_admins_see_who_has_a_second_factor(bob, acme):
+    enrol(bob)
+    page = signed_in(bob).get("/settings/members/").text
+    assert "member-two-factor" not in page and "Reset 2FA" not in page
