@@ -141,8 +141,10 @@ def test_members_page_shows_who_has_a_second_factor(alice, bob, dave, acme):
     enrol(bob)
     client = signed_in(alice)
     page = client.get("/settings/members/").text
-    rows = {name: page.split(f'id="member-{membership_of(u, acme).pk}"')[1].split("</tr>")[0] for name, u in
-            [("alice", alice), ("bob", bob), ("dave", dave)]}
+    rows = {
+        name: page.split(f'id="member-{membership_of(u, acme).pk}"')[1].split("</tr>")[0]
+        for name, u in [("alice", alice), ("bob", bob), ("dave", dave)]
+    }
     assert 'badge-on">On' in rows["bob"] and "Reset 2FA" in rows["bob"]
     assert 'badge-off">Off' in rows["alice"] and 'badge-off">Off' in rows["dave"] and "Reset 2FA" not in rows["dave"]
 
@@ -273,6 +275,7 @@ def test_only_admins_reset(bob, dave, acme):
     response = signed_in(bob).post(f"/settings/members/{membership_of(dave, acme).pk}/two-factor/reset/")
     assert response.status_code == 403
     assert two_factor.has_second_factor(dave)
+
 
 def test_a_reset_is_a_post(alice, dave, acme):
     enrol(dave)
