@@ -49,6 +49,7 @@ def _no_store(response: HttpResponse) -> HttpResponse:
 def _step_page(request, sign_in, *, code_form=None, recovery_form=None, status=200):
     methods = two_factor.enrolled_methods(sign_in.user)
     context = {
+        "username": sign_in.user.get_username(),
         "code_form": code_form or AuthenticatorCodeForm(),
         "recovery_form": recovery_form or RecoveryCodeForm(),
         "has_totp": two_factor.TOTP in methods,
@@ -153,6 +154,8 @@ def setup_start(request):
 
 
 def _setup_page(request, device, form, status=200) -> HttpResponse:
+    # Focus stays at the top: a screen reader reads the key before reaching the field.
+    form.fields["code"].widget.attrs.pop("autofocus", None)
     uri = authenticator.provisioning_uri(device)
     context = {
         "form": form,
