@@ -288,3 +288,20 @@ def test_only_admins_see_who_has_a_second_factor(bob, acme):
     enrol(bob)
     page = signed_in(bob).get("/settings/members/").text
     assert "member-two-factor" not in page and "Reset 2FA" not in page
+
+
+def test_the_two_factor_column_costs_one_query_whatever_the_number_of_members(alice, acme):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = signed_in(alice)
+    with CaptureQueriesContext(connection) as few:
+        client.get("/settings/members/")
+    for i in range(6):
+        user = get_user_model().objects.create_user(username=f"member{i}", password="x")
+        services.membership_set(tenant=acme, user=user, role=Role.VIEWER, actor=SYSTEM)
+        enrol(user)
+    with CaptureQueriesContext(connection) as many:
+        page = client.get("/settings/members/").text
+    assert page.count('badge-on">On') == 6
+    assert len(many.captured_queries) == len(few.captured_queries)
