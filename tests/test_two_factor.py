@@ -364,3 +364,21 @@ def test_the_command_names_an_unknown_account():
 
     with pytest.raises(CommandError, match="No account named 'nobody'"):
         call_command("reset_two_factor", "nobody")
+
+
+@override_settings(LOGIN_FAILURE_LIMIT=3)
+def test_a_right_password_does_not_clear_the_count_until_the_second_factor(alice):
+    secret, _ = enrol(alice)
+    for _ in range(2):
+        assert password_step(Client(), password="wrong-password").status_code == 200
+    client = Client()
+    assert password_step(client)["Location"] == "/accounts/two-factor/"
+    wrong = str((int(code_at(secret)) + 500_000) % 1_000_000).zfill(6)
+    assert submit_code(client, wrong).status_code == 429  # the third failure, password or code
+
+
+def test_the_second_step_keeps_next_only_when_it_is_on_this_site(alice):
+    secret, _ = enrol(alice)
+    client = Client()
+    password_step(client, next_url="https://evil.example/")
+    assert submit_code(client, code_at(secret, steps=1))["Location"] == "/"

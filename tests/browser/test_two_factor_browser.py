@@ -34,7 +34,7 @@ def sign_out(page):
     page.get_by_role("button", name="Sign out").click()
 
 
-def test_enrol_sign_out_and_sign_in_with_a_code(browser_page, sign_in, alice):
+def test_enrol_sign_out_and_sign_in_with_a_code(browser_page, sign_in, screenshot, alice):
     page = browser_page
     sign_in(page, "alice", PASSWORD)
     page.get_by_label("Account menu for alice").click()
@@ -44,6 +44,7 @@ def test_enrol_sign_out_and_sign_in_with_a_code(browser_page, sign_in, alice):
     expect(page.get_by_role("heading", name="Set up an authenticator app")).to_be_visible()
     expect(page.get_by_role("img", name="QR code for your authenticator app")).to_be_visible()
     shown = page.get_by_test_id("totp-secret").inner_text()
+    screenshot(page, "two-factor-setup")
     assert re.fullmatch(r"([A-Z2-7]{4} ){7}[A-Z2-7]{4}", shown)
     totp = pyotp.TOTP(shown.replace(" ", ""))
     page.get_by_label("Authenticator code").fill(totp.now())
@@ -53,8 +54,10 @@ def test_enrol_sign_out_and_sign_in_with_a_code(browser_page, sign_in, alice):
     codes = page.get_by_test_id("recovery-codes").locator("li")
     expect(codes).to_have_count(10)
     assert all(re.fullmatch(r"[0-9a-z]{5}-[0-9a-z]{5}", c) for c in codes.all_inner_texts())
+    screenshot(page, "two-factor-recovery-codes")
     page.get_by_role("link", name="I have saved them").click()
     expect(page.get_by_test_id("two-factor-section")).to_contain_text("On")
+    screenshot(page, "two-factor-security")
     expect(page.get_by_test_id("recovery-codes-left")).to_have_text("10 unused recovery codes left.")
     assert shown not in page.content()
 
@@ -71,6 +74,7 @@ def test_enrol_sign_out_and_sign_in_with_a_code(browser_page, sign_in, alice):
     page.get_by_label("Authenticator code").fill(wrong)
     page.get_by_role("button", name="Verify").click()
     expect(page.locator("#id_code_error")).to_contain_text("That code is not right")
+    screenshot(page, "two-factor-sign-in")
 
     page.get_by_label("Authenticator code").fill(totp.at(time.time() + 30))  # the next code: this one was used
     page.get_by_role("button", name="Verify").click()
