@@ -131,6 +131,8 @@ MIDDLEWARE = [
     "tenants.middleware.TenantScopeMiddleware",
     # Turns a sign-in refused by the throttle (tenants/login_throttle.py) into its 429 answer.
     "tenants.middleware.SignInLockMiddleware",
+    # A member of a workspace that requires two-factor authentication, without it, sees only enrolment.
+    "tenants.two_factor_middleware.TwoFactorRequiredMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -526,6 +528,9 @@ OIDC_ALLOWED_DOMAINS = [
 ]
 #: OIDC_ONLY: true turns password sign-in off; the sign-in page shows only the SSO button
 OIDC_ONLY = env_bool("OIDC_ONLY", False)
+#: OIDC_TRUSTS_MFA: true when the identity provider enforces a second factor itself: SSO sign-ins skip Groundrule's
+#:   second step and satisfy a workspace's require-2FA rule (docs/two-factor.md)
+OIDC_TRUSTS_MFA = env_bool("OIDC_TRUSTS_MFA", False)
 #: OIDC_GROUPS_CLAIM: the ID token (or userinfo) claim listing a person's groups (empty: groups give no roles)
 OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "").strip()
 #: OIDC_GROUP_ROLES: comma-separated GROUP=WORKSPACE-SLUG:ROLE grants, e.g. "gr-acme-admins=acme:admin"

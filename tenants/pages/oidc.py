@@ -53,13 +53,11 @@ class SignInView(LoginView):
         return super().post(request, *args, **kwargs)
 
     def form_valid(self, form):
-        # The security-key branch's minimal second step (docs/security-keys.md): a password alone does
-        # not sign in an account with a key. The authenticator-app branch widens this to every second
-        # factor and its own page, /accounts/two-factor/ (two_factor_verify), which shows the key too.
+        # A right password for an account with a second factor signs nobody in yet (docs/two-factor.md).
         user = form.get_user()
-        if two_factor.WEBAUTHN in two_factor.enrolled_methods(user):
+        if two_factor.has_second_factor(user):
             two_factor.begin(self.request, user, backend=user.backend, next_url=self.get_success_url())
-            return redirect("webauthn_sign_in")
+            return redirect("two_factor_sign_in")
         return super().form_valid(form)
 
 
@@ -102,7 +100,13 @@ def oidc_callback(request):
         user, _created = sso.sign_in(identity)
     except oidc.Refused as refusal:
         return _refused(request, refusal)
+    if not settings.OIDC_TRUSTS_MFA and two_factor.has_second_factor(user):
+        # Groundrule asks for the second factor itself unless the provider enforces one (docs/two-factor.md).
+        two_factor.begin(request, user, backend=settings.AUTHENTICATION_BACKENDS[0], next_url=identity.next_url)
+        return redirect("two_factor_sign_in")
     login(request, user)  # the one backend: the throttle's success signal runs, as for a password
+    if settings.OIDC_TRUSTS_MFA:
+        two_factor.mark_sso_trusted(request)
     next_url = identity.next_url
     if (
         next_url == settings.LOGIN_REDIRECT_URL

@@ -33,6 +33,7 @@ from .forms import (
     MemberRoleForm,
     SecretForm,
 )
+from .two_factor_context import members_two_factor_context
 
 
 def _toast(response: HttpResponse, text: str, level: str = "success") -> HttpResponse:
@@ -194,6 +195,7 @@ def member_context(request, add_form, invite_form=None):
         "invitations": list(invitations.pending_invitations(tenant=request.tenant)) if can_admin else [],
         "roles": Role.choices,
         "can_admin": can_admin,
+        **members_two_factor_context(rows),
     }
 
 
