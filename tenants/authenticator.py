@@ -27,7 +27,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from . import crypto
-from .audit import Actor, audit_record
+from .audit import Actor, audit_person, audit_record
 from .models import Membership, RecoveryCode, Role, Tenant, TotpDevice, WebAuthnCredential
 from .signals import credentials_changed
 
@@ -47,15 +47,9 @@ class AlreadyEnrolled(Exception):
 # --- audit ---------------------------------------------------------------------------------------
 
 
-def _tenants_of(user) -> list[Tenant]:
-    ids = Membership.objects.with_scopes_disabled().filter(user=user).values("tenant_id")
-    return list(Tenant.objects.filter(pk__in=ids).order_by("pk"))
-
-
 def _audit(*, user, action: str, actor: Actor, after: dict) -> None:
     """One row in each workspace the person belongs to: each workspace's admins see it in their log."""
-    for tenant in _tenants_of(user):
-        audit_record(tenant=tenant, action=action, actor=actor, object_type="auth.user", object_id=user.pk, after=after)
+    audit_person(user=user, action=action, actor=actor, after=after)
 
 
 # --- the authenticator app ---------------------------------------------------------------------------

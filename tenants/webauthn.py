@@ -43,10 +43,10 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from .audit import Actor, audit_record
-from .models import WebAuthnCredential
+from . import authenticator, two_factor
+from .audit import Actor, audit_person
+from .models import RecoveryCode, WebAuthnCredential
 from .signals import credentials_changed
-from .sso import _tenants_of
 
 log = logging.getLogger(__name__)
 
@@ -168,8 +168,9 @@ def _as_json(credential) -> str:
     raise Refused("The security key's answer is missing.")
 
 
-def register(request, user, *, name, credential) -> WebAuthnCredential:
-    """Check the authenticator's answer to ``registration_options`` and keep the key."""
+def register(request, user, *, name, credential) -> tuple[WebAuthnCredential, list[str]]:
+    """Check the authenticator's answer to ``registration_options`` and keep the key. A first second
+    factor comes with a set of recovery codes (the answer's list, to show once; empty otherwise)."""
     name = clean_name(name)
     challenge = _take_challenge(request, _REGISTRATION, user)
     if WebAuthnCredential.objects.filter(user=user).count() >= MAX_KEYS:
@@ -185,6 +186,7 @@ def register(request, user, *, name, credential) -> WebAuthnCredential:
     transports = [t.value for t in (parsed.response.transports or [])]
     try:
         with transaction.atomic():
+            first = not two_factor.has_second_factor(user)
             key = WebAuthnCredential.objects.create(
                 user=user,
                 name=name,
@@ -193,11 +195,13 @@ def register(request, user, *, name, credential) -> WebAuthnCredential:
                 sign_count=verified.sign_count,
                 transports=transports,
             )
-            _audit(user, key, "accounts.two_factor.webauthn_added", after={"name": key.name, "transports": transports})
+            codes = authenticator.recovery_codes_replace(user) if first else []
+            after = {"name": key.name, "transports": transports, "recovery_codes": len(codes)}
+            _audit(user, key, "accounts.two_factor.webauthn_added", after=after)
     except IntegrityError as exc:
         raise Refused("This security key is already registered.") from exc
     credentials_changed.send(sender=WebAuthnCredential, user=user, request=request)
-    return key
+    return key, codes
 
 
 def remove(request, key: WebAuthnCredential) -> None:
@@ -205,21 +209,23 @@ def remove(request, key: WebAuthnCredential) -> None:
     with transaction.atomic():
         _audit(user, key, "accounts.two_factor.webauthn_removed", before={"name": key.name})
         key.delete()
+        if not two_factor.has_second_factor(user):
+            # The last second factor gone: its backup goes with it, as when the app is removed.
+            RecoveryCode.objects.filter(user=user).delete()
     credentials_changed.send(sender=WebAuthnCredential, user=user, request=request)
 
 
 def _audit(user, key: WebAuthnCredential, action: str, *, before=None, after=None) -> None:
     # The log is per workspace: the account's change is recorded in each one the person belongs to.
-    for tenant in _tenants_of([user]):
-        audit_record(
-            tenant=tenant,
-            action=action,
-            actor=Actor(user=user),
-            object_type="tenants.webauthncredential",
-            object_id=key.pk,
-            before=before,
-            after=after,
-        )
+    audit_person(
+        user=user,
+        action=action,
+        actor=Actor(user=user),
+        object_type="tenants.webauthncredential",
+        object_id=key.pk,
+        before=before,
+        after=after,
+    )
 
 
 # --- authentication (the second step of a sign-in) ----------------------------------------------

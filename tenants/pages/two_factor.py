@@ -14,12 +14,13 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_address import client_address
 from tenants import authenticator, login_throttle, two_factor
 from tenants.login_backends import LOCKED_UNTIL_ATTR
 
+from . import recovery_codes_next
 from .account import security_context
 from .two_factor_forms import (
     WRONG_CODE,
@@ -140,6 +141,15 @@ def _security_page(request, status: int, **forms) -> HttpResponse:
 def _recovery_codes_page(request, codes: list[str], *, enrolled: bool) -> HttpResponse:
     context = {"codes": codes, "enrolled": enrolled}
     return _no_store(render(request, "account/recovery_codes.html", context))
+
+
+@login_required
+@require_GET
+def recovery_codes_new(request):
+    codes = request.session.pop(recovery_codes_next.SESSION_KEY, None)
+    if not codes:
+        return redirect("account_security")  # shown once: a reload does not show them again
+    return _recovery_codes_page(request, codes, enrolled=True)
 
 
 @login_required

@@ -17,6 +17,7 @@ urlpatterns = [
         two_factor.recovery_codes_regenerate,
         name="two_factor_recovery_codes",
     ),
+    path("account/two-factor/recovery-codes/new/", two_factor.recovery_codes_new, name="two_factor_recovery_codes_new"),
     path("account/two-factor/remove/", two_factor.remove, name="two_factor_remove"),
     # Settings > Members (matched before the settings URLs, which governance/pages/urls.py includes).
     path("settings/members/two-factor/", two_factor_admin.require_two_factor, name="settings_require_two_factor"),

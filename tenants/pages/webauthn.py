@@ -8,19 +8,20 @@ The ceremony endpoints speak JSON to config/static/js/webauthn.js; a problem is 
 import json
 import math
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST
 
 from core.client_address import client_address
 from tenants import login_throttle, two_factor, webauthn
 from tenants.models import WebAuthnCredential
+
+from .recovery_codes_next import show_recovery_codes_next
 
 
 def webauthn_context(request) -> dict:
@@ -83,11 +84,13 @@ def register_options(request):
 def register(request):
     try:
         body = _body(request)
-        key = webauthn.register(request, request.user, name=body.get("name"), credential=body.get("credential"))
+        key, codes = webauthn.register(request, request.user, name=body.get("name"), credential=body.get("credential"))
     except webauthn.Refused as refused:
         return _error(refused.message, field=refused.field, status=refused.status)
     messages.success(request, f"Security key “{key.name}” added. Your other sessions were signed out.")
-    return JsonResponse({"id": key.pk, "name": key.name, "redirect": reverse("account_security")}, status=201)
+    # A first second factor's recovery codes are shown once, on the page the browser goes to next.
+    after = show_recovery_codes_next(request, codes) if codes else reverse("account_security")
+    return JsonResponse({"id": key.pk, "name": key.name, "redirect": after}, status=201)
 
 
 @login_required
@@ -152,14 +155,3 @@ def sign_in_verify(request):
             return _locked(until)
         return _error(refused.message, field=refused.field, status=refused.status)
     return JsonResponse({"redirect": two_factor.complete(request, pending, method=two_factor.WEBAUTHN)})
-
-
-@never_cache
-@require_GET
-def sign_in(request):
-    """The second step for an account whose only second factor is a key (the authenticator-app page,
-    /accounts/two-factor/, shows the same button beside its code field)."""
-    pending = two_factor.pending(request)
-    if pending is None:
-        return redirect(settings.LOGIN_URL)
-    return render(request, "account/webauthn_sign_in.html", {"pending_user": pending.user})

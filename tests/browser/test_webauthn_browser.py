@@ -87,6 +87,10 @@ def add_key(page, name):
     section(page).get_by_label("Name").fill(name)
     section(page).get_by_role("button", name="Add a security key").click()
     expect(page.locator(".messages")).to_contain_text(f"Security key “{name}” added.")
+    # A first second factor comes with its recovery codes, shown once before the security page.
+    expect(page.get_by_test_id("recovery-codes").locator("li")).to_have_count(10)
+    page.get_by_role("link", name="I have saved them").click()
+    page.wait_for_url(lambda url: urlsplit(url).path == "/account/security/")
 
 
 def test_a_key_added_on_the_security_page_signs_in_after_the_password(key_page, alice, screenshot):
