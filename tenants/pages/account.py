@@ -8,10 +8,12 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from .sessions import sessions_context
+
 
 def security_context(request) -> dict:
     """What every section of the security page needs; sections add theirs here."""
-    return {}
+    return {**sessions_context(request)}
 
 
 @login_required
