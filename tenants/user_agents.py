@@ -11,7 +11,7 @@ _BROWSERS = [
     ("Opera", re.compile(r"\bOPR/(\d+)")),
     ("Samsung Internet", re.compile(r"\bSamsungBrowser/(\d+)")),
     ("Firefox", re.compile(r"\b(?:Firefox|FxiOS)/(\d+)")),
-    ("Chrome", re.compile(r"\b(?:Chrome|CriOS)/(\d+)")),
+    ("Chrome", re.compile(r"\b(?:Chrome|CriOS|HeadlessChrome)/(\d+)")),
     ("Chromium", re.compile(r"\bChromium/(\d+)")),
     ("Safari", re.compile(r"\bVersion/(\d+)(?:\.\d+)*(?: Mobile/\S+)? Safari/")),
 ]

@@ -7,7 +7,8 @@ it at sign-in and on a password change), and the row holds that session's key, e
 it. A row is shown while its Django session exists, has not expired and still carries the account's
 current password hash (sessions a password change elsewhere has already shut out are not listed).
 
-Ending a session deletes Django's session row: that browser is signed out on its next request.
+Ending a session deletes Django's session row: that browser is signed out on its next request. A
+session whose row is gone signs out at its next refresh too, so none lives on unlisted.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def session_record(*, request, user) -> UserSession:
         session.save()
     previous = session.get(ROW_KEY)
     if previous is not None:  # signed in again over a signed-in session: it is the same browser
-        UserSession.objects.filter(pk=previous).delete()
+        UserSession.objects.filter(pk=previous, user=user).delete()
     row = UserSession.objects.create(
         user=user,
         session_key_ciphertext=crypto.encrypt(session.session_key),
@@ -88,6 +89,10 @@ def session_record(*, request, user) -> UserSession:
     )
     session[ROW_KEY] = row.pk
     session.pop(SEEN_KEY, None)  # the first refresh, after the sign-in's own response, notes a second factor
+    if not session.get_expire_at_browser_close():
+        # Django moves a session's expiry to SESSION_COOKIE_AGE from each save, and the refresh saves
+        # it once a minute: pinned here, a session still lasts that long from its sign-in, not its last use.
+        session.set_expiry(session.get_expiry_date())
     return row
 
 
@@ -120,7 +125,10 @@ def session_touch(request) -> None:
         row = UserSession.objects.create(user=user, **fields)
         session[ROW_KEY] = row.pk
     elif not UserSession.objects.filter(pk=row_id, user=user).update(**fields):
-        return  # ended while this request ran: its session is gone too, so nothing comes back
+        # Its row is gone, so the session was ended: while this request ran, or with a key that could
+        # no longer be read to delete it. Either way it signs out here rather than live on unlisted.
+        session.flush()
+        return
     session[SEEN_KEY] = _now_stamp()
 
 

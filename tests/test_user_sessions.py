@@ -179,6 +179,36 @@ def test_last_seen_and_address_are_refreshed_at_most_once_a_minute(alice, monkey
     assert row.last_seen_at == clock.now and row.address == "198.51.100.44"
 
 
+def test_refreshing_last_seen_does_not_stretch_the_session_past_two_weeks_from_sign_in(alice, monkeypatch):
+    clock = Clock(monkeypatch)
+    signed_in_at = clock.now
+    client = browser()
+
+    def expiry():
+        return Session.objects.get(session_key=client.session.session_key).expire_date
+
+    for _ in range(3):
+        clock.advance(days=4)
+        assert signed_in(client)
+    assert row_of(client).last_seen_at == clock.now  # used on day 12, and noted
+    assert abs(expiry() - (signed_in_at + timedelta(days=14))) < timedelta(seconds=5)
+    clock.now = signed_in_at + timedelta(days=14, seconds=10)
+    assert not signed_in(client)
+
+
+def test_a_session_whose_row_is_gone_signs_out_at_its_next_refresh(alice, monkeypatch):
+    clock = Clock(monkeypatch)
+    laptop, phone = browser(), browser()
+    assert signed_in(phone)
+    UserSession.objects.filter(pk=row_of(phone).pk).update(session_key_ciphertext="written-with-a-retired-key")
+    assert rows_on_page(laptop) == [str(row_of(laptop).pk)]  # its key cannot be read: not listed
+
+    clock.advance(seconds=61)
+    phone.get("/policies/")
+    assert not signed_in(phone)
+    assert signed_in(laptop)
+
+
 def test_requests_without_a_session_cost_no_query(alice, acme_key):
     api_client = Client(HTTP_AUTHORIZATION=f"Bearer {acme_key[1]}")
     api_client.get("/api/v1/ping/")  # the first use writes the key's last_used_at
@@ -351,6 +381,11 @@ def test_over_https_the_session_cookie_is_secure_httponly_and_samesite_lax(alice
             "Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36 (KHTML, like Gecko) "
             "Chrome/130.0.0.0 Safari/537.36",
             "Chrome 130 on ChromeOS",
+        ),
+        (
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 "
+            "Safari/537.36",
+            "Chrome 131 on Linux",
         ),
         ("curl/8.5.0", "curl 8"),
         ("python-requests/2.32.3", "python-requests 2"),
