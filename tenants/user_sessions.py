@@ -39,6 +39,8 @@ SEEN_KEY = "user_session_seen_at"
 SEEN_EVERY = timedelta(minutes=1)
 # Set by tenants/two_factor.py once a second factor completed the sign-in.
 TWO_FACTOR_METHOD_KEY = "two_factor_method"
+# On the request that signed in: the id of the row recorded for it.
+SIGNED_IN_ATTR = "signed_in_session_id"
 
 # How a session signed in, by the page that signed it in; a second factor that finished it says so instead.
 SIGN_IN_PAGES = {
@@ -88,22 +90,35 @@ def session_record(*, request, user) -> UserSession:
         **_fields_from(request),
     )
     session[ROW_KEY] = row.pk
-    session.pop(SEEN_KEY, None)  # the first refresh, after the sign-in's own response, notes a second factor
-    if not session.get_expire_at_browser_close():
-        # Django moves a session's expiry to SESSION_COOKIE_AGE from each save, and the refresh saves
-        # it once a minute: pinned here, a session still lasts that long from its sign-in, not its last use.
-        session.set_expiry(session.get_expiry_date())
+    session[SEEN_KEY] = _now_stamp()
+    setattr(request, SIGNED_IN_ATTR, row.pk)
+    _pin_expiry(session, session.get_expiry_date())
     return row
+
+
+def _pin_expiry(session, at) -> None:
+    # Django moves a session's expiry to SESSION_COOKIE_AGE from each save, and the refresh saves it
+    # once a minute: pinned, a session still lasts that long from its sign-in, not from its last use.
+    if at is not None and not session.get_expire_at_browser_close():
+        session.set_expiry(at)
 
 
 def session_touch(request) -> None:
     """Refresh the current session's row (last seen, address, key) if it is older than SEEN_EVERY.
 
     Called after every response; costs nothing for a session without a signed-in user and nothing
-    but the session read (which the request made anyway) while the row is fresh.
+    but the session read (which the request made anyway) while the row is fresh, as it is from sign-in.
     """
     session = getattr(request, "session", None)
     if session is None or session.session_key is None or session.get(SESSION_KEY) is None:
+        return
+    signed_in_now = getattr(request, SIGNED_IN_ATTR, None)
+    if signed_in_now is not None:
+        # This request signed in; a second factor that finished it is noted in the session after
+        # Django's signal, so it is recorded here.
+        method = session.get(TWO_FACTOR_METHOD_KEY)
+        if method in SignInMethod.values:
+            UserSession.objects.filter(pk=signed_in_now).update(sign_in_method=method)
         return
     seen = session.get(SEEN_KEY)
     if isinstance(seen, (int, float)) and _now_stamp() - seen < SEEN_EVERY.total_seconds():
@@ -116,14 +131,13 @@ def session_touch(request) -> None:
         "last_seen_at": timezone.now(),
         "session_key_ciphertext": crypto.encrypt(session.session_key),
     }
-    method = session.get(TWO_FACTOR_METHOD_KEY)
-    if method in SignInMethod.values:
-        fields["sign_in_method"] = method
     row_id = session.get(ROW_KEY)
     if row_id is None:
-        # Signed in before sessions were listed: list it from now on.
+        # Signed in before sessions were listed: list it from now on, ending when it would have.
         row = UserSession.objects.create(user=user, **fields)
         session[ROW_KEY] = row.pk
+        stored = Session.objects.filter(session_key=session.session_key).values_list("expire_date", flat=True)
+        _pin_expiry(session, stored.first())
     elif not UserSession.objects.filter(pk=row_id, user=user).update(**fields):
         # Its row is gone, so the session was ended: while this request ran, or with a key that could
         # no longer be read to delete it. Either way it signs out here rather than live on unlisted.
@@ -208,7 +222,7 @@ def session_end(*, request, session_id: int) -> UserSession:
 
 def sessions_end_others(*, user, request=None) -> int:
     """End every session of ``user`` but ``request``'s own (all of them when request is None)."""
-    current = _rekey_current(request) if request is not None and request.user == user else None
+    current = _rekey_current(request) if request is not None and getattr(request, "user", None) == user else None
     return _end(list(UserSession.objects.filter(user=user).exclude(pk=current)))
 
 

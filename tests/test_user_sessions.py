@@ -12,14 +12,19 @@ from http.cookies import SimpleCookie
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.db import connection
+from django.http import HttpResponse
 from django.test import Client, RequestFactory, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tenants import user_sessions
+from tenants import two_factor, user_sessions
 from tenants.models import UserSession
+from tenants.session_middleware import SessionActivityMiddleware
 from tenants.signals import credentials_changed
 from tenants.user_agents import describe
 
@@ -136,25 +141,38 @@ def test_a_session_signed_in_before_sessions_were_listed_appears_on_its_next_req
     client.force_login(alice)
     UserSession.objects.all().delete()
     session = client.session
-    del session[user_sessions.ROW_KEY]
+    del session[user_sessions.ROW_KEY], session[user_sessions.SEEN_KEY]
+    session.set_expiry(None)  # as Django left it: no expiry of its own
     session.save()
+    expires = Session.objects.get(session_key=session.session_key).expire_date - timedelta(days=3)
+    Session.objects.filter(session_key=session.session_key).update(expire_date=expires)
 
     assert signed_in(client)
+    assert Session.objects.get(session_key=client.session.session_key).expire_date == expires
     row = UserSession.objects.get(user=alice)
     assert row.browser == "Firefox 133 on Windows"
     assert rows_on_page(client) == [str(row.pk)]
 
 
 def test_a_sign_in_finished_by_a_second_factor_says_so(alice):
+    # The second step's own pages call two_factor.complete; here it runs inside the middleware directly.
+    request = RequestFactory().post("/account/two-factor/verify/", HTTP_USER_AGENT=FIREFOX_WINDOWS)
+    request.session = SessionStore()
+    request.user = AnonymousUser()
+    pending = two_factor.PendingSignIn(user=alice, backend=settings.AUTHENTICATION_BACKENDS[0], next_url="/")
+
+    def finish(request):
+        two_factor.complete(request, pending, method=two_factor.TOTP)
+        return HttpResponse()
+
+    SessionActivityMiddleware(finish)(request)
+    request.session.save()
+
     client = Client()
-    client.force_login(alice)  # as tenants/two_factor.complete does, then it notes the method
-    session = client.session
-    session["two_factor_method"] = "totp"
-    session.pop(user_sessions.SEEN_KEY, None)
-    session.save()
-    client.get(PAGE)
+    client.cookies[settings.SESSION_COOKIE_NAME] = request.session.session_key
     assert row_of(client).get_sign_in_method_display() == "Password and authenticator app"
-    assert "Password and authenticator app" in client.get(PAGE).text
+    page = client.get(PAGE).text
+    assert "Password and authenticator app" in page and "Firefox 133 on Windows" in page
 
 
 # --- last seen: at most one write a minute -------------------------------------------------------
