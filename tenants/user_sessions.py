@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.signals import user_logged_in, user_logged_out
 from django.contrib.sessions.backends.db import SessionStore
@@ -224,6 +225,16 @@ def sessions_end_others(*, user, request=None) -> int:
     """End every session of ``user`` but ``request``'s own (all of them when request is None)."""
     current = _rekey_current(request) if request is not None and getattr(request, "user", None) == user else None
     return _end(list(UserSession.objects.filter(user=user).exclude(pk=current)))
+
+
+def clear_expired() -> int:
+    """Rows of sessions that have certainly expired, for the daily retention pass.
+
+    A session lasts SESSION_COOKIE_AGE from its sign-in, or at most from its last save, and a session
+    saved was seen within SEEN_EVERY; rows of people who never open the list would otherwise stay.
+    """
+    cutoff = timezone.now() - timedelta(seconds=settings.SESSION_COOKIE_AGE) - SEEN_EVERY
+    return UserSession.objects.filter(last_seen_at__lte=cutoff).delete()[0]
 
 
 @receiver(user_logged_in, dispatch_uid="tenants.user_sessions.signed_in")

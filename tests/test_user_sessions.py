@@ -22,6 +22,7 @@ from django.test import Client, RequestFactory, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from governance.tasks import apply_retention
 from tenants import two_factor, user_sessions
 from tenants.models import UserSession
 from tenants.session_middleware import SessionActivityMiddleware
@@ -212,6 +213,23 @@ def test_refreshing_last_seen_does_not_stretch_the_session_past_two_weeks_from_s
     assert abs(expiry() - (signed_in_at + timedelta(days=14))) < timedelta(seconds=5)
     clock.now = signed_in_at + timedelta(days=14, seconds=10)
     assert not signed_in(client)
+
+
+def test_rows_of_expired_sessions_are_cleared_by_the_daily_pass(alice, monkeypatch):
+    clock = Clock(monkeypatch)
+    idle = row_of(browser()).pk
+    clock.advance(days=4)
+    busy = browser()
+    for _ in range(2):
+        clock.advance(days=4)
+        assert signed_in(busy)
+    assert apply_retention().endswith("; 0 expired session rows cleared")
+
+    clock.advance(days=2, minutes=2)  # the idle one was last seen two weeks ago: it has expired
+    assert apply_retention().endswith("; 1 expired session rows cleared")
+    assert signed_in(busy)
+    assert list(UserSession.objects.values_list("pk", flat=True)) == [row_of(busy).pk]
+    assert idle != row_of(busy).pk
 
 
 def test_a_session_whose_row_is_gone_signs_out_at_its_next_refresh(alice, monkeypatch):
