@@ -189,16 +189,18 @@ def sessions_of(request) -> tuple[list[UserSession], int | None]:
     """The signed-in user's live sessions, most recently used first, and the current one's id.
 
     Rows whose session has expired, was signed out or was shut out by a password change are
-    deleted here rather than by a sweep: nobody else reads them.
+    deleted here as well as by the daily pass: nobody else reads them.
     """
-    current = _rekey_current(request)
+    current = request.session.get(ROW_KEY)
     rows = list(UserSession.objects.filter(user=request.user))
+    mine = [row for row in rows if row.pk == current]
+    if mine and _key_of(mine[0]) != request.session.session_key:
+        _rekey_current(request)  # rotated since its last refresh: ending it from elsewhere needs the new key
     live, dead = _live(request.user, [row for row in rows if row.pk != current])
     if dead:
         UserSession.objects.filter(pk__in=[row.pk for row in dead]).delete()
-    live.extend(row for row in rows if row.pk == current)
-    live.sort(key=lambda row: (row.pk != current, -row.last_seen_at.timestamp()))
-    return live, current
+    live.sort(key=lambda row: -row.last_seen_at.timestamp())
+    return mine + live, current if mine else None
 
 
 def _end(rows) -> int:

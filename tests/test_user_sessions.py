@@ -283,6 +283,17 @@ def test_end_all_other_sessions_keeps_only_this_one(alice, bob):
     assert list(UserSession.objects.filter(user=alice).values_list("pk", flat=True)) == [row_of(laptop).pk]
 
 
+def test_a_session_whose_key_rotated_can_still_be_ended_at_once(alice):
+    laptop, phone = browser(), browser()
+    session = laptop.session
+    session.cycle_key()  # as any page that rotates the key after sign-in does
+    laptop.cookies[settings.SESSION_COOKIE_NAME] = session.session_key
+    assert rows_on_page(laptop)[0] == str(row_of(laptop).pk)  # still this session, rekeyed
+
+    phone.post(f"/account/sessions/{row_of(laptop).pk}/end/")
+    assert not signed_in(laptop)
+
+
 def test_another_persons_session_is_a_404_and_stays_signed_in(alice, bob, charlie):
     alices, bobs, charlies = browser("alice"), browser("bob"), browser("charlie")
     for theirs in (row_of(bobs).pk, row_of(charlies).pk, 999_999):
