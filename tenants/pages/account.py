@@ -13,7 +13,9 @@ from .sessions import sessions_context
 
 def security_context(request) -> dict:
     """What every section of the security page needs; sections add theirs here."""
-    return {**sessions_context(request)}
+    context: dict = {}
+    context.update(sessions_context(request))
+    return context
 
 
 @login_required
