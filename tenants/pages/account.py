@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from .sessions import sessions_context
 from .two_factor_context import two_factor_context
 from .webauthn import webauthn_context
 
@@ -17,6 +18,7 @@ def security_context(request) -> dict:
     return {
         **two_factor_context(request),
         **webauthn_context(request),
+        **sessions_context(request),
     }
 
 
