@@ -24,8 +24,8 @@ def _stat(html: str, label: str) -> int:
 
 
 def _chart(html: str, name: str) -> dict:
-    match = re.search(rf'<script id="overview-{name}-data" type="application/json">(.*?)</script>', html, re.S)
-    data = json.loads(match.group(1))
+    match = re.search(rf'<canvas id="overview-{name}-chart" data-series="([^"]*)"', html)
+    data = json.loads(html_lib.unescape(match.group(1)))
     return {s["action"]: s["data"] for s in data["series"]} | {"labels": data["labels"]}
 
 

@@ -1,5 +1,5 @@
 // Draws the overview's two charts, runs by final action and violating evaluations by action, as
-// stacked bars from the JSON each embeds (json_script: {labels, series: [{action, label, data}]});
+// stacked bars from the JSON in each canvas's data-series ({labels, series: [{action, label, data}]});
 // redrawn after an htmx swap of the period. The same numbers are in the table under each chart, for
 // screen readers and pages read without JavaScript.
 (function () {
@@ -18,9 +18,8 @@
 
   function draw(canvas) {
     if (typeof window.Chart === "undefined") return;
-    const source = document.getElementById(canvas.dataset.chart);
-    if (!source) return;
-    const data = JSON.parse(source.textContent);
+    if (!canvas.dataset.series) return;
+    const data = JSON.parse(canvas.dataset.series);
     const previous = charts.get(canvas);
     if (previous) previous.destroy();
     const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
@@ -55,7 +54,7 @@
   }
 
   function drawAll(root) {
-    (root || document).querySelectorAll("canvas[data-chart]").forEach(draw);
+    (root || document).querySelectorAll("canvas[data-series]").forEach(draw);
   }
 
   document.addEventListener("DOMContentLoaded", () => drawAll(document));
