@@ -70,7 +70,7 @@ def _stat(page, section: str, label: str) -> int:
     return int(card.locator(".gr-stat-value").inner_text())
 
 
-def test_each_chart_draws_stacked_bars_whose_sums_are_the_numbers_beside_it(browser_page, sign_in, busy):
+def test_each_chart_draws_stacked_bars_whose_sums_are_the_numbers_beside_it(browser_page, sign_in, screenshot, busy):
     page = browser_page
     sign_in(page, "alice", PASSWORD, next_path="/")
     runs = _drawn(page, "overview-runs-chart")
@@ -89,6 +89,8 @@ def test_each_chart_draws_stacked_bars_whose_sums_are_the_numbers_beside_it(brow
     assert evaluations["type"] == "bar" and evaluations["stacked"] == [True, True]
     assert evaluations["series"] == [["Warning evaluations", 2, None], ["Blocking evaluations", 6, None]]
     assert [_stat(page, "evaluations", label) for label in ("Violations", "Warnings", "Blocks")] == [8, 2, 6]
+    page.wait_for_timeout(400)  # the bars' entry animation, before the picture
+    screenshot(page, "overview-charts")
 
     # The table under each chart says the same, its last row the totals.
     page.get_by_text("Show the runs as a table").click()
@@ -107,7 +109,7 @@ def test_each_chart_draws_stacked_bars_whose_sums_are_the_numbers_beside_it(brow
 
 
 def test_an_empty_workspace_shows_how_to_connect_and_its_button_makes_a_key_with_the_snippet(
-    browser_page, sign_in, live_server
+    browser_page, sign_in, screenshot, live_server
 ):
     _workspace()
     page = browser_page
@@ -124,6 +126,7 @@ def test_an_empty_workspace_shows_how_to_connect_and_its_button_makes_a_key_with
         'with groundrule.Client().run(agent_name="my-agent") as run:'
     )
     assert page.locator("canvas").count() == 0
+    screenshot(page, "overview-connect")
 
     # Reached from the keyboard, as every other button.
     button = page.get_by_role("button", name="Create an API key")
@@ -136,6 +139,7 @@ def test_an_empty_workspace_shows_how_to_connect_and_its_button_makes_a_key_with
         assert ApiKey.objects.get().scope == "agent"
     expect(page.locator("#snippet-sdk-setup")).to_contain_text(f"export GROUNDRULE_API_KEY={key}")
     expect(page.locator("#snippet-otlp")).to_contain_text(f"Authorization=Bearer%20{key}")
+    screenshot(page, "api-key-new-with-snippet")
 
     # The snippet's copy button copies the snippet as shown.
     page.get_by_role("button", name="Copy the SDK setup commands").click()
