@@ -272,9 +272,7 @@ class Span(models.Model):
         ordering = ["run", "id"]
         indexes = [
             # The API's check that a named parent is not another run's span.
-            models.Index(
-                fields=["tenant", "span_id"], name="span_tenant_span_id", condition=~models.Q(span_id="")
-            ),
+            models.Index(fields=["tenant", "span_id"], name="span_tenant_span_id", condition=~models.Q(span_id="")),
         ]
 
     @property

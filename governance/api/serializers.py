@@ -2,8 +2,8 @@
 
 from functools import partial
 
-from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from django.core.validators import RegexValidator
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from core.api.contract import represented_rows_with

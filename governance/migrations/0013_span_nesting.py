@@ -4,25 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('governance', '0012_score_audit_auditor'),
-        ('tenants', '0013_two_factor'),
+        ("governance", "0012_score_audit_auditor"),
+        ("tenants", "0013_two_factor"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='span',
-            name='parent_span_id',
+            model_name="span",
+            name="parent_span_id",
             field=models.CharField(blank=True, max_length=64, null=True),
         ),
         migrations.AddField(
-            model_name='span',
-            name='span_id',
-            field=models.CharField(blank=True, default='', max_length=64),
+            model_name="span",
+            name="span_id",
+            field=models.CharField(blank=True, default="", max_length=64),
         ),
         migrations.AddIndex(
-            model_name='span',
-            index=models.Index(condition=models.Q(('span_id', ''), _negated=True), fields=['tenant', 'span_id'], name='span_tenant_span_id'),
+            model_name="span",
+            index=models.Index(
+                condition=models.Q(("span_id", ""), _negated=True),
+                fields=["tenant", "span_id"],
+                name="span_tenant_span_id",
+            ),
         ),
     ]

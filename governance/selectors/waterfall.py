@@ -12,7 +12,7 @@ from typing import Any
 
 # Nice steps for the axis ticks, in milliseconds: 1-2-5 from 1 ms, then minutes and hours.
 _STEPS_MS = [
-    *(m * 10**e for e in range(0, 5) for m in (1, 2, 5)),
+    *(m * 10**e for e in range(5) for m in (1, 2, 5)),
     60_000,
     120_000,
     300_000,
