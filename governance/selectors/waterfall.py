@@ -10,22 +10,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-# Nice steps for the axis ticks, in milliseconds: 1-2-5 from 1 ms, then minutes and hours.
+# Nice steps for the axis ticks, in milliseconds: 1-2-5 up to seconds, then what clocks use.
 _STEPS_MS = [
-    *(m * 10**e for e in range(5) for m in (1, 2, 5)),
-    60_000,
-    120_000,
-    300_000,
-    600_000,
-    900_000,
-    1_800_000,
-    3_600_000,
-    7_200_000,
-    21_600_000,
-    43_200_000,
-    86_400_000,
+    *(m * 10**e for e in range(4) for m in (1, 2, 5)),
+    10_000,
+    15_000,
+    30_000,
+    *(m * 60_000 for m in (1, 2, 5, 10, 15, 30)),
+    *(h * 3_600_000 for h in (1, 2, 3, 6, 12, 24, 48, 168)),
 ]
-MAX_TICKS = 8
+MAX_TICKS = 6
 MAX_INDENT = 8  # deeper spans are drawn at this depth: the bars keep their room
 HOVER_CHARS = 400
 
@@ -68,7 +62,7 @@ def tick_label(ms: int, step: int) -> str:
         return f"{ms} ms"
     if step < 60_000:
         return f"{ms / 1000:g} s"
-    if step < 3_600_000:
+    if step < 3_600_000 and ms < 3_600_000:
         return f"{ms / 60_000:g} min"
     return f"{ms / 3_600_000:g} h"
 
