@@ -126,14 +126,15 @@ def test_the_duration_in_the_summary_is_the_one_the_timeline_shows(alice, timed_
     assert 'Run took <strong class="gr-wf-total">10.0 s</strong>' in html
     assert "recorded outside the run" not in html
     ticks = re.findall(r'<span class="gr-wf-tick" style="left: ([\d.]+)%">([^<]+)</span>', html)
-    assert ticks == [(f"{p:.3f}", label) for p, label in zip(range(0, 101, 20), ["0", "2 s", "4 s", "6 s", "8 s", "10 s"])]
+    labels = ["0", "2 s", "4 s", "6 s", "8 s", "10 s"]
+    assert ticks == [(f"{p:.3f}", label) for p, label in zip(range(0, 101, 20), labels, strict=True)]
 
 
 def test_hovering_a_span_shows_its_attributes_and_details_open_without_javascript(alice, timed_run):
     html = signed_in(alice).get(f"/runs/{timed_run.pk}/?tab=trace").content.decode()
     root = next(r for r in rows(html) if r["span_id"] == "root")["text"]
     assert 'title="{&quot;step&quot;: &quot;plan&quot;}"' in root
-    assert "<details class=\"gr-wf-span\">" in root and "<summary" in root
+    assert '<details class="gr-wf-span">' in root and "<summary" in root
     assert "Started <time" in root and "ended +4.0 s" in root
 
 
