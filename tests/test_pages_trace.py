@@ -125,6 +125,7 @@ def test_the_duration_in_the_summary_is_the_one_the_timeline_shows(alice, timed_
     assert "<dt>Duration</dt><dd>10.0 s</dd>" in html
     assert 'Run took <strong class="gr-wf-total">10.0 s</strong>' in html
     assert "recorded outside the run" not in html
+    assert "3 spans · 1 grounding report · 2 phase decisions" in html
     ticks = re.findall(r'<span class="gr-wf-tick" style="left: ([\d.]+)%">([^<]+)</span>', html)
     labels = ["0", "2 s", "4 s", "6 s", "8 s", "10 s"]
     assert ticks == [(f"{p:.3f}", label) for p, label in zip(range(0, 101, 20), labels, strict=True)]

@@ -89,6 +89,14 @@ class Trace:
         return self.axis.total_ms
 
     @property
+    def report_markers(self) -> int:
+        return sum(1 for m in self.markers if m.kind == "report")
+
+    @property
+    def phase_markers(self) -> int:
+        return sum(1 for m in self.markers if m.kind == "phase")
+
+    @property
     def first_span(self) -> int:
         return self.page * SPANS_PER_PAGE + 1
 
