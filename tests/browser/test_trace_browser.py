@@ -168,7 +168,8 @@ def test_the_waterfall_is_drawn_without_javascript_and_in_dark_mode(chromium, li
     dark_page.goto(f"/runs/{timed_run}/?tab=trace")
     assert_drawn_to_scale(dark_page)
     colours = dark_page.evaluate(
-        """() => ['.gr-wf-bar--tool', '.gr-wf-grid'].map(s => getComputedStyle(document.querySelector(s)).backgroundColor)"""
+        """() => ['.gr-wf-bar--tool', '.gr-wf-grid']
+            .map(s => getComputedStyle(document.querySelector(s)).backgroundColor)"""
     )
     bar, grid = colours
     assert bar != grid and bar not in ("rgba(0, 0, 0, 0)", "transparent")
