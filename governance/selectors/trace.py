@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max, Min
+from django.db.models import Count, Max, Min
 from django.db.models.functions import Coalesce
 
 from ..accumulated import reports_accumulated
@@ -164,21 +164,11 @@ def _measured(audit: ScoreAudit | None) -> list[float | None]:
 
 
 def run_trace(*, run: Run, page: int = 0) -> Trace:
-    """Spans, grounding reports, score audits and phase decisions of a run on one time axis. Eight
-    queries (the reports' source texts are the fifth), whatever the run holds: spans come a page
-    (SPANS_PER_PAGE) at a time, in order of start; the axis is the whole run's on every page."""
-    span_count = Span.objects.filter(run=run).count()
-    page = max(0, min(page, max(0, span_count - 1) // SPANS_PER_PAGE))
-    offset = page * SPANS_PER_PAGE
-    spans = list(
-        Span.objects.filter(run=run)
-        .annotate(starts=Coalesce("started_at", "created_at"))
-        .order_by("starts", "id")[offset : offset + SPANS_PER_PAGE]
-    )
-    # The axis reaches every span of the run, not only this page's: one aggregate.
-    span_bounds = Span.objects.filter(run=run).aggregate(
-        first=Min(Coalesce("started_at", "created_at")), last=Max(Coalesce("ended_at", "started_at", "created_at"))
-    )
+    """Spans, grounding reports, score audits and phase decisions of a run on one time axis. Six queries
+    (the reports' source texts are the fifth), seven or eight for a run of more than one page of spans,
+    whatever the run holds: spans come a page (SPANS_PER_PAGE) at a time, in order of start; the axis
+    is the whole run's on every page."""
+    spans, span_count, span_bounds, page = _span_page(run, page)
     reports = attach_sources(GroundingReport.objects.filter(run=run).order_by("seq"))
     audits = {a.report_id: a for a in ScoreAudit.objects.filter(run=run)}
     decisions = list(Decision.objects.filter(run=run).order_by("id"))
@@ -239,13 +229,33 @@ def run_trace(*, run: Run, page: int = 0) -> Trace:
         ticks=axis.ticks(),
         span_count=span_count,
         page=page,
-        more=offset + len(spans) < span_count,
+        more=page * SPANS_PER_PAGE + len(spans) < span_count,
         run_ms=run.duration_ms if run.ended_at else None,
     )
 
 
 # At one instant: before_workflow first, then spans, reports, and after_workflow last (it judges them).
 _PHASE_ORDER = {Phase.BEFORE: 0, Phase.MID: 2, Phase.AFTER: 3}
+
+
+def _span_page(run: Run, page: int) -> tuple[list[Span], int, dict, int]:
+    """The page's spans in order of start, how many the run has, the first start and last end over all
+    of them (the axis), and the page number, kept within the pages there are. A run whose spans fit
+    on the first page is read in one query; a bigger one adds an aggregate."""
+    rows = Span.objects.filter(run=run).annotate(starts=Coalesce("started_at", "created_at")).order_by("starts", "id")
+    spans = list(rows[page * SPANS_PER_PAGE : (page + 1) * SPANS_PER_PAGE + 1])
+    if page == 0 and len(spans) <= SPANS_PER_PAGE:
+        return spans, len(spans), {}, 0  # every span is here: the items reach them all
+    every = Span.objects.filter(run=run).aggregate(
+        count=Count("id"),
+        first=Min(Coalesce("started_at", "created_at")),
+        last=Max(Coalesce("ended_at", "started_at", "created_at")),
+    )
+    last_page = max(0, every["count"] - 1) // SPANS_PER_PAGE
+    if page > last_page:  # past the end: the last page
+        page = last_page
+        spans = list(rows[page * SPANS_PER_PAGE : (page + 1) * SPANS_PER_PAGE])
+    return spans[:SPANS_PER_PAGE], every["count"], every, page
 
 
 def _in_time_order(i: TraceItem) -> tuple:
