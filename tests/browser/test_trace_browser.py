@@ -145,7 +145,9 @@ def test_bars_markers_and_indentation_follow_the_spans_times(browser_page, sign_
     screenshot(page, "trace-waterfall")
 
 
-def test_the_waterfall_is_drawn_without_javascript_and_in_dark_mode(chromium, live_server, timed_run, dark_page):
+def test_the_waterfall_is_drawn_without_javascript_and_in_dark_mode(
+    chromium, live_server, timed_run, dark_page, screenshot
+):
     from django.test import Client
 
     client = Client()
@@ -174,9 +176,10 @@ def test_the_waterfall_is_drawn_without_javascript_and_in_dark_mode(chromium, li
     bar, grid = colours
     assert bar != grid and bar not in ("rgba(0, 0, 0, 0)", "transparent")
     assert dark_page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
+    screenshot(dark_page, "trace-waterfall-dark", full_page=False)
 
 
-def test_the_demos_runs_draw_one_consistent_timeline(browser_page, sign_in):
+def test_the_demos_runs_draw_one_consistent_timeline(browser_page, sign_in, screenshot):
     call_command("seed_demo", "--runs", "4", stdout=StringIO())
     with scopes_disabled():
         run = (
@@ -210,3 +213,4 @@ def test_the_demos_runs_draw_one_consistent_timeline(browser_page, sign_in):
     lefts = [box(m)["x"] for m in markers.all()]
     assert lefts == sorted(lefts) and lefts[-1] > lefts[-2]
     assert (lefts[-1] + box(markers.last)["width"] / 2 - track["x"]) / track["width"] == pytest.approx(1.0, abs=0.01)
+    screenshot(page, "trace-demo", full_page=False)
