@@ -17,9 +17,7 @@ of one call counted:
 
 - ping (the baseline), start, report_shared (into the shared run), report_own (into a run of a
   few reports), complete (a run with one report with sources; the after_workflow verifier runs
-  inline, as in bench/load.py), run_read (the shared run over the API; it does not change between
-  the timed reads, so each finds the run's rows kept by core/api/row_cache.py, the best case: in
-  bench/load.py a read also builds the rows reported since the process last read it), page (the dashboard's runs
+  inline, as in bench/load.py), run_read (the shared run over the API), page (the dashboard's runs
   page), check (an on-demand grounding check: the verifier).
 
 Prints one line per operation with its CPU ms, wall ms, queries and ratio to ping, then

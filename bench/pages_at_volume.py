@@ -1,4 +1,4 @@
-"""The runs and violations pages on a tenant with 100,000 runs and 1,000,000 evaluations, on PostgreSQL.
+"""The runs, violations and overview pages on a tenant with 100,000 runs and 1,000,000 evaluations, on PostgreSQL.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/gr_bench .venv/bin/python bench/pages_at_volume.py \
         [--runs 100000] [--evaluations-per-run 10] [--reps 15] [--keep]
@@ -49,6 +49,8 @@ PAGES = [
     ("violations: filtered block + agent", "/violations/?action=block&agent=agent-4"),
     ("violations: filtered pending + policy", "/violations/?review_state=pending&policy=Grounding+policy+1"),
     ("violations: an older page", "/violations/?before={violation_middle}"),
+    ("overview: last 24 hours", "/"),
+    ("overview: last 30 days", "/?period=30d"),
 ]
 
 

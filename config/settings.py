@@ -125,12 +125,16 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Keeps each signed-in session's "last seen" on the account security page (docs/sign-in.md).
+    "tenants.session_middleware.SessionActivityMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "tenants.middleware.TenantScopeMiddleware",
     # Turns a sign-in refused by the throttle (tenants/login_throttle.py) into its 429 answer.
     "tenants.middleware.SignInLockMiddleware",
+    # A member of a workspace that requires two-factor authentication, without it, sees only enrolment.
+    "tenants.two_factor_middleware.TwoFactorRequiredMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -185,13 +189,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 #: DATABASE_PREPARED_STATEMENTS: prepare the hot paths' statements once per PostgreSQL connection; `0` behind a pooler
 #:   that cannot keep them (PgBouncer before 1.21, or without `max_prepared_statements`).
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
-# What each process keeps of long answers' rows (a run's reports and evaluations), keyed by their
-# version on PostgreSQL (core/api/row_cache.py); 0 turns it off. Counted as the rows' JSON size, a
-# kept list as much again: the dicts take about three times that in memory (32 MiB: at most ~100 MB
-# a process; ~50,000 evaluations, or half that in lists read again and again).
-#: ROW_CACHE_BYTES: what each web process keeps of run details' rows (PostgreSQL), counted as their JSON size; up to
-#:   about three times that in memory; `0` turns it off.
-ROW_CACHE_BYTES = int(os.environ.get("ROW_CACHE_BYTES", str(32 * 1024 * 1024)))
 
 # Read replica (docs/deploy.md). Heavy reads (dashboard lists and details, exports) go to it;
 # writes, reads in a writing request, and a user's reads for REPLICA_STICKY_SECONDS after their
@@ -533,6 +530,9 @@ OIDC_ALLOWED_DOMAINS = [
 ]
 #: OIDC_ONLY: true turns password sign-in off; the sign-in page shows only the SSO button
 OIDC_ONLY = env_bool("OIDC_ONLY", False)
+#: OIDC_TRUSTS_MFA: true when the identity provider enforces a second factor itself: SSO sign-ins skip Groundrule's
+#:   second step and satisfy a workspace's require-2FA rule (docs/two-factor.md)
+OIDC_TRUSTS_MFA = env_bool("OIDC_TRUSTS_MFA", False)
 #: OIDC_GROUPS_CLAIM: the ID token (or userinfo) claim listing a person's groups (empty: groups give no roles)
 OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "").strip()
 #: OIDC_GROUP_ROLES: comma-separated GROUP=WORKSPACE-SLUG:ROLE grants, e.g. "gr-acme-admins=acme:admin"
@@ -543,6 +543,15 @@ if OIDC_ONLY and not OIDC_ISSUER:
     raise ImproperlyConfigured("OIDC_ONLY=true turns password sign-in off, but no OIDC_ISSUER is set to sign in with.")
 if OIDC_ISSUER and not {"openid", "email"} <= set(OIDC_SCOPES):
     raise ImproperlyConfigured("OIDC_SCOPES must include openid and email (the account is matched by email).")
+# --- Security keys and passkeys (tenants/webauthn.py, docs/security-keys.md) -------------------
+# A key is bound to the relying party ID it was registered for: changing it later makes every key
+# registered so far unusable. Unset, the host name the dashboard is reached at is used.
+#: WEBAUTHN_RP_ID [the request's host name]: the domain security keys are registered for,
+#:   e.g. `groundrule.example.com`; changing it makes the keys registered so far unusable
+WEBAUTHN_RP_ID = os.environ.get("WEBAUTHN_RP_ID", "").strip().lower()
+#: WEBAUTHN_ORIGINS [the request's scheme and host]: comma-separated origins a key's answer may come from,
+#:   e.g. `https://groundrule.example.com`
+WEBAUTHN_ORIGINS = [o.strip().rstrip("/") for o in os.environ.get("WEBAUTHN_ORIGINS", "").split(",") if o.strip()]
 # Mail goes through SMTP when EMAIL_HOST is set, else to the console (the process's standard output,
 # which is where `make run` shows invitation emails). EMAIL_BACKEND names any other Django backend.
 # Django 6.1 reads mail settings from MAILERS; these variables fill its default mailer.

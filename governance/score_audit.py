@@ -28,10 +28,17 @@ from tenants.models import Tenant
 from webhooks.events import SCORE_AUDIT_ALERT
 from webhooks.services import webhook_emit
 
-from .models import AgentScoreAuditDay, GroundingReport, ScoreAudit
+from .models import AgentScoreAuditDay, GroundingReport, Run, ScoreAudit
 
 INFLATION_WINDOW_DAYS = 7
-MIN_CORRELATION_SAMPLES = 10
+# Under this many audited reports a mean is "too few to judge": no correlation, no "needs attention",
+# and a day's dot is drawn hollow (docs/score-audit.md, "Reading it").
+MIN_SAMPLES = 10
+MIN_CORRELATION_SAMPLES = MIN_SAMPLES
+# An agent needs attention when the 95% interval of its mean gap (reported − measured) lies wholly
+# above this: the verifier under-reads paraphrase, so an honest agent shows some gap (docs/score-audit.md).
+ATTENTION_GAP = 0.2
+Z95 = 1.96
 LOCAL = "local"
 LLM_AUDITOR = "llm"
 AUDITORS = (LOCAL, LLM_AUDITOR)
@@ -237,6 +244,28 @@ class Totals:
         return round((self.sum_reported - self.sum_measured) / self.audited, 4) if self.audited else None
 
     @property
+    def inflation_interval(self) -> tuple[float, float] | None:
+        """The 95% interval of the mean gap (normal approximation, the gaps' sample variance from the
+        sums); None under two samples, where no spread can be estimated."""
+        n = self.audited
+        if n < 2:
+            return None
+        sum_gap = self.sum_reported - self.sum_measured
+        sum_gap_sq = self.sum_reported_sq - 2 * self.sum_products + self.sum_measured_sq
+        variance = max(0.0, (sum_gap_sq - sum_gap * sum_gap / n) / (n - 1))
+        mean, margin = sum_gap / n, Z95 * math.sqrt(variance / n)
+        return round(mean - margin, 4), round(mean + margin, 4)
+
+    @property
+    def few_samples(self) -> bool:
+        return self.audited < MIN_SAMPLES
+
+    @property
+    def needs_attention(self) -> bool:
+        interval = self.inflation_interval
+        return not self.few_samples and interval is not None and interval[0] > ATTENTION_GAP
+
+    @property
     def correlation(self) -> float | None:
         """Pearson's r of reported with measured; None under 10 samples or with no variance."""
         n = self.audited
@@ -335,6 +364,7 @@ def _window(qs, since: date | None, until: date | None):
 
 
 def _figures(agent_name: str, totals: Totals, auditor: str) -> dict:
+    interval = totals.inflation_interval
     return {
         "agent_name": agent_name,
         "auditor": auditor,
@@ -344,8 +374,60 @@ def _figures(agent_name: str, totals: Totals, auditor: str) -> dict:
         "reported_mean": totals.reported_mean,
         "measured_mean": totals.measured_mean,
         "inflation": totals.inflation,
+        "inflation_low": interval[0] if interval else None,
+        "inflation_high": interval[1] if interval else None,
+        "few_samples": totals.few_samples,
+        "needs_attention": totals.needs_attention,
         "correlation": totals.correlation,
     }
+
+
+def day_margin(audited: int) -> float | None:
+    """Half the width of a day's band: the 95% interval a mean of ``audited`` scores between 0 and 1
+    needs at the widest (standard deviation 0.5), so it depends on the count alone and is never falsely
+    narrow for a day of two alike samples."""
+    return round(min(1.0, Z95 * 0.5 / math.sqrt(audited)), 4) if audited else None
+
+
+def _day_figures(row: AgentScoreAuditDay) -> dict:
+    n = row.audited
+    return {
+        "date": row.date.isoformat(),
+        "audited": n,
+        "reported_mean": round(row.sum_reported / n, 4) if n else None,
+        "measured_mean": round(row.sum_measured / n, 4) if n else None,
+        "inflation": round((row.sum_reported - row.sum_measured) / n, 4) if n else None,
+        "margin": day_margin(n),
+        "few_samples": n < MIN_SAMPLES,
+    }
+
+
+def agent_days(
+    *, tenant: Tenant, agent_name: str, auditor: str = LOCAL, since: date | None = None, until: date | None = None
+) -> list[dict]:
+    """One agent's figures per day (UTC) as one auditor measured them: a row per day with any audit,
+    one query over at most one row a day."""
+    rows = _window(
+        AgentScoreAuditDay.objects.filter(tenant=tenant, agent_name=agent_name, auditor=auditor), since, until
+    )
+    return [_day_figures(row) for row in rows.order_by("date")]
+
+
+def every_day(days: list[dict], since: date, until: date) -> list[dict]:
+    """``days`` with each missing day of since..until in place, its figures None: a gap, not a zero."""
+    by_date = {d["date"]: d for d in days}
+    count = (until - since).days + 1
+    dates = [(since + timedelta(days=i)).isoformat() for i in range(count)]
+    empty = {"audited": 0, "reported_mean": None, "measured_mean": None, "inflation": None, "margin": None}
+    return [by_date.get(d) or {"date": d, **empty, "few_samples": True} for d in dates]
+
+
+def agent_known(*, tenant: Tenant, agent_name: str) -> bool:
+    """Whether the tenant has this agent: by its runs or, once retention removed those, its daily sums."""
+    return (
+        Run.objects.filter(tenant=tenant, agent_name=agent_name).exists()
+        or AgentScoreAuditDay.objects.filter(tenant=tenant, agent_name=agent_name).exists()
+    )
 
 
 def agent_summary(
@@ -355,22 +437,13 @@ def agent_summary(
     rows = _window(
         AgentScoreAuditDay.objects.filter(tenant=tenant, agent_name=agent_name, auditor=auditor), since, until
     )
-    by_day = [
-        {
-            "date": row.date.isoformat(),
-            "audited": row.audited,
-            "reported_mean": round(row.sum_reported / row.audited, 4) if row.audited else None,
-            "measured_mean": round(row.sum_measured / row.audited, 4) if row.audited else None,
-            "inflation": round((row.sum_reported - row.sum_measured) / row.audited, 4) if row.audited else None,
-        }
-        for row in rows.order_by("date")
-    ]
+    by_day = agent_days(tenant=tenant, agent_name=agent_name, auditor=auditor, since=since, until=until)
     return {**_figures(agent_name, _totals(rows), auditor), "by_day": by_day}
 
 
 def agents_summary(*, tenant: Tenant, since: date | None = None, until: date | None = None) -> list[dict]:
-    """Every audited agent with its figures, one row per auditor that measured it, the most inflated
-    first (agents with no audit last)."""
+    """Every audited agent with its figures, one row per auditor that measured it, in one grouped
+    query: those needing attention first, then by inflation, largest first (agents with no audit last)."""
     rows = _window(AgentScoreAuditDay.objects.filter(tenant=tenant), since, until)
     grouped = (
         rows.values("agent_name", "auditor")
@@ -381,7 +454,14 @@ def agents_summary(*, tenant: Tenant, since: date | None = None, until: date | N
         _figures(g["agent_name"], Totals(**{name: g[name] or 0 for name in _SUMS}), g["auditor"]) for g in grouped
     ]
     return sorted(
-        agents, key=lambda a: (a["inflation"] is None, -(a["inflation"] or 0.0), a["agent_name"], a["auditor"])
+        agents,
+        key=lambda a: (
+            not a["needs_attention"],
+            a["inflation"] is None,
+            -(a["inflation"] or 0.0),
+            a["agent_name"],
+            a["auditor"],
+        ),
     )
 
 

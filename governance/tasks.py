@@ -7,7 +7,7 @@ from django.db import OperationalError
 from core.partitions import MONTHS_AHEAD
 from core.partitions import ensure_partitions as partitions_ensure
 from outbox.tasks import OutboxTask
-from tenants import login_throttle
+from tenants import login_throttle, user_sessions
 
 from .audit_publish import checkpoints_publish
 from .judgements import decision_judge
@@ -63,7 +63,11 @@ def ensure_partitions(*, months_ahead: int = MONTHS_AHEAD) -> list[str]:
 def apply_retention() -> str:
     results = retention_apply()
     cleared = login_throttle.clear_expired()
-    return f"retention applied for {len(results)} tenants; {cleared} spent sign-in counts cleared"
+    sessions = user_sessions.clear_expired()
+    return (
+        f"retention applied for {len(results)} tenants; {cleared} spent sign-in counts cleared; "
+        f"{sessions} expired session rows cleared"
+    )
 
 
 # From beat every AUDIT_CHECKPOINT_INTERVAL_SECONDS (config/settings.py): signed audit heads, published

@@ -6,5 +6,5 @@ class TenantsConfig(AppConfig):
 
     def ready(self):
         # Imported for their side effects: the deployment checks register, the sign-in throttle's
-        # signal receivers connect.
-        from . import checks, login_backends  # noqa: F401
+        # and the session list's signal receivers connect.
+        from . import checks, login_backends, user_sessions  # noqa: F401

@@ -12,7 +12,7 @@ from core.context import current_request_id
 from core.deletion import BATCH, delete_by_ids
 
 from . import chain
-from .models import AuditCheckpoint, AuditEvent, Tenant
+from .models import AuditCheckpoint, AuditEvent, Membership, Tenant
 
 SECRET_MASK = "••••••"
 _SECRET_FIELDS = {"value", "key", "api_key", "secret", "password", "ciphertext", "key_hash", "token"}
@@ -249,3 +249,26 @@ def audit_log_prune(*, tenant, before: datetime, dry_run: bool = False, batch: i
             removed += delete_by_ids(AuditEvent, ids)
             _allow_prune(connection, False)
     return AuditPrune(removed, checkpoint)
+
+
+def workspaces_of(users) -> list[Tenant]:
+    """The workspaces any of ``users`` belongs to: the log is per workspace, so a change to a person's
+    own account (their sign-in, their second factors) is recorded in each of theirs."""
+    ids = Membership.objects.with_scopes_disabled().filter(user__in=users).values("tenant_id")
+    return list(Tenant.objects.filter(pk__in=ids).order_by("pk"))
+
+
+def audit_person(
+    *, user, action: str, actor: Actor, object_type: str = "auth.user", object_id: Any = None, before=None, after=None
+) -> None:
+    """One row in each workspace ``user`` belongs to, so each workspace's admins see it in their log."""
+    for tenant in workspaces_of([user]):
+        audit_record(
+            tenant=tenant,
+            action=action,
+            actor=actor,
+            object_type=object_type,
+            object_id=user.pk if object_id is None else object_id,
+            before=before,
+            after=after,
+        )

@@ -353,3 +353,39 @@ class WebAuthnCredential(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class SignInMethod(models.TextChoices):
+    """How a listed session signed in: by the page that signed it in, or the second factor that finished it."""
+
+    PASSWORD = "password", "Password"
+    SSO = "sso", "Single sign-on"
+    INVITATION = "invitation", "Invitation link"
+    TOTP = "totp", "Password and authenticator app"
+    RECOVERY_CODE = "recovery_code", "Password and recovery code"
+    WEBAUTHN = "webauthn", "Password and security key"
+
+
+class UserSession(models.Model):
+    """One browser signed in as a person, as listed on their security page (docs/sign-in.md).
+
+    tenants/user_sessions.py keeps these beside Django's own session rows. The session key is a
+    credential, so it is stored encrypted (tenants/crypto.py) and read only to end that session; the
+    page names a session by this row's id. The browser finds its own row by the id kept in its session.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="signed_in_sessions")
+    session_key_ciphertext = models.TextField()
+    user_agent = models.CharField(max_length=300, blank=True)
+    browser = models.CharField(max_length=100, blank=True)
+    address = models.CharField(max_length=45, blank=True)
+    sign_in_method = models.CharField(max_length=20, blank=True, choices=SignInMethod.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-last_seen_at", "-pk"]
+        indexes = [models.Index(fields=["user", "-last_seen_at"], name="user_session_user_seen")]
+
+    def __str__(self) -> str:
+        return f"{self.browser or 'Session'} of {self.user}"

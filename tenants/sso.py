@@ -30,17 +30,12 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from . import invitations, services
-from .audit import Actor, audit_record
+from .audit import Actor, audit_person, audit_record, workspaces_of
 from .models import Membership, Role, Tenant
 from .oidc import Identity, Refused
 from .permissions import RANK
 
 log = logging.getLogger(__name__)
-
-
-def _tenants_of(users) -> list[Tenant]:
-    ids = Membership.objects.with_scopes_disabled().filter(user__in=users).values("tenant_id")
-    return list(Tenant.objects.filter(pk__in=ids).order_by("pk"))
 
 
 def _domain_allowed(email: str) -> bool:
@@ -159,15 +154,12 @@ def sign_in(identity: Identity):
     invitations.invitations_accept_for_email(email=email, user=user)
     _apply_group_roles(user, granted)
     actor = Actor(user=user)
-    for tenant in _tenants_of([user]):
-        audit_record(
-            tenant=tenant,
-            action="accounts.sso.signed_in",
-            actor=actor,
-            object_type="auth.user",
-            object_id=user.pk,
-            after={"email": email, "issuer": identity.issuer, "subject": identity.subject, "account_created": created},
-        )
+    audit_person(
+        user=user,
+        action="accounts.sso.signed_in",
+        actor=actor,
+        after={"email": email, "issuer": identity.issuer, "subject": identity.subject, "account_created": created},
+    )
     log.info("SSO sign-in: %s (sub %s, account created: %s)", email, identity.subject, created)
     return user, created
 
@@ -179,7 +171,7 @@ def record_refusal(refusal: Refused) -> int:
     email = invitations.normalise_email(claims.get("email"))
     tenants: dict[int, Tenant] = {}
     if email:
-        for tenant in _tenants_of(invitations.accounts_for_email(email)) + invitations.pending_invitation_tenants(
+        for tenant in workspaces_of(invitations.accounts_for_email(email)) + invitations.pending_invitation_tenants(
             email
         ):
             tenants[tenant.pk] = tenant

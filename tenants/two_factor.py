@@ -18,6 +18,10 @@ from django.utils import timezone
 
 PENDING_KEY = "two_factor_pending"
 PENDING_TTL = timedelta(minutes=5)
+# How this session signed in, for the require-2FA rule: "sso" when the identity provider vouched for
+# the second factor (OIDC_TRUSTS_MFA), else the second factor's method (set by ``complete``).
+METHOD_KEY = "two_factor_method"
+SSO_TRUSTED = "sso"
 
 TOTP = "totp"
 RECOVERY_CODE = "recovery_code"
@@ -91,5 +95,26 @@ def complete(request, sign_in: PendingSignIn, *, method: str) -> str:
     """
     request.session.pop(PENDING_KEY, None)
     login(request, sign_in.user, backend=sign_in.backend)
-    request.session["two_factor_method"] = method
+    request.session[METHOD_KEY] = method
     return sign_in.next_url
+
+
+def mark_sso_trusted(request) -> None:
+    """After ``login``: this session's second factor was the identity provider's (OIDC_TRUSTS_MFA)."""
+    request.session[METHOD_KEY] = SSO_TRUSTED
+
+
+def enrolment_required_by(request) -> list:
+    """The workspaces that make this signed-in person enrol a second factor before anything else.
+
+    Any of their workspaces that requires it counts, not only the current one: a session can switch
+    workspaces, and one that requires it should not be reachable by switching from one that does not.
+    A sign-in through single sign-on counts as two-factor while OIDC_TRUSTS_MFA says the identity
+    provider enforces it.
+    """
+    requiring = [m.tenant for m in getattr(request, "memberships", None) or [] if m.tenant.require_two_factor]
+    if not requiring:
+        return []
+    if settings.OIDC_TRUSTS_MFA and request.session.get(METHOD_KEY) == SSO_TRUSTED:
+        return []
+    return [] if has_second_factor(request.user) else requiring

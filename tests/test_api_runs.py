@@ -19,9 +19,13 @@ from api_support import (
 )
 from django.utils import timezone
 from django_scopes import scopes_disabled
+from rest_framework.test import APIClient
 
 from governance.models import Decision, Evaluation, GroundingReport, Run
+from governance.selectors.run_list import SORT_VALUES, SORTS
 from governance.services import FAILED_RUN_REASON
+from tenants import services as tenant_services
+from tenants.audit import Actor
 
 pytestmark = pytest.mark.django_db
 
@@ -579,3 +583,106 @@ def test_evaluations_are_cursor_paginated_without_gaps_or_repeats(api, history):
     assert set(first) == {"next", "previous", "results"}
     assert len(first["results"]) == 2 and "cursor=" in first["next"]
     assert [e["id"] for e in pages] == expected
+
+
+# --- Sorting the runs list ---------------------------------------------------------------------
+
+
+def _sortable_runs(tenant, count=23) -> list[Run]:
+    """Runs with many ties in every sortable column, started in id order (some at the same moment)."""
+    start = timezone.now() - timedelta(days=1)
+    runs = []
+    with scopes_disabled():
+        for i in range(count):
+            started = start + timedelta(minutes=i // 3)
+            runs.append(
+                Run.objects.create(
+                    tenant=tenant,
+                    agent_name=("alpha", "beta", "gamma")[i % 3],
+                    workflow_name=("", "ingest")[i % 2],
+                    final_action=("allow", "warn", "block", "allow")[i % 4],
+                    started_at=started,
+                    ended_at=None if i % 5 == 0 else started + timedelta(seconds=(i % 3) + 1),
+                    report_count=i % 3,
+                    worst_score=None if i % 4 == 0 else (0.5, 0.9)[i % 2],
+                    judge_cost=(0.0, 0.01)[i % 2],
+                )
+            )
+    return runs
+
+
+def _expected(runs: list[Run], value: str) -> list[int]:
+    """The order the sort promises, computed here from the rows: ties by id, empty values last, newest first."""
+    descending = value.startswith("-")
+    sort = SORTS[value.removeprefix("-")]
+    newest = sorted(runs, key=lambda r: -r.pk)
+    if value == "-started":
+        return [r.pk for r in newest]
+    if sort.ranked:
+        ranks = sort.ranked[::-1] if descending else sort.ranked
+        return [r.pk for rank in ranks for r in newest if r.final_action == rank]
+    present = [r for r in runs if getattr(r, sort.column) is not None]
+    ordered = sorted(present, key=lambda r: (getattr(r, sort.column), r.pk), reverse=descending)
+    return [r.pk for r in ordered] + [r.pk for r in newest if getattr(r, sort.column) is None]
+
+
+def test_the_sorts_are_the_dashboards(api):
+    assert set(SORT_VALUES) == {
+        *"action score reports duration cost agent workflow started".split(),
+        *"-action -score -reports -duration -cost -agent -workflow -started".split(),
+    }
+
+
+@pytest.mark.parametrize("value", SORT_VALUES)
+def test_every_sort_orders_the_runs_across_pages_without_gaps_or_repeats(api, acme, globex, value):
+    runs = _sortable_runs(acme)
+    _sortable_runs(globex, count=5)  # another tenant's, with the same values: never listed
+    with scopes_disabled():
+        runs = list(Run.objects.filter(tenant=acme))  # duration_ms as stored
+    listed = all_pages(api, f"/api/v1/runs/?sort={value}&page_size=4")
+    assert [r["id"] for r in listed] == _expected(runs, value)
+    first = api.get(f"/api/v1/runs/?sort={value}&page_size=4").json()
+    assert first["previous"] is None and f"sort={value.replace('+', '%2B')}" in first["next"]
+
+
+def test_a_sort_keeps_the_filters_and_pages_by_the_same_rule(api, acme):
+    runs = _sortable_runs(acme)
+    listed = all_pages(api, "/api/v1/runs/?sort=-score&agent=beta&page_size=2")
+    with scopes_disabled():
+        betas = list(Run.objects.filter(tenant=acme, agent_name="beta"))
+    assert [r["id"] for r in listed] == _expected(betas, "-score")
+    assert len(listed) == sum(1 for r in runs if r.agent_name == "beta")
+    assert api.get("/api/v1/runs/?sort=score&page_size=0").status_code == 400
+
+
+@pytest.mark.parametrize("value", ["size", "-", "--score", "Score", "started_at", ""])
+def test_an_unknown_sort_is_a_400_naming_sort(api, acme, value):
+    _sortable_runs(acme, count=2)
+    response = api.get("/api/v1/runs/", {"sort": value})
+    assert response.status_code == 400
+    problem = response.json()["sort"][0]
+    assert problem == "Must not be empty." if value == "" else "-duration" in problem and "agent" in problem
+
+
+def test_a_tampered_or_foreign_sort_cursor_is_a_400(api, acme):
+    _sortable_runs(acme)
+    by_score = api.get("/api/v1/runs/?sort=score&page_size=3").json()["next"]
+    cursor = by_score.split("cursor=")[1].split("&")[0]
+    assert api.get(f"/api/v1/runs/?sort=score&page_size=3&cursor={cursor}").status_code == 200
+    # The score cursor holds a number: as the cursor of a sort by agent name it is not one.
+    response = api.get(f"/api/v1/runs/?sort=agent&page_size=3&cursor={cursor}")
+    assert response.status_code == 400 and response.json() == {"cursor": ["Invalid cursor."]}
+    for bad in ("AAAA", "W1siYSJdXQ==", "WzAsInRleHQiLDVd"):  # not JSON, not a key, text for a number
+        response = api.get(f"/api/v1/runs/?sort=reports&cursor={bad}")
+        assert response.status_code == 400 and response.json() == {"cursor": ["Invalid cursor."]}
+    assert api.get("/api/v1/runs/?sort=started&cursor=WzAsIjIwMjYtMTMtNDVUMDA6MDA6MDArMDA6MDAiLDVd").status_code == 400
+
+
+def test_an_agent_key_sorts_only_its_own_runs(acme):
+    _sortable_runs(acme, count=4)  # started by no key of this agent
+    _, raw = tenant_services.api_key_create(tenant=acme, name="agent", actor=Actor.system("tests"), scope="agent")
+    agent = APIClient()
+    agent.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    own = [start_run(agent, agent_name="zeta") for _ in range(3)]
+    listed = all_pages(agent, "/api/v1/runs/?sort=agent&page_size=2")
+    assert [r["id"] for r in listed] == sorted(own)

@@ -77,7 +77,10 @@ def test_one_agents_figures_and_days(api, acme):
         "reported_mean": 0.95,
         "measured_mean": 0.45,
         "inflation": 0.5,
+        "margin": 0.98,  # one sample: the band spans nearly all of 0..1
+        "few_samples": True,
     }
+    assert body["few_samples"] is True and body["needs_attention"] is False
     windowed = api.get(f"/api/v1/agents/research-agent/score-audit/?since={today.isoformat()}").json()
     assert windowed["audited_reports"] == 1 and len(windowed["by_day"]) == 1
 
@@ -100,6 +103,27 @@ def test_every_agent_most_inflated_first(api, acme):
     agents = api.get("/api/v1/score-audit/").json()["agents"]
     assert [a["agent_name"] for a in agents] == ["inflating", "honest", "new"]
     assert agents[2]["inflation"] is None and agents[2]["not_auditable"] == 2
+
+
+def test_an_agent_needing_attention_comes_before_a_larger_gap_from_one_sample(api, acme):
+    for agent in ("one-sample", "steady-inflater", "noisy"):
+        _run(api, agent)
+    _day(acme, "one-sample", date.today(), [(1.0, 0.0)])
+    # Twelve reports, each 0.45 above what was measured: an interval of the mean gap well above 0.2.
+    _day(acme, "steady-inflater", date.today(), [(0.9 - i * 0.01, 0.45 - i * 0.01) for i in range(12)])
+    # Twelve reports whose gaps swing from −0.4 to +0.9: a mean of 0.25, an interval reaching below 0.2.
+    _day(acme, "noisy", date.today(), [(0.9, 0.0), (0.5, 0.9)] * 6)
+    listed = api.get("/api/v1/score-audit/").json()["agents"]
+    agents = {a["agent_name"]: a for a in listed}
+    assert [a["agent_name"] for a in listed] == ["steady-inflater", "one-sample", "noisy"]
+    steady, one, noisy = agents["steady-inflater"], agents["one-sample"], agents["noisy"]
+    assert steady["needs_attention"] and not steady["few_samples"] and steady["audited_reports"] == 12
+    assert steady["inflation_low"] == pytest.approx(0.45, abs=1e-3) and steady["inflation_high"] == pytest.approx(
+        0.45, abs=1e-3
+    )
+    assert one["few_samples"] and not one["needs_attention"] and one["inflation_low"] is None
+    assert noisy["inflation"] == pytest.approx(0.25, abs=1e-3)
+    assert not noisy["few_samples"] and noisy["inflation_low"] < 0.2 and not noisy["needs_attention"]
 
 
 def test_another_tenants_agent_is_a_404_and_never_listed(api, other_api, acme, globex):

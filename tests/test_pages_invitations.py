@@ -445,10 +445,11 @@ def test_a_member_of_another_workspace_joins_a_second_one_and_can_switch(admin, 
 
 def test_the_members_page_reads_pending_invitations_in_one_query(admin, acme, django_assert_num_queries):
     invite(admin, "first@example.com")
-    with django_assert_num_queries(5):  # session, user, memberships, members, invitations
+    # session, user, memberships, members, who of them has two-factor, invitations
+    with django_assert_num_queries(6):
         admin.get("/settings/members/")
     for i in range(10):
         invite(admin, f"person{i}@example.com")
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         page = admin.get("/settings/members/").text
     assert page.count('<th scope="row">person') == 10

@@ -158,6 +158,21 @@ def test_a_tampered_cursor_is_the_first_page_not_an_error(alice, acme, cursor):
     assert _run_ids(response.content.decode()) == _expected(runs, "score", False)
 
 
+@pytest.mark.parametrize(
+    ("key", "cursor"),
+    [
+        ("reports", "WzAsIngiLDVd"),  # [0, "x", 5]: text where a count goes
+        ("agent", "WzAsMS41LDVd"),  # [0, 1.5, 5]: a number where a name goes
+        ("started", "WzAsIjIwMjYtMTMtNDVUMDA6MDA6MDArMDA6MDAiLDVd"),  # month 13
+    ],
+)
+def test_a_cursor_of_the_wrong_kind_for_the_sort_is_the_first_page(alice, acme, key, cursor):
+    runs = _runs(acme, 6)
+    response = signed_in(alice).get(f"/runs/?sort={key}&cursor={cursor}")
+    assert response.status_code == 200
+    assert _run_ids(response.content.decode()) == _expected(runs, key, False)
+
+
 def test_an_unknown_sort_is_newest_first(alice, acme):
     runs = _runs(acme, 5)
     html = signed_in(alice).get("/runs/?sort=-password").content.decode()

@@ -46,7 +46,7 @@ def test_the_page_shows_each_default_as_the_settings_read_it():
     }
     assert rows["API_RATE_LIMIT"].startswith("| `API_RATE_LIMIT` | `1200/min` | ")
     assert rows["HTTPS"].startswith("| `HTTPS` | `0` | ")
-    assert rows["ROW_CACHE_BYTES"].startswith("| `ROW_CACHE_BYTES` | `33554432` | ")
+    assert rows["LOGIN_FAILURE_LIMIT"].startswith("| `LOGIN_FAILURE_LIMIT` | `5` | ")
     assert rows["METRICS_TOKEN"].startswith("| `METRICS_TOKEN` | empty | ")
     assert rows["DATABASE_URL"].startswith("| `DATABASE_URL` | SQLite in `var/` | ")
 

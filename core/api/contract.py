@@ -180,29 +180,19 @@ def represented_rows(serializer_class: type[ModelSerializer], queryset) -> list[
     read over the API took three quarters of that answer's time through the model and the
     serializer's per-field calls (docs/benchmarks.md, bench/load.py).
     """
-    return represented_rows_with(serializer_class, queryset)[0]
-
-
-def represented_rows_with(
-    serializer_class: type[ModelSerializer], queryset, extra: tuple[str, ...] = ()
-) -> tuple[list[dict], list[tuple]]:
-    """``represented_rows``, and for each row the values of the ``extra`` columns or annotations
-    (its id and version for core/api/row_cache.py), read by the same query."""
     plan = _row_plan(serializer_class)
     names = [name for name, _, _ in plan]
     as_text = {f"_{column}_text": Cast(column, models.TextField()) for _, column, how in plan if how is _json_loads}
     selected = [f"_{column}_text" if how is _json_loads else column for _, column, how in plan]
     converted = [(i, _converter(how)) for i, (_, _, how) in enumerate(plan) if how is not None]
-    rows = list(queryset.annotate(**as_text).values_list(*selected, *extra))
+    rows = list(queryset.annotate(**as_text).values_list(*selected))
     if not rows:
-        return [], []
-    width = len(selected)
+        return []
     # Column by column: one call per converted column, not a loop over every cell.
     columns = list(zip(*rows, strict=True))
     for i, convert in converted:
         columns[i] = _converted_column(columns[i], convert)
-    dicts = [dict(zip(names, values, strict=True)) for values in zip(*columns[:width], strict=True)]
-    return dicts, [row[width:] for row in rows] if extra else [()] * len(rows)
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 def known_query(request, allowed) -> None:

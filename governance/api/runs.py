@@ -22,6 +22,7 @@ from governance.models import Run
 from policies.selectors import grounding_context_for
 from tenants.models import KeyScope
 
+from . import run_sort
 from .serializers import (
     CompleteIn,
     GroundingIn,
@@ -83,9 +84,12 @@ class RunListView(TenantAPIView):
         answer = {"run_id": run.pk, "id": run.pk, "status": run.status, "decision": body}
         return Response(represented(RunStartOut, answer), status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses=RunOut(many=True))
+    @extend_schema(parameters=[run_sort.SORT_PARAMETER], responses=RunOut(many=True))
     def get(self, request):
-        rows = filtered(RunFilter, request, _visible_runs(request, self.tenant))
+        rows = filtered(RunFilter, request, _visible_runs(request, self.tenant), also=(*PAGE_PARAMETERS, "sort"))
+        chosen = run_sort.requested_sort(request)
+        if chosen is not None:
+            return run_sort.sorted_runs(request, rows, *chosen, represent=lambda page: represented_list(RunOut, page))
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response(represented_list(RunOut, page))

@@ -14,7 +14,6 @@ from core.api.base import TenantAPIView
 from core.api.contract import known_query
 from core.api.fields import StrictSerializer, UnitScoreField
 from governance import score_audit
-from governance.models import AgentScoreAuditDay, Run
 from policies.categories.grounding import GROUNDING_RULES
 from tenants import services as tenant_services
 from tenants.audit import Actor
@@ -60,6 +59,19 @@ class AgentFiguresOut(serializers.Serializer):
     reported_mean = serializers.FloatField(allow_null=True)
     measured_mean = serializers.FloatField(allow_null=True)
     inflation = serializers.FloatField(allow_null=True, help_text="Mean of reported − measured.")
+    inflation_low = serializers.FloatField(
+        allow_null=True, help_text="Lower end of the 95% interval of the mean gap; null under 2 samples."
+    )
+    inflation_high = serializers.FloatField(
+        allow_null=True, help_text="Upper end of the 95% interval of the mean gap; null under 2 samples."
+    )
+    few_samples = serializers.BooleanField(
+        help_text=f"Fewer than {score_audit.MIN_SAMPLES} audited reports: too few to judge."
+    )
+    needs_attention = serializers.BooleanField(
+        help_text=f"{score_audit.MIN_SAMPLES} or more audited reports and the 95% interval of the mean gap wholly "
+        f"above {score_audit.ATTENTION_GAP}."
+    )
     correlation = serializers.FloatField(allow_null=True, help_text="Pearson's r; null under 10 samples.")
 
 
@@ -69,6 +81,10 @@ class DayOut(serializers.Serializer):
     reported_mean = serializers.FloatField(allow_null=True)
     measured_mean = serializers.FloatField(allow_null=True)
     inflation = serializers.FloatField(allow_null=True)
+    margin = serializers.FloatField(
+        allow_null=True, help_text="Half the width of the day's 95% band around each mean (from the count alone)."
+    )
+    few_samples = serializers.BooleanField(help_text=f"Fewer than {score_audit.MIN_SAMPLES} audited reports that day.")
 
 
 class AgentScoreAuditOut(AgentFiguresOut):
@@ -168,11 +184,7 @@ class AgentScoreAuditView(TenantAPIView):
     def get(self, request, agent_name: str):
         if len(agent_name) > 200 or "\x00" in agent_name:  # no such agent can exist
             raise NotFound("No runs of this agent.")
-        # Known by its runs or, once retention removed those, by the daily sums the list shows it by.
-        if not (
-            Run.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
-            or AgentScoreAuditDay.objects.filter(tenant=self.tenant, agent_name=agent_name).exists()
-        ):
+        if not score_audit.agent_known(tenant=self.tenant, agent_name=agent_name):
             raise NotFound("No runs of this agent.")
         since, until = _window(request, also=("auditor",))
         auditor = request.query_params.get("auditor") or score_audit.LOCAL

@@ -1,12 +1,10 @@
 """The runs API's bodies: strict inputs (``...In``) and the outputs every answer goes through (``...Out``)."""
 
-from functools import partial
-
 from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from core.api.contract import represented_rows_with
+from core.api.contract import represented_rows
 from core.api.fields import (
     JSONObjectField,
     SafeJSONField,
@@ -14,7 +12,6 @@ from core.api.fields import (
     StrictSerializer,
     UnitScoreField,
 )
-from core.api.row_cache import cached_rows
 from governance.accumulated import Accumulated, accumulate
 from governance.models import Action, Evaluation, GroundingReport, Phase, Run, Span, joined_sources
 from policies.categories.grounding_context import MODES, WHEN_AVAILABLE
@@ -193,30 +190,23 @@ class _ReportColumns(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-def _report_rows_with(run_id: int, queryset, extra: tuple[str, ...]) -> tuple[list[dict], list[tuple]]:
-    rows, extras = represented_rows_with(_ReportColumns, queryset, extra)
-    sources = joined_sources([(run_id, row["source_refs"]) for row in rows])
+def report_rows(run: Run) -> list[dict]:
+    """Every report of the run as ReportOut gives them, in seq order, for the deprecated whole body
+    (`?expand=all`), read as rows (`represented_rows`)."""
+    queryset = GroundingReport.objects.filter(run=run).order_by("seq")
+    rows = represented_rows(_ReportColumns, queryset)
+    sources = joined_sources([(run.pk, row["source_refs"]) for row in rows])
     names = ReportOut.Meta.fields
-    reports = [
+    return [
         {name: joined if name == "sources" else row[name] for name in names}
         for row, joined in zip(rows, sources, strict=True)
     ]
-    return reports, extras
-
-
-def report_rows(run: Run) -> list[dict]:
-    """Every report of the run as ReportOut gives them, in seq order, for the deprecated whole body
-    (`?expand=all`), read as rows (`represented_rows`). Each report is built once per process
-    (core/api/row_cache.py): reports never change, and that body is unbounded."""
-    queryset = GroundingReport.objects.filter(run=run).order_by("seq")
-    return cached_rows("report", queryset, partial(_report_rows_with, run.pk))
 
 
 def evaluations_of(run: Run) -> list[dict]:
     """Every evaluation of the run as EvaluationOut gives them, in id order, for the deprecated whole
-    body, each built once per version of its row (a review writes a new one: core/api/row_cache.py)."""
-    evaluations = run.evaluations.order_by("id")
-    return cached_rows("evaluation", evaluations, partial(represented_rows_with, EvaluationOut))
+    body (`?expand=all`)."""
+    return represented_rows(EvaluationOut, run.evaluations.order_by("id"))
 
 
 class RunCountsOut(serializers.Serializer):

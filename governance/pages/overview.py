@@ -1,5 +1,7 @@
-"""The overview: runs, warns and blocks over a chosen period, and what is violated most."""
+"""The overview: runs by final action and violations over a chosen period, what is violated most, and
+for a tenant with no run yet, how to connect its first agent."""
 
+import json
 from urllib.parse import urlencode
 
 from django.urls import reverse
@@ -8,6 +10,7 @@ from django.views.decorators.http import require_GET
 from core.pages import render_page
 from core.routing import reads_replica
 from governance import selectors
+from tenants.pages.connect import connect_context
 from tenants.permissions import require_role
 
 
@@ -23,15 +26,27 @@ def overview(request):
     def violations_url(**params) -> str:
         return f"{reverse('violation_list')}?{urlencode({**params, 'since': since})}"
 
+    def runs_url(**params) -> str:
+        return f"{reverse('run_list')}?{urlencode({**params, 'since': since})}"
+
+    runs_by_action = stats.runs_by_action
     context = {
         "stats": stats,
         "periods": [(key, label) for key, (_, _, label) in selectors.PERIODS.items()],
-        "chart": stats.chart_data(),
+        # JSON in the canvas's data-series attribute, not a json_script: htmx drops <script> elements
+        # from what it swaps in (allowScriptTags is off, for the Content-Security-Policy).
+        "chart": {name: json.dumps(data) for name, data in stats.chart_data().items()},
+        "run_series": [
+            {"action": action, "label": label, "count": runs_by_action[action], "url": runs_url(final_action=action)}
+            for action, label in selectors.RUN_SERIES
+        ],
         "violations_url": violations_url(),
         "warns_url": violations_url(action="warn"),
         "blocks_url": violations_url(action="block"),
-        "runs_url": f"{reverse('run_list')}?{urlencode({'since': since})}",
+        "runs_url": runs_url(),
         "top_policies": [{**p, "url": violations_url(policy=p["name"])} for p in stats.top_policies],
         "top_agents": [{**a, "url": violations_url(agent=a["name"])} for a in stats.top_agents],
     }
+    if not stats.has_runs:
+        context.update(connect_context(request))
     return render_page(request, "overview.html", context, fragment="dashboard")

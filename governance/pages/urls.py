@@ -2,13 +2,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from tenants.pages.oidc import SignInView
+from tenants.pages.sessions import PasswordChangeView
 
 from . import audit, overview, replay, runs, score_audit, violations
 
 urlpatterns = [
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password/", PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("", overview.overview, name="overview"),
     path("runs/", runs.run_list, name="run_list"),

@@ -7,7 +7,7 @@ from ..accumulated import run_accumulated
 from .evidence import citation_parts, evaluation_evidence
 from .governance_tab import run_governance, run_shadow_violations
 from .lists import audit_list, next_pending, violation_counts, violation_list
-from .overview import DEFAULT_PERIOD, PERIODS, overview_stats
+from .overview import DEFAULT_PERIOD, EVALUATION_SERIES, PERIODS, RUN_SERIES, overview_stats
 from .retrieval import Retrieval
 from .run_list import SORTS, parse_sort, run_list
 from .trace import run_trace
@@ -15,7 +15,9 @@ from .violations import violation_evidence
 
 __all__ = [
     "DEFAULT_PERIOD",
+    "EVALUATION_SERIES",
     "PERIODS",
+    "RUN_SERIES",
     "SORTS",
     "Retrieval",
     "audit_list",

@@ -13,6 +13,7 @@ index range scan per action, as the violations list reads warns and blocks).
 import base64
 import binascii
 import json
+import math
 from dataclasses import dataclass
 
 from django.db.models import Q, QuerySet
@@ -67,6 +68,11 @@ SORTS = {
     )
 }
 DEFAULT_SORT = "-started"
+# Every ?sort= the page's headers and the API accept: a key, ascending, or "-" and the key, descending.
+SORT_VALUES = tuple(value for key in SORTS for value in (key, f"-{key}"))
+# What a cursor's value must be for each sorted column: anything else is a tampered cursor.
+_TEXT_COLUMNS = {"agent_name", "workflow_name", "started_at"}
+_INT_COLUMNS = {"report_count", "duration_ms"}
 
 
 def parse_sort(value) -> tuple[Sort | None, bool]:
@@ -82,19 +88,27 @@ def parse_sort(value) -> tuple[Sort | None, bool]:
 @dataclass
 class SortedPage:
     rows: list
-    next_cursor: str | None = None
+    next_key: tuple[int, object, int] | None = None  # the last row's (segment, value, id), when more follow
     first: bool = True  # no cursor was given
 
     @property
+    def next_cursor(self) -> str | None:
+        return encode_cursor(*self.next_key) if self.next_key else None
+
+    @property
     def has_other_pages(self) -> bool:
-        return self.next_cursor is not None or not self.first
+        return self.next_key is not None or not self.first
+
+
+def cursor_json(segment: int, value, pk: int) -> bytes:
+    """A cursor's content, before the page (URL-safe) or the API (standard base64) encodes it."""
+    if hasattr(value, "isoformat"):
+        value = value.isoformat()
+    return json.dumps([segment, value, pk], separators=(",", ":")).encode()
 
 
 def encode_cursor(segment: int, value, pk: int) -> str:
-    if hasattr(value, "isoformat"):
-        value = value.isoformat()
-    raw = json.dumps([segment, value, pk], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return base64.urlsafe_b64encode(cursor_json(segment, value, pk)).decode().rstrip("=")
 
 
 def decode_cursor(token, sort: Sort) -> tuple[int, object, int] | None:
@@ -102,16 +116,41 @@ def decode_cursor(token, sort: Sort) -> tuple[int, object, int] | None:
     if not token:
         return None
     try:
-        segment, value, pk = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except (ValueError, TypeError, binascii.Error):
+        return None
+    return cursor_key(raw, sort)
+
+
+def _value_fits(column: str, value) -> bool:
+    """Whether a cursor's value can be compared with the column (a tampered one could make the query fail)."""
+    if value is None or column == "final_action":  # the final action pages by id alone
+        return True
+    if isinstance(value, bool):
+        return False
+    if column in _TEXT_COLUMNS:
+        return isinstance(value, str) and "\x00" not in value
+    if column in _INT_COLUMNS:
+        return isinstance(value, int) and abs(value) < 2**63
+    return isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 2**63
+
+
+def cursor_key(raw: bytes, sort: Sort) -> tuple[int, object, int] | None:
+    """A decoded cursor's (segment, value, id) for this sort, or None when it is not one."""
+    try:
+        segment, value, pk = json.loads(raw)
+    except (ValueError, TypeError):
         return None
     if not (isinstance(segment, int) and isinstance(pk, int) and 0 < pk < 2**63 and 0 <= segment < 3):
         return None
-    if value is not None and not isinstance(value, (int, float, str)):
+    if type(segment) is bool or type(pk) is bool or not _value_fits(sort.column, value):
         return None
     if sort.column == "started_at" and value is not None:
-        value = parse_datetime(value) if isinstance(value, str) else None
-        if value is None:
+        try:
+            value = parse_datetime(value)
+        except ValueError:  # well formed, not a date: 2026-13-45T00:00
+            return None
+        if value is None or value.tzinfo is None:
             return None
     return segment, value, pk
 
@@ -140,8 +179,10 @@ def _after(column: str, descending: bool, value, pk: int, by_column: bool) -> Q:
     return Q(**{f"{column}__{same}": value}) & (Q(**{f"{column}__{further}": value}) | Q(**{f"id__{further}": pk}))
 
 
-def sorted_page(queryset: QuerySet, sort: Sort, descending: bool, token, size: int = PAGE_SIZE) -> SortedPage:
-    cursor = decode_cursor(token, sort)
+def sorted_page(
+    queryset: QuerySet, sort: Sort, descending: bool, cursor: tuple[int, object, int] | None, size: int = PAGE_SIZE
+) -> SortedPage:
+    """A page of rows in this sort after ``cursor`` (a decoded one; None for the first page)."""
     segments = _segments(sort, descending)
     start = cursor[0] if cursor else 0
     rows: list = []
@@ -154,11 +195,11 @@ def sorted_page(queryset: QuerySet, sort: Sort, descending: bool, token, size: i
         rows += [(n, row) for row in found]
         if len(rows) > size:
             break
-    next_cursor = None
+    next_key = None
     if len(rows) > size:
         n, row = rows[size - 1]
-        next_cursor = encode_cursor(n, getattr(row, sort.column), row.pk)
-    return SortedPage(rows=[row for _, row in rows[:size]], next_cursor=next_cursor, first=cursor is None)
+        next_key = (n, getattr(row, sort.column), row.pk)
+    return SortedPage(rows=[row for _, row in rows[:size]], next_key=next_key, first=cursor is None)
 
 
 def run_list(*, tenant, data, before=None, after=None) -> tuple[RunFilter, KeysetPage | SortedPage]:
@@ -169,4 +210,4 @@ def run_list(*, tenant, data, before=None, after=None) -> tuple[RunFilter, Keyse
     sort, descending = parse_sort(data.get("sort"))
     if sort is None:
         return fs, keyset_page([qs], before=before, after=after)
-    return fs, sorted_page(qs, sort, descending, data.get("cursor"))
+    return fs, sorted_page(qs, sort, descending, decode_cursor(data.get("cursor"), sort))

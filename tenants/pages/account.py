@@ -8,10 +8,18 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from .sessions import sessions_context
+from .two_factor_context import two_factor_context
+from .webauthn import webauthn_context
+
 
 def security_context(request) -> dict:
     """What every section of the security page needs; sections add theirs here."""
-    return {}
+    return {
+        **two_factor_context(request),
+        **webauthn_context(request),
+        **sessions_context(request),
+    }
 
 
 @login_required

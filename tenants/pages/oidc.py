@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from tenants import oidc, sso
+from tenants import oidc, sso, two_factor
 from tenants.models import Membership
 
 PASSWORDS_OFF = "Password sign-in is turned off on this server. Sign in with {name} instead."
@@ -51,6 +51,14 @@ class SignInView(LoginView):
             context["passwords_off"] = PASSWORDS_OFF.format(name=settings.OIDC_NAME)
             return self.render_to_response(context, status=403)
         return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form):
+        # A right password for an account with a second factor signs nobody in yet (docs/two-factor.md).
+        user = form.get_user()
+        if two_factor.has_second_factor(user):
+            two_factor.begin(self.request, user, backend=user.backend, next_url=self.get_success_url())
+            return redirect("two_factor_sign_in")
+        return super().form_valid(form)
 
 
 def _refused(request, refusal: oidc.Refused):
@@ -92,7 +100,13 @@ def oidc_callback(request):
         user, _created = sso.sign_in(identity)
     except oidc.Refused as refusal:
         return _refused(request, refusal)
+    if not settings.OIDC_TRUSTS_MFA and two_factor.has_second_factor(user):
+        # Groundrule asks for the second factor itself unless the provider enforces one (docs/two-factor.md).
+        two_factor.begin(request, user, backend=settings.AUTHENTICATION_BACKENDS[0], next_url=identity.next_url)
+        return redirect("two_factor_sign_in")
     login(request, user)  # the one backend: the throttle's success signal runs, as for a password
+    if settings.OIDC_TRUSTS_MFA:
+        two_factor.mark_sso_trusted(request)
     next_url = identity.next_url
     if (
         next_url == settings.LOGIN_REDIRECT_URL

@@ -25,6 +25,7 @@ from tenants.middleware import SESSION_TENANT_KEY
 from tenants.models import ApiKey, Membership, Role, TenantSecret
 from tenants.permissions import has_role, require_role
 
+from .connect import connect_context
 from .forms import (
     KNOWN_SECRET_NAMES,
     ApiKeyForm,
@@ -33,6 +34,7 @@ from .forms import (
     MemberRoleForm,
     SecretForm,
 )
+from .two_factor_context import members_two_factor_context
 
 
 def _toast(response: HttpResponse, text: str, level: str = "success") -> HttpResponse:
@@ -159,6 +161,8 @@ def api_keys(request):
             "new_key": new_key,
             "raw_key": raw_key,
             "legacy_count": sum(1 for k in keys if k.is_legacy and k.is_active),
+            # How to use the new key, shown with it this once (config/templates/connect/_key.html).
+            **(connect_context(request, key=new_key, raw_key=raw_key) if raw_key else {}),
         },
         status=400 if form.errors else 200,
     )
@@ -194,6 +198,7 @@ def member_context(request, add_form, invite_form=None):
         "invitations": list(invitations.pending_invitations(tenant=request.tenant)) if can_admin else [],
         "roles": Role.choices,
         "can_admin": can_admin,
+        **members_two_factor_context(rows),
     }
 
 

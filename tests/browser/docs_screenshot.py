@@ -31,6 +31,8 @@ def main() -> None:
             page.fill("input[name=password]", "groundrule-demo")
             page.click("button[type=submit]")
             page.wait_for_load_state("networkidle")
+            page.wait_for_function("() => window.Chart && Object.keys(window.Chart.instances).length === 2")
+            page.wait_for_timeout(600)  # the bars' entry animation
             OUT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(OUT), type="png")
             browser.close()

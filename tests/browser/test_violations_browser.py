@@ -168,7 +168,8 @@ def test_reviewer_confirms_a_blocked_run_and_exports_the_audit_log(browser_page,
     expect(page.locator("#run-results tbody tr")).to_have_count(2)
     screenshot(page, "runs")
     page.goto(f"{base}/?period=7d")
-    expect(page.locator(".gr-stat--block .gr-stat-value")).to_have_text("2")
+    expect(page.locator("#overview-evaluations .gr-stat--block .gr-stat-value")).to_have_text("2")
+    expect(page.locator("#overview-runs .gr-stat--block .gr-stat-value")).to_have_text("1")
     page.wait_for_function("() => window.Chart && Object.keys(window.Chart.instances).length > 0")
     page.wait_for_timeout(600)  # let the chart's entry animation finish before the screenshot
     screenshot(page, "overview")
@@ -208,8 +209,8 @@ def test_reading_works_with_javascript_off(chromium, sign_in, reviewer_world):
         expect(page.locator("#run-tabs")).to_contain_text("Grounding report 1")
         # The overview's numbers are in the table even without the chart.
         page.goto(f"{base}/")
-        page.get_by_text("Show the numbers as a table").click()
-        expect(page.locator(".gr-chart-table table")).to_be_visible()
-        expect(page.locator(".gr-stat--block .gr-stat-value")).to_have_text("2")
+        page.get_by_text("Show the violations as a table").click()
+        expect(page.locator("#overview-evaluations-table")).to_be_visible()
+        expect(page.locator("#overview-evaluations .gr-stat--block .gr-stat-value")).to_have_text("2")
     finally:
         context.close()

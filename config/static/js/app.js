@@ -98,12 +98,24 @@
       toast("Copied to the clipboard.");
       setTimeout(function () { button.textContent = label; }, 1800);
     };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(value).then(done, function () { source.select(); document.execCommand("copy"); done(); });
-    } else {
-      source.select();
+    // Without the Clipboard API (plain http): select the text and copy the selection; a snippet's
+    // <code> has no select() of its own.
+    var fallback = function () {
+      if (source.select) {
+        source.select();
+      } else {
+        var range = document.createRange();
+        range.selectNodeContents(source);
+        window.getSelection().removeAllRanges();
+        window.getSelection().addRange(range);
+      }
       document.execCommand("copy");
       done();
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(value).then(done, fallback);
+    } else {
+      fallback();
     }
   });
 

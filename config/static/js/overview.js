@@ -1,8 +1,15 @@
-// Draws the overview chart from the JSON the page embeds (json_script); redrawn after an htmx swap
-// of the period. The same numbers are in the table under the chart, for screen readers and no-JS.
+// Draws the overview's two charts, runs by final action and violating evaluations by action, as
+// stacked bars from the JSON in each canvas's data-series ({labels, series: [{action, label, data}]});
+// redrawn after an htmx swap of the period. The same numbers are in the table under each chart, for
+// screen readers and pages read without JavaScript.
 (function () {
   "use strict";
   const charts = new WeakMap();
+  const COLOURS = {
+    allow: ["--gr-allow", "#15803d"],
+    warn: ["--gr-warn", "#d97706"],
+    block: ["--gr-block", "#dc2626"],
+  };
 
   function cssVar(name, fallback) {
     const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
@@ -11,26 +18,24 @@
 
   function draw(canvas) {
     if (typeof window.Chart === "undefined") return;
-    const source = document.getElementById(canvas.dataset.chart);
-    if (!source) return;
-    const data = JSON.parse(source.textContent);
+    if (!canvas.dataset.series) return;
+    const data = JSON.parse(canvas.dataset.series);
     const previous = charts.get(canvas);
     if (previous) previous.destroy();
     const reduced = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
     const text = cssVar("--gr-chart-text", "#475569");
     const grid = cssVar("--gr-chart-grid", "rgba(100, 116, 139, 0.18)");
     const chart = new window.Chart(canvas, {
+      type: "bar",
       data: {
         labels: data.labels,
-        datasets: [
-          { type: "bar", label: "Blocks", data: data.blocks, backgroundColor: cssVar("--gr-block", "#dc2626"),
-            stack: "violations", yAxisID: "y", borderRadius: 3, order: 2 },
-          { type: "bar", label: "Warnings", data: data.warns, backgroundColor: cssVar("--gr-warn", "#d97706"),
-            stack: "violations", yAxisID: "y", borderRadius: 3, order: 2 },
-          { type: "line", label: "Runs", data: data.runs, borderColor: cssVar("--gr-accent", "#4f46e5"),
-            backgroundColor: cssVar("--gr-accent", "#4f46e5"), yAxisID: "y", tension: 0.3, pointRadius: 2,
-            borderWidth: 2, order: 1 },
-        ],
+        datasets: data.series.map((s) => ({
+          label: s.label,
+          data: s.data,
+          backgroundColor: cssVar(...(COLOURS[s.action] || ["--gr-accent", "#4f46e5"])),
+          stack: "total",
+          borderRadius: 2,
+        })),
       },
       options: {
         responsive: true,
@@ -49,7 +54,7 @@
   }
 
   function drawAll(root) {
-    (root || document).querySelectorAll("canvas[data-chart]").forEach(draw);
+    (root || document).querySelectorAll("canvas[data-series]").forEach(draw);
   }
 
   document.addEventListener("DOMContentLoaded", () => drawAll(document));
