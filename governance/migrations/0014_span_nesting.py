@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("governance", "0012_score_audit_auditor"),
+        ("governance", "0013_overview_indexes"),
         ("tenants", "0013_two_factor"),
     ]
 
