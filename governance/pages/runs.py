@@ -69,8 +69,15 @@ def run_detail(request, pk: int):
         context["phases"] = selectors.run_governance(run=run)
         context["shadow_violations"] = selectors.run_shadow_violations(run=run)
     else:
-        context["trace"] = selectors.run_trace(run=run)
+        context["trace"] = selectors.run_trace(run=run, page=_page_number(request.GET.get("spans")))
     return render_page(request, "runs/detail.html", context, fragment="tabs")
+
+
+def _page_number(value: str | None) -> int:
+    """?spans=N, the waterfall's page (from 1); anything else is the first page."""
+    if value is None or not value.isdigit() or len(value) > 6:
+        return 0
+    return max(0, int(value) - 1)
 
 
 @require_GET

@@ -5,11 +5,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Count, Max, Min
+from django.db.models.functions import Coalesce
+
 from ..accumulated import reports_accumulated
 from ..models import Decision, Evaluation, GroundingReport, Phase, Run, ScoreAudit, Span, attach_sources
 from .evidence import _is_number
 from .governance_tab import DecisionView, _decision_views, _run_evaluations
 from .retrieval import Retrieval, _citation_problems, retrieval_view
+from .waterfall import Axis, Marker, Row, Tick, nested
+
+SPANS_PER_PAGE = 200  # rows drawn at once; the rest are a "next spans" link away
 
 
 @dataclass
@@ -44,6 +50,7 @@ class TraceItem:
     offset_pct: float = 0.0
     width_pct: float = 0.0
     offset_ms: int = 0
+    end_pct: float = 0.0
     decision: DecisionView | None = None
     scores: list[ScoreCheck] = field(default_factory=list)
     thresholds: dict = field(default_factory=dict)  # policy -> {"threshold", "floor", "abstention", ...}
@@ -59,12 +66,48 @@ class TraceItem:
 @dataclass
 class Trace:
     items: list[TraceItem]
-    starts: datetime
-    ends: datetime
+    axis: Axis
+    rows: list[Row] = field(default_factory=list)  # the page's spans, nested
+    markers: list[Marker] = field(default_factory=list)
+    ticks: list[Tick] = field(default_factory=list)
+    span_count: int = 0  # the run's, over every page
+    page: int = 0
+    more: bool = False
+    # The run's own duration (the summary's), which the axis covers unless events lie outside it.
+    run_ms: int | None = None
+
+    @property
+    def starts(self) -> datetime:
+        return self.axis.starts
+
+    @property
+    def ends(self) -> datetime:
+        return self.axis.ends
 
     @property
     def total_ms(self) -> int:
-        return int((self.ends - self.starts).total_seconds() * 1000)
+        return self.axis.total_ms
+
+    @property
+    def report_markers(self) -> int:
+        return sum(1 for m in self.markers if m.kind == "report")
+
+    @property
+    def phase_markers(self) -> int:
+        return sum(1 for m in self.markers if m.kind == "phase")
+
+    @property
+    def first_span(self) -> int:
+        return self.page * SPANS_PER_PAGE + 1
+
+    @property
+    def last_span(self) -> int:
+        return self.page * SPANS_PER_PAGE + len(self.rows)
+
+    @property
+    def axis_beyond_run(self) -> bool:
+        """Events recorded outside the run's start and end (a sender's clock differs) widen the axis."""
+        return self.run_ms is not None and abs(self.total_ms - self.run_ms) > 1
 
 
 def _rules_by_policy(evaluations: Iterable[Evaluation]) -> dict[str, dict]:
@@ -120,10 +163,12 @@ def _measured(audit: ScoreAudit | None) -> list[float | None]:
     return [entry.get("measured") for entry in audit.per_source]
 
 
-def run_trace(*, run: Run) -> Trace:
-    """Spans, grounding reports, score audits and phase decisions of a run on one time axis. Six queries (the
-    reports' source texts are the fifth)."""
-    spans = list(Span.objects.filter(run=run).order_by("id"))
+def run_trace(*, run: Run, page: int = 0) -> Trace:
+    """Spans, grounding reports, score audits and phase decisions of a run on one time axis. Six queries
+    (the reports' source texts are the fifth), seven or eight for a run of more than one page of spans,
+    whatever the run holds: spans come a page (SPANS_PER_PAGE) at a time, in order of start; the axis
+    is the whole run's on every page."""
+    spans, span_count, span_bounds, page = _span_page(run, page)
     reports = attach_sources(GroundingReport.objects.filter(run=run).order_by("seq"))
     audits = {a.report_id: a for a in ScoreAudit.objects.filter(run=run)}
     decisions = list(Decision.objects.filter(run=run).order_by("id"))
@@ -164,15 +209,82 @@ def run_trace(*, run: Run) -> Trace:
     for v in views:
         if v.decision and v.decision.report_id is None:
             items.append(TraceItem(kind="decision", at=v.decision.created_at, obj=v.decision, decision=v))
-    order = {"decision": 0, "span": 1, "report": 2}
-    items.sort(key=lambda i: (i.at, order[i.kind], i.obj.id))
+    items.sort(key=_in_time_order)
 
-    starts = min([run.started_at, *(i.at for i in items)])
-    ends = max([run.ended_at or run.started_at, *(i.ends or i.at for i in items)])
-    total = max((ends - starts).total_seconds(), 0.001)
+    axis = _axis(run, items, span_bounds)
     for i in items:
-        i.offset_ms = int((i.at - starts).total_seconds() * 1000)
-        i.offset_pct = round(min(100.0, (i.at - starts).total_seconds() / total * 100), 2)
+        i.offset_ms = axis.offset_ms(i.at)
+        i.offset_pct = axis.pct(i.at)
         if i.ends is not None:
-            i.width_pct = round(max(0.6, min(100.0 - i.offset_pct, (i.ends - i.at).total_seconds() / total * 100)), 2)
-    return Trace(items=items, starts=starts, ends=ends)
+            i.end_pct = axis.pct(i.ends)
+            i.width_pct = round(i.end_pct - i.offset_pct, 3)
+    markers = [_marker(i) for i in items if i.kind != "span"]
+    for m in markers:
+        m.pct, m.offset_ms = axis.pct(m.at), axis.offset_ms(m.at)
+    return Trace(
+        items=items,
+        axis=axis,
+        rows=nested([i for i in items if i.kind == "span"]),
+        markers=markers,
+        ticks=axis.ticks(),
+        span_count=span_count,
+        page=page,
+        more=page * SPANS_PER_PAGE + len(spans) < span_count,
+        run_ms=run.duration_ms if run.ended_at else None,
+    )
+
+
+# At one instant: before_workflow first, then spans, reports, and after_workflow last (it judges them).
+_PHASE_ORDER = {Phase.BEFORE: 0, Phase.MID: 2, Phase.AFTER: 3}
+
+
+def _span_page(run: Run, page: int) -> tuple[list[Span], int, dict, int]:
+    """The page's spans in order of start, how many the run has, the first start and last end over all
+    of them (the axis), and the page number, kept within the pages there are. A run whose spans fit
+    on the first page is read in one query; a bigger one adds an aggregate."""
+    rows = Span.objects.filter(run=run).annotate(starts=Coalesce("started_at", "created_at")).order_by("starts", "id")
+    spans = list(rows[page * SPANS_PER_PAGE : (page + 1) * SPANS_PER_PAGE + 1])
+    if page == 0 and len(spans) <= SPANS_PER_PAGE:
+        return spans, len(spans), {}, 0  # every span is here: the items reach them all
+    every = Span.objects.filter(run=run).aggregate(
+        count=Count("id"),
+        first=Min(Coalesce("started_at", "created_at")),
+        last=Max(Coalesce("ended_at", "started_at", "created_at")),
+    )
+    last_page = max(0, every["count"] - 1) // SPANS_PER_PAGE
+    if page > last_page:  # past the end: the last page
+        page = last_page
+        spans = list(rows[page * SPANS_PER_PAGE : (page + 1) * SPANS_PER_PAGE])
+    return spans[:SPANS_PER_PAGE], every["count"], every, page
+
+
+def _in_time_order(i: TraceItem) -> tuple:
+    rank = {"span": 1, "report": 2}.get(i.kind)
+    if rank is None:
+        rank = _PHASE_ORDER.get(i.obj.phase, 2)
+    return (i.at, rank, i.obj.id)
+
+
+def _axis(run: Run, items: list[TraceItem], span_bounds: dict) -> Axis:
+    """From the run's start to its end (the duration the summary shows), or to its last event while it
+    runs; widened only to reach an event recorded outside those (a sender's clock)."""
+    firsts = [run.started_at, *(i.at for i in items)]
+    lasts = [run.ended_at or run.started_at, *(i.ends or i.at for i in items)]
+    if span_bounds.get("first"):
+        firsts.append(span_bounds["first"])
+    if span_bounds.get("last"):
+        lasts.append(span_bounds["last"])
+    return Axis(starts=min(firsts), ends=max(lasts))
+
+
+def _marker(i: TraceItem) -> Marker:
+    if i.kind == "report":
+        decision = i.decision.decision if i.decision else None
+        return Marker(
+            kind="report",
+            label=f"Grounding report {i.obj.seq}",
+            at=i.at,
+            action=decision.action if decision else None,
+            anchor=f"report-{i.obj.seq}",
+        )
+    return Marker(kind="phase", label=i.obj.phase, at=i.at, action=i.obj.action, anchor=f"decision-{i.obj.pk}")
