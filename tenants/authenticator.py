@@ -99,7 +99,15 @@ def normalise_code(text: str) -> str:
     return "".join(text.split())
 
 
+def is_code_shaped(code: str) -> bool:
+    """Six ASCII digits. Not ``str.isdigit``: other scripts' digits are digits to Python, and
+    ``hmac.compare_digest`` raises on anything but ASCII."""
+    return len(code) == 6 and code.isascii() and code.isdigit()
+
+
 def _matching_step(secret: str, code: str, now: float) -> int | None:
+    if not is_code_shaped(code):
+        return None  # a password typed where a code or the password is asked for, or no code at all
     totp = pyotp.TOTP(secret)
     current = int(now) // STEP_SECONDS
     for step in range(current - VALID_WINDOW, current + VALID_WINDOW + 1):

@@ -1,0 +1,301 @@
+"""Where the second factors, the sessions list, single sign-on and the throttle meet: a half sign-in
+is no sign-in, the require-2FA rule leaves one way out, every second factor shares one throttle, an
+ended session is signed out, and odd input is a 4xx (docs/two-factor.md, docs/security-keys.md,
+docs/sign-in.md)."""
+
+import json
+
+import pytest
+from django.contrib.sessions.models import Session
+from django.test import Client
+from django_scopes import scopes_disabled
+from pages_support import signed_in
+from two_factor_support import (
+    ADDR,
+    PASSWORD,
+    code_at,
+    enrol,
+    password_step,
+    signed_in_as,
+    submit_code,
+    submit_recovery_code,
+)
+
+from tenants import authenticator, services, two_factor
+from tenants.audit import Actor
+from tenants.models import AuditEvent, Membership, Role, UserSession
+
+pytestmark = pytest.mark.django_db
+
+SYSTEM = Actor.system("tests")
+
+
+def half_signed_in(user, next_url: str = "") -> Client:
+    """Password right, second factor not given yet."""
+    client = Client()
+    response = password_step(client, user.get_username(), next_url=next_url)
+    assert response.status_code == 302 and response["Location"] == "/accounts/two-factor/"
+    return client
+
+
+def actions(tenant) -> list[str]:
+    with scopes_disabled():
+        return list(AuditEvent.objects.filter(tenant=tenant).order_by("seq").values_list("action", flat=True))
+
+
+def post_json(client, url, body) -> object:
+    return client.post(url, json.dumps(body), content_type="application/json", REMOTE_ADDR=ADDR)
+
+
+# --- a half sign-in is not a sign-in ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("get", "/"),
+        ("get", "/runs/"),
+        ("get", "/audit/export"),
+        ("get", "/settings/members/"),
+        ("get", "/account/security/"),
+        ("get", "/accounts/password/"),
+        ("post", "/account/two-factor/start/"),
+        ("post", "/account/sessions/end-others/"),
+        ("post", "/settings/members/two-factor/"),
+    ],
+)
+def test_a_half_signed_in_session_reaches_no_page(alice, method, path):
+    enrol(alice)
+    client = half_signed_in(alice)
+    response = getattr(client, method)(path)
+    assert response.status_code in (302, 403)
+    if response.status_code == 302:
+        assert response["Location"].startswith("/accounts/login/")
+    assert signed_in_as(client) is None
+
+
+def test_a_half_signed_in_session_cannot_add_a_security_key_or_use_the_api(alice):
+    enrol(alice)
+    client = half_signed_in(alice)
+    assert post_json(client, "/account/security/keys/options/", {}).status_code == 401
+    assert post_json(client, "/account/security/keys/", {"name": "x", "credential": {}}).status_code == 401
+    assert client.get("/api/v1/runs/").status_code in (401, 403)
+
+
+@pytest.mark.parametrize("elsewhere", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:1"])
+def test_the_second_step_never_redirects_off_site(alice, elsewhere):
+    secret, _ = enrol(alice)
+    client = half_signed_in(alice, next_url=elsewhere)
+    response = submit_code(client, code_at(secret, steps=1))
+    assert response.status_code == 302 and response["Location"] == "/"
+    assert client.get("/accounts/two-factor/?next=https://evil.example/")["Location"] == "/accounts/login/"
+
+
+def test_the_second_step_keeps_a_next_on_this_site(alice):
+    secret, _ = enrol(alice)
+    client = half_signed_in(alice, next_url="/violations/?state=open")
+    assert submit_code(client, code_at(secret, steps=1))["Location"] == "/violations/?state=open"
+
+
+# --- the require-2FA rule leaves only enrolment and signing out --------------------------------------
+
+
+@pytest.fixture
+def required(acme):
+    authenticator.tenant_set_require_two_factor(tenant=acme, required=True, actor=SYSTEM)
+    return acme
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("get", "/audit/export"),
+        ("get", "/evaluations/export"),
+        ("get", "/violations/counts/"),
+        ("post", "/settings/members/two-factor/"),
+        ("post", "/settings/retention/"),
+        ("get", "/welcome/"),
+    ],
+)
+def test_a_member_without_a_second_factor_reaches_only_enrolment(bob, required, method, path):
+    client = signed_in(bob)
+    response = getattr(client, method)(path)
+    assert response.status_code == 302 and response["Location"] == "/account/security/"
+    htmx = getattr(client, method)(path, headers={"HX-Request": "true"})
+    assert htmx.status_code == 204 and htmx["HX-Redirect"] == "/account/security/"
+    assert client.get("/account/security/").status_code == 200
+    assert client.post("/account/two-factor/start/")["Location"] == "/account/two-factor/setup/"
+
+
+def test_the_rule_does_not_lock_an_admin_out_of_turning_it_off_after_enrolling(alice, required):
+    enrol(alice)
+    client = signed_in(alice)
+    assert client.post("/settings/members/two-factor/", {})["Location"] == "/settings/members/"
+    required.refresh_from_db()
+    assert not required.require_two_factor
+
+
+# --- single sign-on and the sessions list --------------------------------------------------------------
+
+
+def test_a_password_and_app_sign_in_is_listed_as_such(alice):
+    secret, _ = enrol(alice)
+    client = half_signed_in(alice)
+    submit_code(client, code_at(secret, steps=1))
+    row = UserSession.objects.get(user=alice)
+    assert row.get_sign_in_method_display() == "Password and authenticator app"
+
+
+# --- one throttle for every second factor ---------------------------------------------------------------
+
+
+def test_wrong_codes_of_each_kind_count_in_one_throttle_and_a_recovery_code_still_finishes(alice, settings):
+    settings.LOGIN_FAILURE_LIMIT = 3
+    secret, codes = enrol(alice)
+    client = half_signed_in(alice)
+    assert submit_code(client, "000000").status_code == 400
+    assert submit_recovery_code(client, "aaaaa-aaaaa").status_code == 400
+    paused = submit_code(client, "111111")
+    assert paused.status_code == 429
+    # A right code is refused too while paused: guessing learns nothing.
+    assert submit_code(client, code_at(secret, steps=1)).status_code == 429
+    # A recovery code finishes during the pause (docs/two-factor.md, "Signing in").
+    finished = submit_recovery_code(client, codes[0])
+    assert finished.status_code == 302 and signed_in_as(client) == str(alice.pk)
+
+
+def test_a_recovery_code_works_once(alice):
+    _, codes = enrol(alice)
+    first = half_signed_in(alice)
+    assert submit_recovery_code(first, codes[3].upper())["Location"] == "/"
+    second = half_signed_in(alice)
+    refused = submit_recovery_code(second, codes[3])
+    assert refused.status_code == 400 and "not right, or it was used already" in refused.text
+    assert signed_in_as(second) is None
+
+
+# --- ended sessions, password changes, resets -----------------------------------------------------------
+
+
+def test_an_ended_session_is_signed_out_on_its_next_request(alice):
+    phone, laptop = Client(), Client()
+    for client in (phone, laptop):
+        assert password_step(client, "alice")["Location"] == "/"
+    assert phone.get("/runs/").status_code == 200
+    phone_row = UserSession.objects.get(pk=phone.session["user_session_id"])
+    key = phone.session.session_key
+    response = laptop.post(f"/account/sessions/{phone_row.pk}/end/")
+    assert response.status_code == 302
+    assert not Session.objects.filter(session_key=key).exists()
+    assert phone.get("/runs/")["Location"].startswith("/accounts/login/")
+
+
+def test_a_password_change_ends_the_others_and_keeps_this_one(alice):
+    here, there = Client(), Client()
+    password_step(here, "alice")
+    password_step(there, "alice")
+    there_key = there.session.session_key
+    response = here.post(
+        "/accounts/password/",
+        {"old_password": PASSWORD, "new_password1": "a-new-long-passphrase", "new_password2": "a-new-long-passphrase"},
+    )
+    assert response.status_code == 302
+    assert not Session.objects.filter(session_key=there_key).exists()
+    assert there.get("/runs/")["Location"].startswith("/accounts/login/")
+    assert here.get("/runs/").status_code == 200
+    assert UserSession.objects.filter(user=alice).count() == 1
+
+
+def test_an_admin_reset_ends_the_members_sessions_and_another_workspaces_member_is_a_404(alice, bob, charlie, acme):
+    enrol(bob)
+    bobs = signed_in(bob)
+    bobs.get("/runs/")
+    admin = signed_in(alice)
+    with scopes_disabled():
+        bob_membership = Membership.objects.get(user=bob, tenant=acme)
+        charlies = Membership.objects.get(user=charlie)
+    assert admin.post(f"/settings/members/{charlies.pk}/two-factor/reset/").status_code == 404
+    assert admin.post(f"/settings/members/{bob_membership.pk}/two-factor/reset/").status_code == 302
+    assert bobs.get("/runs/")["Location"].startswith("/accounts/login/")
+
+
+def test_another_persons_session_is_a_404(alice, bob):
+    theirs = signed_in(bob)
+    theirs.get("/runs/")
+    row = UserSession.objects.get(user=bob)
+    assert signed_in(alice).post(f"/account/sessions/{row.pk}/end/").status_code == 404
+    assert theirs.get("/runs/").status_code == 200
+
+
+# --- audit lands in the person's workspaces only ----------------------------------------------------------
+
+
+def test_second_factor_events_land_in_each_of_the_persons_workspaces_only(alice, acme, globex, charlie):
+    other = services.tenant_create(slug="initech", name="Initech", actor=SYSTEM)
+    services.membership_set(tenant=globex, user=alice, role=Role.VIEWER, actor=SYSTEM)
+    _, codes = enrol(alice)
+    client = half_signed_in(alice)
+    submit_recovery_code(client, codes[0])
+    for tenant in (acme, globex):
+        assert "accounts.two_factor.enrolled" in actions(tenant)
+        assert "accounts.two_factor.recovery_code_used" in actions(tenant)
+    assert not any(a.startswith("accounts.two_factor") for a in actions(other))
+
+
+# --- odd input is a 4xx ---------------------------------------------------------------------------------
+
+
+ODD_VALUES = ["", " ", "x" * 100_000, "١٢٣٤٥٦", "12345\x00", "🔑" * 10, "<script>"]
+
+
+@pytest.mark.parametrize("value", ODD_VALUES)
+def test_odd_codes_on_the_second_step_are_a_400(alice, value):
+    enrol(alice)
+    client = half_signed_in(alice)
+    assert submit_code(client, value).status_code == 400
+    assert submit_recovery_code(client, value).status_code == 400
+    assert client.post("/accounts/two-factor/", {"code": [value, "123456"]}, REMOTE_ADDR=ADDR).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, [], "x", None, 5, {"credential": []}, {"credential": "x" * 10_000}, {"credential": {"id": 5}},
+     {"credential": {"id": "x", "rawId": "x", "type": "public-key", "response": []}}, {"credential": {"response": {}}}],
+)
+def test_odd_security_key_answers_are_a_4xx(alice, body):
+    client = signed_in(alice)
+    assert client.post("/account/security/keys/options/").status_code == 200
+    added = post_json(client, "/account/security/keys/", {"name": "k", **body} if isinstance(body, dict) else body)
+    assert 400 <= added.status_code < 500 and "error" in added.json()
+    enrol(alice)
+    half = half_signed_in(alice)
+    assert half.post("/accounts/two-factor/webauthn/verify/", "{", content_type="application/json").status_code == 400
+
+
+@pytest.mark.parametrize("name", ["", " ", "x" * 101, ["a"], {"a": 1}, 5, None])
+def test_odd_key_names_are_a_400_naming_the_field(alice, name):
+    client = signed_in(alice)
+    client.post("/account/security/keys/options/")
+    added = post_json(client, "/account/security/keys/", {"name": name, "credential": {}})
+    assert added.status_code == 400 and added.json()["field"] == "name"
+
+
+@pytest.mark.parametrize("pk", ["99999999999999999999", "0"])
+def test_huge_ids_are_a_404(alice, pk):
+    client = signed_in(alice)
+    assert client.post(f"/account/sessions/{pk}/end/").status_code == 404
+    assert client.post(f"/account/security/keys/{pk}/remove/").status_code == 404
+    assert client.post(f"/settings/members/{pk}/two-factor/reset/").status_code == 404
+
+
+def test_a_password_in_another_script_confirms_removing_the_app(alice):
+    # The confirmation takes a code or the password; a password that is not ASCII used to reach the
+    # code comparison, which raises on non-ASCII text: a 500 instead of the app removed.
+    alice.set_password("пароль-ünïcode-١٢٣٤٥٦")
+    alice.save()
+    enrol(alice)
+    client = signed_in(alice)
+    wrong = client.post("/account/two-factor/remove/", {"remove-confirmation": "١٢٣٤٥٦"})
+    assert wrong.status_code == 400 and "neither a current authenticator code nor your password" in wrong.text
+    done = client.post("/account/two-factor/remove/", {"remove-confirmation": "пароль-ünïcode-١٢٣٤٥٦"})
+    assert done.status_code == 302 and not two_factor.has_second_factor(alice)
