@@ -9,7 +9,9 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 from django_scopes import scopes_disabled
+from oidc_provider import OidcProvider, configure
 from pages_support import signed_in
+from test_sso_oidc import sign_in as sso_sign_in
 from two_factor_support import (
     ADDR,
     PASSWORD,
@@ -21,7 +23,7 @@ from two_factor_support import (
     submit_recovery_code,
 )
 
-from tenants import authenticator, services, two_factor
+from tenants import authenticator, oidc, services, two_factor
 from tenants.audit import Actor
 from tenants.models import AuditEvent, Membership, Role, UserSession
 
@@ -136,6 +138,40 @@ def test_the_rule_does_not_lock_an_admin_out_of_turning_it_off_after_enrolling(a
 
 
 # --- single sign-on and the sessions list --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def provider_server():
+    with OidcProvider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def provider(provider_server, settings):
+    configure(settings, provider_server)
+    provider_server.claims = {"email": "alice@example.com"}
+    yield provider_server
+    oidc.forget_cached()
+
+
+def test_single_sign_on_then_the_app_is_listed_as_such_not_as_a_password(provider, alice, settings):
+    settings.OIDC_TRUSTS_MFA = False
+    secret, _ = enrol(alice)
+    client = Client()
+    assert sso_sign_in(client)["Location"] == "/accounts/two-factor/"
+    assert submit_code(client, code_at(secret, steps=1)).status_code == 302
+    row = UserSession.objects.get(user=alice)
+    assert row.get_sign_in_method_display() == "Single sign-on and authenticator app"
+    page = client.get("/account/security/").text
+    assert "Single sign-on and authenticator app" in page and "Password and" not in page
+
+
+def test_a_trusted_single_sign_on_skips_the_second_step_and_is_listed(provider, alice, settings):
+    settings.OIDC_TRUSTS_MFA = True
+    enrol(alice)
+    client = Client()
+    assert sso_sign_in(client, "/runs/")["Location"] == "/runs/"
+    assert UserSession.objects.get(user=alice).get_sign_in_method_display() == "Single sign-on"
 
 
 def test_a_password_and_app_sign_in_is_listed_as_such(alice):
@@ -259,8 +295,18 @@ def test_odd_codes_on_the_second_step_are_a_400(alice, value):
 
 @pytest.mark.parametrize(
     "body",
-    [{}, [], "x", None, 5, {"credential": []}, {"credential": "x" * 10_000}, {"credential": {"id": 5}},
-     {"credential": {"id": "x", "rawId": "x", "type": "public-key", "response": []}}, {"credential": {"response": {}}}],
+    [
+        {},
+        [],
+        "x",
+        None,
+        5,
+        {"credential": []},
+        {"credential": "x" * 10_000},
+        {"credential": {"id": 5}},
+        {"credential": {"id": "x", "rawId": "x", "type": "public-key", "response": []}},
+        {"credential": {"response": {}}},
+    ],
 )
 def test_odd_security_key_answers_are_a_4xx(alice, body):
     client = signed_in(alice)
