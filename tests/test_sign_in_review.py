@@ -25,7 +25,7 @@ from two_factor_support import (
 
 from tenants import authenticator, oidc, services, two_factor
 from tenants.audit import Actor
-from tenants.models import AuditEvent, Membership, Role, UserSession
+from tenants.models import AuditEvent, Membership, Role, UserSession, WebAuthnCredential
 
 pytestmark = pytest.mark.django_db
 
@@ -345,3 +345,45 @@ def test_a_password_in_another_script_confirms_removing_the_app(alice):
     assert wrong.status_code == 400 and "neither a current authenticator code nor your password" in wrong.text
     done = client.post("/account/two-factor/remove/", {"remove-confirmation": "пароль-ünïcode-١٢٣٤٥٦"})
     assert done.status_code == 302 and not two_factor.has_second_factor(alice)
+
+
+# --- removing a security key asks who is at the keyboard, as removing the app does -----------------------
+
+
+def test_removing_a_security_key_asks_for_a_code_or_the_password(alice, settings):
+    settings.LOGIN_FAILURE_LIMIT = 2
+    key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
+    client = signed_in(alice)
+    asked = client.post(f"/account/security/keys/{key.pk}/remove/")
+    assert asked.status_code == 200 and "Remove the security key “Blue key”" in asked.text
+    assert 'name="confirmation"' in asked.text
+    wrong = client.post(f"/account/security/keys/{key.pk}/remove/", {"confirmation": "not-it"}, REMOTE_ADDR=ADDR)
+    assert wrong.status_code == 400 and "neither a current authenticator code nor your password" in wrong.text
+    assert WebAuthnCredential.objects.filter(pk=key.pk).exists()
+    # A wrong answer counts as a failed sign-in: the second one pauses, the right password included.
+    paused = client.post(f"/account/security/keys/{key.pk}/remove/", {"confirmation": "still-not"}, REMOTE_ADDR=ADDR)
+    assert paused.status_code == 429
+    assert (
+        client.post(
+            f"/account/security/keys/{key.pk}/remove/", {"confirmation": PASSWORD}, REMOTE_ADDR=ADDR
+        ).status_code
+        == 429
+    )
+    assert WebAuthnCredential.objects.filter(pk=key.pk).exists()
+
+
+def test_a_security_key_is_removed_with_the_password(alice):
+    key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
+    client = signed_in(alice)
+    done = client.post(f"/account/security/keys/{key.pk}/remove/", {"confirmation": PASSWORD}, follow=True)
+    assert "Security key “Blue key” removed." in done.text
+    assert not WebAuthnCredential.objects.filter(pk=key.pk).exists()
+
+
+def test_an_account_with_no_password_and_no_app_removes_a_key_without_the_question(alice):
+    # Signed in only through single sign-on: there is no password or code to ask for.
+    alice.set_unusable_password()
+    alice.save()
+    key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
+    assert signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/").status_code == 302
+    assert not WebAuthnCredential.objects.filter(pk=key.pk).exists()

@@ -132,6 +132,13 @@ def test_a_name_is_asked_for_before_the_key_is(key_page, alice):
     assert not WebAuthnCredential.objects.exists()
 
 
+def confirm_removal(page, name: str) -> None:
+    """Removing a key asks for a code or the password first (docs/security-keys.md, "Remove a key")."""
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Remove the security key “{name}”")
+    page.get_by_label("Authenticator code or your password").fill(PASSWORD)
+    page.get_by_role("button", name="Remove the key").click()
+
+
 def test_a_removed_key_no_longer_signs_in(key_page, alice):
     page = key_page
     password_step(page)
@@ -148,6 +155,7 @@ def test_a_removed_key_no_longer_signs_in(key_page, alice):
 
     page.goto("/account/security/")
     section(page).get_by_role("row", name=re.compile("Lost key")).get_by_role("button", name="Remove Lost key").click()
+    confirm_removal(page, "Lost key")
     expect(page.locator(".messages")).to_contain_text("Security key “Lost key” removed.")
     expect(page.locator("#webauthn-keys tbody tr")).to_have_count(1)
     expect(page.get_by_role("row", name=re.compile("Spare key"))).to_be_visible()
@@ -192,6 +200,7 @@ def test_without_javascript_the_keys_are_listed_and_removed_and_adding_says_what
         row = section(page).get_by_role("row", name=re.compile("Desk key"))
         expect(row).to_contain_text("Never")
         row.get_by_role("button", name="Remove Desk key").click()
+        confirm_removal(page, "Desk key")
         expect(page.locator(".messages")).to_contain_text("Security key “Desk key” removed.")
         expect(section(page)).to_contain_text("No security keys yet")
         assert not WebAuthnCredential.objects.exists()
