@@ -387,3 +387,18 @@ def test_an_account_with_no_password_and_no_app_removes_a_key_without_the_questi
     key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
     assert signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/").status_code == 302
     assert not WebAuthnCredential.objects.filter(pk=key.pk).exists()
+
+
+def test_wrong_current_passwords_on_the_password_change_count_as_failed_sign_ins(alice, settings):
+    # As the confirmation for removing a second factor: a screen left signed in is no place to guess
+    # the password from.
+    settings.LOGIN_FAILURE_LIMIT = 2
+    client = signed_in(alice)
+    new = {"new_password1": "a-new-long-passphrase", "new_password2": "a-new-long-passphrase"}
+    first = client.post("/accounts/password/", {"old_password": "guess-1", **new}, REMOTE_ADDR=ADDR)
+    assert first.status_code == 200 and "Your old password was entered incorrectly" in first.text
+    assert client.post("/accounts/password/", {"old_password": "guess-2", **new}, REMOTE_ADDR=ADDR).status_code == 429
+    paused = client.post("/accounts/password/", {"old_password": PASSWORD, **new}, REMOTE_ADDR=ADDR)
+    assert paused.status_code == 429 and paused["Retry-After"]
+    alice.refresh_from_db()
+    assert alice.check_password(PASSWORD)
