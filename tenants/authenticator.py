@@ -246,13 +246,29 @@ RESET_ELSEWHERE = (
 )
 
 
+RESET_SELF = (
+    "You cannot reset your own second factors here: remove them on Account security, which asks for a "
+    "code or your password."
+)
+RESET_SUPERUSER = (
+    "{name} is a server administrator, whose account guards every workspace: only another server "
+    "administrator or the server's operator can reset their second factors (manage.py reset_two_factor)."
+)
+
+
 def reset_refusal(*, actor, member) -> str | None:
     """Why ``actor`` may not reset ``member``'s second factors, or None if they may.
 
-    A tenant admin may reset only people all of whose workspaces they administer: otherwise an admin
-    of one workspace could weaken an account that guards another one."""
+    Nobody resets their own: that would step around the code or password that removing a factor on
+    Account security asks for (someone at a screen left signed in). A tenant admin may reset only
+    people all of whose workspaces they administer, and no superuser: otherwise an admin of one
+    workspace could weaken an account that guards another one."""
+    if actor.pk == member.pk:
+        return RESET_SELF
     if actor.is_superuser:
         return None
+    if member.is_superuser:
+        return RESET_SUPERUSER.format(name=member.get_username())
     administered = Membership.objects.with_scopes_disabled().filter(user=actor, role=Role.ADMIN).values("tenant_id")
     if Membership.objects.with_scopes_disabled().filter(user=member).exclude(tenant_id__in=administered).exists():
         return RESET_ELSEWHERE.format(name=member.get_username())

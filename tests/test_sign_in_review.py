@@ -402,3 +402,31 @@ def test_wrong_current_passwords_on_the_password_change_count_as_failed_sign_ins
     assert paused.status_code == 429 and paused["Retry-After"]
     alice.refresh_from_db()
     assert alice.check_password(PASSWORD)
+
+
+# --- an admin's reset is not a way around the confirmation --------------------------------------------
+
+
+def test_an_admin_cannot_reset_their_own_second_factors_from_the_members_page(alice, acme):
+    # The Members page offers no Reset on one's own row; a hand-made post would otherwise strip the
+    # factors that removing the app on Account security asks a code or the password for.
+    enrol(alice)
+    client = signed_in(alice)
+    with scopes_disabled():
+        own = Membership.objects.get(user=alice, tenant=acme)
+    refused = client.post(f"/settings/members/{own.pk}/two-factor/reset/")
+    assert refused.status_code == 403 and "Account security" in refused.text
+    assert two_factor.has_second_factor(alice)
+    assert "accounts.two_factor.reset" not in actions(acme)
+
+
+def test_a_workspace_admin_cannot_reset_a_superusers_second_factors(alice, bob, acme):
+    # A superuser's account guards every workspace: only the server's operator resets it.
+    enrol(bob)
+    bob.is_superuser = True
+    bob.save()
+    with scopes_disabled():
+        theirs = Membership.objects.get(user=bob, tenant=acme)
+    refused = signed_in(alice).post(f"/settings/members/{theirs.pk}/two-factor/reset/")
+    assert refused.status_code == 403 and "manage.py reset_two_factor" in refused.text
+    assert two_factor.has_second_factor(bob)

@@ -4,15 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenants', '0014_user_sessions'),
+        ("tenants", "0014_user_sessions"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='usersession',
-            name='sign_in_method',
-            field=models.CharField(blank=True, choices=[('password', 'Password'), ('sso', 'Single sign-on'), ('invitation', 'Invitation link'), ('totp', 'Password and authenticator app'), ('recovery_code', 'Password and recovery code'), ('webauthn', 'Password and security key'), ('sso_totp', 'Single sign-on and authenticator app'), ('sso_recovery_code', 'Single sign-on and recovery code'), ('sso_webauthn', 'Single sign-on and security key')], max_length=20),
+            model_name="usersession",
+            name="sign_in_method",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("password", "Password"),
+                    ("sso", "Single sign-on"),
+                    ("invitation", "Invitation link"),
+                    ("totp", "Password and authenticator app"),
+                    ("recovery_code", "Password and recovery code"),
+                    ("webauthn", "Password and security key"),
+                    ("sso_totp", "Single sign-on and authenticator app"),
+                    ("sso_recovery_code", "Single sign-on and recovery code"),
+                    ("sso_webauthn", "Single sign-on and security key"),
+                ],
+                max_length=20,
+            ),
         ),
     ]
