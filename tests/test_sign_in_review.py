@@ -430,3 +430,24 @@ def test_a_workspace_admin_cannot_reset_a_superusers_second_factors(alice, bob, 
     refused = signed_in(alice).post(f"/settings/members/{theirs.pk}/two-factor/reset/")
     assert refused.status_code == 403 and "manage.py reset_two_factor" in refused.text
     assert two_factor.has_second_factor(bob)
+
+
+def test_with_passwords_off_the_confirmation_takes_the_app_code_not_the_password(alice, settings):
+    # OIDC_ONLY: no password is checked anywhere (docs/sso.md), so one left over from before is no proof.
+    settings.OIDC_ONLY = True
+    secret, _ = enrol(alice)
+    client = signed_in(alice)
+    refused = client.post("/account/two-factor/remove/", {"remove-confirmation": PASSWORD})
+    assert refused.status_code == 400 and two_factor.has_second_factor(alice)
+    done = client.post("/account/two-factor/remove/", {"remove-confirmation": code_at(secret, steps=1)})
+    assert done.status_code == 302 and not two_factor.has_second_factor(alice)
+
+
+def test_an_account_with_only_keys_and_single_sign_on_can_print_new_recovery_codes(alice, settings):
+    # No password (or passwords off) and no app: there is nothing to ask, and the codes are still theirs.
+    settings.OIDC_ONLY = True
+    WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
+    page = signed_in(alice).post("/account/two-factor/recovery-codes/", {})
+    assert page.status_code == 200 and page.text.count("<li") >= 10
+    assert authenticator.recovery_codes_left(alice) == 10
+    assert "Authenticator code or your password" not in signed_in(alice).get("/account/security/").text

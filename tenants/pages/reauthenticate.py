@@ -2,6 +2,7 @@
 or a security key, printing new recovery codes): a current authenticator code or the password
 (docs/two-factor.md, "New recovery codes, removing the app")."""
 
+from django.conf import settings
 from django.http import HttpResponse
 
 from core.client_address import client_address
@@ -15,10 +16,15 @@ def locked(request, until) -> HttpResponse:
     return HttpResponse(status=429)
 
 
+def _password_counts(user) -> bool:
+    # With OIDC_ONLY no password is checked anywhere (docs/sso.md): one left from before is no proof.
+    return not settings.OIDC_ONLY and user.has_usable_password()
+
+
 def can_reauthenticate(user) -> bool:
     """Whether ``reauthenticated`` has anything to ask: an account signed in only through single
     sign-on, with security keys and no app, has neither a password nor a code to give."""
-    return user.has_usable_password() or authenticator.totp_device(user) is not None
+    return _password_counts(user) or authenticator.totp_device(user) is not None
 
 
 def reauthenticated(request, form, field: str = "confirmation") -> HttpResponse | bool:
@@ -31,7 +37,7 @@ def reauthenticated(request, form, field: str = "confirmation") -> HttpResponse 
     if until is not None:
         return locked(request, until)
     text = form.cleaned_data[field]
-    if authenticator.totp_verify(user=user, code=text) or (user.has_usable_password() and user.check_password(text)):
+    if authenticator.totp_verify(user=user, code=text) or (_password_counts(user) and user.check_password(text)):
         return True
     until = login_throttle.record_failure(**keys)
     if until is not None:

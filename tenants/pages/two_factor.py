@@ -21,7 +21,7 @@ from tenants import authenticator, login_throttle, two_factor
 
 from . import recovery_codes_next
 from .account import security_context
-from .reauthenticate import locked, reauthenticated
+from .reauthenticate import can_reauthenticate, locked, reauthenticated
 from .two_factor_forms import (
     WRONG_CODE,
     WRONG_RECOVERY_CODE,
@@ -195,12 +195,13 @@ def recovery_codes_regenerate(request):
     if not two_factor.has_second_factor(request.user):
         messages.error(request, "Set up an authenticator app first: recovery codes are its backup.")
         return redirect("account_security")
-    form = ReauthenticateForm(request.POST, prefix="regenerate")
-    checked = form.is_valid() and reauthenticated(request, form)
-    if isinstance(checked, HttpResponse):
-        return checked
-    if not checked:
-        return _security_page(request, 400, regenerate_form=form)
+    if can_reauthenticate(request.user):  # else nothing to ask (keys and single sign-on only)
+        form = ReauthenticateForm(request.POST, prefix="regenerate")
+        checked = form.is_valid() and reauthenticated(request, form)
+        if isinstance(checked, HttpResponse):
+            return checked
+        if not checked:
+            return _security_page(request, 400, regenerate_form=form)
     codes = authenticator.recovery_codes_regenerate(user=request.user, request=request)
     return _recovery_codes_page(request, codes, enrolled=False)
 
