@@ -25,7 +25,7 @@ from two_factor_support import (
 
 from tenants import authenticator, oidc, services, two_factor
 from tenants.audit import Actor
-from tenants.models import AuditEvent, Membership, Role, UserSession, WebAuthnCredential
+from tenants.models import AuditEvent, LoginThrottle, Membership, Role, UserSession, WebAuthnCredential
 
 pytestmark = pytest.mark.django_db
 
@@ -451,3 +451,26 @@ def test_an_account_with_only_keys_and_single_sign_on_can_print_new_recovery_cod
     assert page.status_code == 200 and page.text.count("<li") >= 10
     assert authenticator.recovery_codes_left(alice) == 10
     assert "Authenticator code or your password" not in signed_in(alice).get("/account/security/").text
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"credential": None},
+        {"credential": []},
+        {"credential": "é" * 5000},
+        {"credential": {"id": ["x"], "rawId": {}, "type": 5}},
+        {"credential": {"id": "AAAA", "rawId": "AAAA", "type": "public-key", "response": {"clientDataJSON": "%%"}}},
+        {"credential": {"id": "abc", "rawId": "abc", "type": "public-key", "response": {"signature": None}}},
+    ],
+)
+def test_odd_security_key_answers_on_the_second_step_are_a_4xx_and_counted(alice, settings, body):
+    settings.LOGIN_FAILURE_LIMIT = 100
+    WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
+    client = half_signed_in(alice)
+    assert post_json(client, "/accounts/two-factor/webauthn/options/", {}).status_code == 200
+    answer = post_json(client, "/accounts/two-factor/webauthn/verify/", body)
+    assert 400 <= answer.status_code < 500 and answer.json()["error"]
+    assert signed_in_as(client) is None
+    assert LoginThrottle.objects.filter(failures=1).count() == 3  # account, address, and the two together
