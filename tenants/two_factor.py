@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, login
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
 from django.utils import timezone
 
 PENDING_KEY = "two_factor_pending"
@@ -108,6 +110,14 @@ def complete(request, sign_in: PendingSignIn, *, method: str) -> str:
     # names it; the require-2FA rule reads only whether it is the provider's own ("sso").
     request.session[METHOD_KEY] = method if sign_in.first_step == PASSWORD else f"{SSO}_{method}"
     return sign_in.next_url
+
+
+@receiver(user_logged_in, dispatch_uid="tenants.two_factor.signed_in")
+def _forget_previous_method(sender, request, user, **kwargs):
+    # Django keeps the session's data when the same person signs in again: how they signed in last
+    # time must not vouch for this sign-in (``complete`` and ``mark_sso_trusted`` note it afresh).
+    if request is not None and hasattr(request, "session"):
+        request.session.pop(METHOD_KEY, None)
 
 
 def mark_sso_trusted(request) -> None:

@@ -489,3 +489,16 @@ def test_recovery_code_hashes_are_keyed_so_a_database_copy_alone_cannot_test_gue
     # A rotated key kept after the new one (docs/security.md) still recognises the codes.
     settings.GOVERNANCE_SECRETS_KEY = f"another-secrets-key,{old_key}"
     assert authenticator.recovery_code_use(user=alice, code=codes[0])
+
+
+def test_a_password_sign_in_over_a_trusted_sso_session_is_a_password_sign_in(provider, alice, acme, settings):
+    # "A password sign-in never counts as the provider's" (docs/two-factor.md): not even in a browser
+    # that signed in through single sign-on before, whose session Django keeps for the same person.
+    settings.OIDC_TRUSTS_MFA = True
+    authenticator.tenant_set_require_two_factor(tenant=acme, required=True, actor=SYSTEM)
+    client = Client()
+    sso_sign_in(client)
+    assert client.get("/runs/").status_code == 200
+    password_step(client, "alice")
+    assert client.get("/runs/")["Location"] == "/account/security/"
+    assert UserSession.objects.get(user=alice).get_sign_in_method_display() == "Password"
