@@ -47,12 +47,6 @@ def run_accumulated(*, run: Run) -> Accumulated:
     return accumulate(rows)
 
 
-def reports_accumulated(reports: Iterable[GroundingReport]) -> Accumulated:
-    """The same, from reports already loaded (a prefetch), in seq order."""
-    ordered = sorted(reports, key=lambda r: r.seq)
-    return accumulate((r.citations, r.unsupported_claims, r.output_confidence) for r in ordered)
-
-
 def cited_ids(citations: Iterable) -> set[str]:
     """The source ids citations name: a plain string is an id, an object names its source_id."""
     ids = set()
