@@ -10,6 +10,8 @@ the reports are the record, read when the run completes, and sources are stored 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db.models import Func, IntegerField, Sum
+
 from .models import GroundingReport, Run, RunSource, joined_sources
 
 # Above this many distinct cited ids, reading all of the run's sources is cheaper than a long
@@ -45,6 +47,41 @@ def run_accumulated(*, run: Run) -> Accumulated:
         .values_list("citations", "unsupported_claims", "output_confidence")
     )
     return accumulate(rows)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What a run's page summary shows of `Accumulated`: how many, not which."""
+
+    citations: int
+    unsupported_claims: int
+    output_confidence: float | None
+
+
+class _ArrayLength(Func):
+    """A JSON column's number of elements; 0 when it holds something else than an array."""
+
+    function = "json_array_length"  # SQLite: 0 for anything but an array
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        template = "CASE WHEN jsonb_typeof(%(expressions)s) = 'array' THEN jsonb_array_length(%(expressions)s) END"
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+
+def run_totals(*, run: Run) -> Totals:
+    """`run_accumulated`'s counts and latest output_confidence, added up by the database: two queries
+    of one row each, so a page that shows them costs the same for a run of 10 reports or 10,000."""
+    reports = GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
+    sums = reports.aggregate(citations=Sum(_ArrayLength("citations")), claims=Sum(_ArrayLength("unsupported_claims")))
+    confidence = (
+        reports.filter(output_confidence__isnull=False).order_by("-seq").values_list("output_confidence", flat=True)
+    )
+    return Totals(
+        citations=sums["citations"] or 0,
+        unsupported_claims=sums["claims"] or 0,
+        output_confidence=confidence.first(),
+    )
 
 
 def cited_ids(citations: Iterable) -> set[str]:

@@ -64,7 +64,7 @@ def run_detail(request, pk: int):
     tab = request.GET.get("tab")
     tab = tab if tab in TABS else "governance"
     context = {"run": run, "tab": tab, "tabs": TABS}
-    context["accumulated"] = selectors.run_accumulated(run=run)  # the summary: what the reports add up to
+    context["totals"] = selectors.run_totals(run=run)  # the summary: what the reports add up to
     if tab == "governance":
         context["phases"] = selectors.run_governance(run=run)
         context["shadow_violations"] = selectors.run_shadow_violations(run=run)
@@ -73,7 +73,6 @@ def run_detail(request, pk: int):
             run=run,
             page=max(0, (_number(request.GET.get("spans")) or 0) - 1),
             reports_from=_number(request.GET.get("reports")),
-            citations=context["accumulated"].citations,
         )
     return render_page(request, "runs/detail.html", context, fragment="tabs")
 
