@@ -227,7 +227,10 @@ def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citat
             items.append(TraceItem(kind="decision", at=v.decision.created_at, obj=v.decision, decision=v))
     items.sort(key=_in_time_order)
 
-    axis = _axis(run, items, span_bounds, {"first": reports.first, "last": reports.last})
+    marks = report_marks(run=run)
+    reports.count = sum(m.count for m in marks)
+    report_bounds = {"first": min(m.at for m in marks), "last": max(m.ends for m in marks)} if marks else {}
+    axis = _axis(run, items, span_bounds, report_bounds)
     for i in items:
         i.offset_ms = axis.offset_ms(i.at)
         i.offset_pct = axis.pct(i.at)
@@ -235,7 +238,7 @@ def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citat
             i.end_pct = axis.pct(i.ends)
             i.width_pct = round(i.end_pct - i.offset_pct, 3)
     shown = {r.seq for r in reports.reports}
-    markers = [_report_marker(m, shown) for m in report_marks(run=run, count=reports.count)]
+    markers = [_report_marker(m, shown) for m in marks]
     markers += [_phase_marker(i) for i in items if i.kind == "decision"]
     markers.sort(key=_marker_order)
     for m in markers:

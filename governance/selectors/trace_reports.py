@@ -3,29 +3,27 @@
 A long-running agent's run can hold thousands of reports. The list below the waterfall shows a page
 of them (REPORTS_PER_PAGE, keyset on seq); the waterfall still marks every report's place on the
 axis, from aggregates: at most MAX_REPORT_MARKERS markers, each standing for a run of consecutive
-reports when there are more. A fixed number of queries, none of which returns a row per report.
+reports when there are more. A fixed number of queries, none of which returns more than a page's or the markers' rows.
 """
 
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Min
+from django.db.models import Count, ExpressionWrapper, F, IntegerField, Max, Min, Q
 
 from core.vocabulary import SEVERITY
 
-from ..models import Decision, GroundingReport, Run, attach_sources
+from ..models import GroundingReport, Run, attach_sources
 
-REPORTS_PER_PAGE = 100
-MAX_REPORT_MARKERS = 200
+REPORTS_PER_PAGE = 20
+MAX_REPORT_MARKERS = 100
 
 
 @dataclass
 class ReportPage:
     reports: list[GroundingReport]
-    count: int  # the run's, over every page
-    first: datetime | None  # the first and last report's times, over every page (the axis)
-    last: datetime | None
+    count: int = 0  # the run's, over every page (from its marks)
     starts_at: int | None = None  # the ?reports= this page was reached by; None: the first page
     earlier_from: int | None = None  # the ?reports= of the page before; None: the first page
     earlier: bool = False
@@ -51,7 +49,8 @@ class ReportMarks:
     first_seq: int
     last_seq: int
     count: int
-    at: datetime
+    at: datetime  # its first report's time
+    ends: datetime  # its last report's time
     actions: Counter = field(default_factory=Counter)  # the mid_execution decisions' actions
 
     @property
@@ -68,16 +67,13 @@ class ReportMarks:
 
 def report_page(*, run: Run, starts_at: int | None) -> ReportPage:
     """The reports from seq `starts_at` on (the first page when None), REPORTS_PER_PAGE of them with
-    their sources; past the last report, the last page. Four queries, five on a later page."""
-    every = GroundingReport.objects.filter(run=run).aggregate(
-        count=Count("id"), first=Min("created_at"), last=Max("created_at")
-    )
+    their sources; past the last report, the last page. Two queries, three on a later page."""
     rows = GroundingReport.objects.filter(run=run).order_by("seq")
     start = starts_at or 0
     reports = list(rows.filter(seq__gte=start)[: REPORTS_PER_PAGE + 1])
-    if not reports and start and every["count"]:  # past the end: the last page
+    if not reports and start:  # past the end: the last page
         reports = list(reversed(rows.order_by("-seq")[:REPORTS_PER_PAGE]))
-    page = ReportPage(reports=[], count=every["count"], first=every["first"], last=every["last"])
+    page = ReportPage(reports=[])
     if len(reports) > REPORTS_PER_PAGE:
         page.next_from = reports[REPORTS_PER_PAGE].seq
         reports = reports[:REPORTS_PER_PAGE]
@@ -92,30 +88,44 @@ def report_page(*, run: Run, starts_at: int | None) -> ReportPage:
     return page
 
 
-def report_marks(*, run: Run, count: int) -> list[ReportMarks]:
-    """Every report's place on the axis, in seq order: one mark per report, or when the run has more
-    than MAX_REPORT_MARKERS, one per bucket of `ceil(count / MAX_REPORT_MARKERS)` consecutive
-    reports, at its first report's time, with its decisions' actions counted. Two queries."""
-    if not count:
-        return []
-    size = -(-count // MAX_REPORT_MARKERS)
+def report_marks(*, run: Run) -> list[ReportMarks]:
+    """Every report's place on the axis, in seq order, with its mid_execution decision's action: one
+    mark per report, or when the run has more than MAX_REPORT_MARKERS, one per bucket of consecutive
+    reports, at its first report's time, with the decisions' actions counted. One query, aggregated
+    by the database. The buckets are sized from the run's report_count, which numbers its reports
+    (a report's seq is at most that); rows written around the services are merged here."""
+    size = max(1, -(-run.report_count // MAX_REPORT_MARKERS))
     bucket = ExpressionWrapper((F("seq") - 1) / size, output_field=IntegerField())
-    marks = {
-        row["bucket"]: ReportMarks(first_seq=row["first"], last_seq=row["last"], count=row["n"], at=row["at"])
-        for row in GroundingReport.objects.filter(run=run)
+    found = (
+        GroundingReport.objects.filter(run=run)
         .annotate(bucket=bucket)
         .values("bucket")
-        .annotate(first=Min("seq"), last=Max("seq"), n=Count("id"), at=Min("created_at"))
+        .annotate(
+            first=Min("seq"),
+            last=Max("seq"),
+            n=Count("id", distinct=True),
+            at=Min("created_at"),
+            ends=Max("created_at"),
+            **{action: Count("decisions", filter=Q(decisions__action=action)) for action in SEVERITY},
+        )
         .order_by("bucket")
-    }
-    decided = ExpressionWrapper((F("report__seq") - 1) / size, output_field=IntegerField())
-    for row in (
-        Decision.objects.filter(run=run, report__isnull=False)
-        .annotate(bucket=decided)
-        .values("bucket", "action")
-        .annotate(n=Count("id"))
-        .order_by()
-    ):
-        if row["bucket"] in marks:
-            marks[row["bucket"]].actions[row["action"]] += row["n"]
-    return list(marks.values())
+    )
+    rows = list(found)
+    marks: list[ReportMarks] = []
+    per_mark = max(1, -(-len(rows) // MAX_REPORT_MARKERS))
+    for i in range(0, len(rows), per_mark):
+        group = rows[i : i + per_mark]
+        actions: Counter = Counter()
+        for row in group:
+            actions.update({action: row[action] for action in SEVERITY if row[action]})
+        marks.append(
+            ReportMarks(
+                first_seq=group[0]["first"],
+                last_seq=group[-1]["last"],
+                count=sum(row["n"] for row in group),
+                at=group[0]["at"],
+                ends=max(row["ends"] for row in group),
+                actions=actions,
+            )
+        )
+    return marks
