@@ -10,7 +10,7 @@ the reports are the record, read when the run completes, and sources are stored 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Func, IntegerField, Sum
+from django.db.models import Func, IntegerField, OuterRef, Subquery, Sum
 
 from .models import GroundingReport, Run, RunSource, joined_sources
 
@@ -70,18 +70,20 @@ class _ArrayLength(Func):
 
 
 def run_totals(*, run: Run) -> Totals:
-    """`run_accumulated`'s counts and latest output_confidence, added up by the database: two queries
-    of one row each, so a page that shows them costs the same for a run of 10 reports or 10,000."""
-    reports = GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk)
-    sums = reports.aggregate(citations=Sum(_ArrayLength("citations")), claims=Sum(_ArrayLength("unsupported_claims")))
-    confidence = (
-        reports.filter(output_confidence__isnull=False).order_by("-seq").values_list("output_confidence", flat=True)
+    """`run_accumulated`'s counts and latest output_confidence, added up by the database in one query
+    of one row, so a page that shows them costs the same for a run of 10 reports or 10,000."""
+    reports = GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=OuterRef("pk"))
+
+    def total(column: str) -> Subquery:
+        return Subquery(reports.values("run_id").annotate(n=Sum(_ArrayLength(column))).values("n"))
+
+    latest = reports.filter(output_confidence__isnull=False).order_by("-seq").values("output_confidence")[:1]
+    citations, claims, confidence = (
+        Run.objects.filter(pk=run.pk)
+        .values_list(total("citations"), total("unsupported_claims"), Subquery(latest))
+        .get()
     )
-    return Totals(
-        citations=sums["citations"] or 0,
-        unsupported_claims=sums["claims"] or 0,
-        output_confidence=confidence.first(),
-    )
+    return Totals(citations=citations or 0, unsupported_claims=claims or 0, output_confidence=confidence)
 
 
 def cited_ids(citations: Iterable) -> set[str]:

@@ -177,7 +177,6 @@ def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citat
     spans, span_count, span_bounds, page = _span_page(run, page)
     reports = report_page(run=run, starts_at=reports_from)
     on_page = [r.id for r in reports.reports]
-    audits = {a.report_id: a for a in ScoreAudit.objects.filter(run=run, report_id__in=on_page)}
     # The phase decisions (before_workflow, after_workflow) and this page's reports' mid_execution ones.
     decisions = list(
         Decision.objects.filter(run=run).filter(Q(report__isnull=True) | Q(report_id__in=on_page)).order_by("id")
@@ -219,7 +218,7 @@ def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citat
                 obj=r,
                 decision=view,
                 thresholds=thresholds,
-                scores=_score_checks(r.grounding_scores, thresholds, _measured(audits.get(r.id))),
+                scores=_score_checks(r.grounding_scores, thresholds, _measured(getattr(r, "score_audit", None))),
             )
         )
     for v in views:

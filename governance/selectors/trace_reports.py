@@ -67,8 +67,9 @@ class ReportMarks:
 
 def report_page(*, run: Run, starts_at: int | None) -> ReportPage:
     """The reports from seq `starts_at` on (the first page when None), REPORTS_PER_PAGE of them with
-    their sources; past the last report, the last page. Two queries, three on a later page."""
-    rows = GroundingReport.objects.filter(run=run).order_by("seq")
+    their sources and score audits; past the last report, the last page. Two queries, three on a
+    later page."""
+    rows = GroundingReport.objects.filter(run=run).select_related("score_audit").order_by("seq")
     start = starts_at or 0
     reports = list(rows.filter(seq__gte=start)[: REPORTS_PER_PAGE + 1])
     if not reports and start:  # past the end: the last page
