@@ -49,6 +49,13 @@ def run_accumulated(*, run: Run) -> Accumulated:
     return accumulate(rows)
 
 
+def run_citations(*, run: Run) -> list:
+    """Every citation of the run's reports, oldest first: `run_accumulated(run=run).citations`,
+    reading that one column."""
+    rows = GroundingReport.objects.filter(tenant_id=run.tenant_id, run_id=run.pk).order_by("seq")
+    return accumulate((citations, (), None) for citations in rows.values_list("citations", flat=True)).citations
+
+
 @dataclass(frozen=True)
 class Totals:
     """What a run's page summary shows of `Accumulated`: how many, not which."""

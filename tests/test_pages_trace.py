@@ -433,6 +433,25 @@ def test_another_tenants_run_is_404_on_any_report_page(charlie, acme, timed_run,
         assert client.get(f"/runs/{timed_run.pk}/?tab=trace&{query}").status_code == 404
 
 
+def test_a_retrieval_result_cited_by_a_report_on_a_later_page_is_marked_cited(alice, acme, timed_run, t0):
+    add_reports(acme, timed_run, 29, t0=t0)  # reports 2-30 cite "s2".."s30"
+    with scopes_disabled():
+        results = [{"source_id": ident, "relevance": 0.9, "text": ident} for ident in ("s30", "never-cited")]
+        services.run_record_span(
+            tenant=acme,
+            run_id=timed_run.pk,
+            kind="retrieval",
+            name="kb-search",
+            started_at=t0 + timedelta(seconds=2),
+            ended_at=t0 + timedelta(seconds=3),
+            attributes={"provenance": {"results_by_source": {"kb": results}}},
+        )
+    html = signed_in(alice).get(f"/runs/{timed_run.pk}/?tab=trace").content.decode()
+    assert listed_reports(html) == list(range(1, 21))  # report 30 is on the next page
+    cells = re.findall(r'<td class="gr-cited-cell">\s*(.*?)\s*</td>', html, re.S)
+    assert len(cells) == 2 and "cited" in cells[0] and "not cited" not in cells[0] and "not cited" in cells[1]
+
+
 def test_the_summary_adds_up_every_report_however_many(alice, acme, timed_run, t0):
     add_reports(acme, timed_run, 299, t0=t0)  # a citation each, no claims
     with scopes_disabled():

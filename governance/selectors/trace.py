@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q
 from django.db.models.functions import Coalesce
 
-from ..accumulated import run_accumulated
+from ..accumulated import run_citations
 from ..models import Decision, Evaluation, Phase, Run, ScoreAudit, Span
 from .evidence import _is_number
 from .governance_tab import DecisionView, _decision_views
@@ -165,15 +165,15 @@ def _measured(audit: ScoreAudit | None) -> list[float | None]:
     return [entry.get("measured") for entry in audit.per_source]
 
 
-def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citations: list | None = None) -> Trace:
+def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None) -> Trace:
     """Spans, grounding reports, score audits and phase decisions of a run on one time axis, in a fixed
     number of queries whatever the run holds (docs/dashboard.md#trace): spans come a page
     (SPANS_PER_PAGE) at a time in order of start, reports a page (REPORTS_PER_PAGE) at a time from
     seq `reports_from`, each with its decision and evaluations; every report still has its place on
     the axis (trace_reports.report_marks). The axis is the whole run's on every page.
 
-    `citations` are the run's accumulated citations (what the summary shows), for the retrieval
-    spans' "cited" marks; read here only when a retrieval span on the page needs them."""
+    A page with a retrieval span reads the run's citations too, for its results' "cited" marks: one
+    more query, of one small column of every report (what a run's citations name is in no index)."""
     spans, span_count, span_bounds, page = _span_page(run, page)
     reports = report_page(run=run, starts_at=reports_from)
     on_page = [r.id for r in reports.reports]
@@ -194,6 +194,7 @@ def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citat
     evaluations = [e for e in evaluations if not e.shadow]
     rules = _rules_by_policy(evaluations)
     problems: dict[str, list[str]] | None = None
+    citations: list | None = None
 
     items: list[TraceItem] = []
     for s in spans:
@@ -205,7 +206,7 @@ def run_trace(*, run: Run, page: int = 0, reports_from: int | None = None, citat
                 # after_workflow's audit of every citation, and this page's reports' checks.
                 problems = _citation_problems(evaluations)
             if citations is None:
-                citations = run_accumulated(run=run).citations
+                citations = run_citations(run=run)
             retrieval = retrieval_view(s.attributes["provenance"], citations=citations, rules=rules, problems=problems)
         items.append(TraceItem(kind="span", at=start, ends=ends, obj=s, retrieval=retrieval))
     for r in reports.reports:
