@@ -69,13 +69,15 @@ def tick_label(ms: int, step: int) -> str:
 
 @dataclass
 class Marker:
-    """A grounding report or a phase decision: a point on the axis."""
+    """A grounding report (or a bucket of consecutive ones) or a phase decision: a point on the axis."""
 
     kind: str  # "report" | "phase"
     label: str
     at: datetime
     action: str | None
     anchor: str  # the id of its entry in the list below the waterfall
+    count: int = 1  # the reports it stands for: one, or a bucket of consecutive ones in a long run
+    reports_from: int | None = None  # the ?reports= page its entry is on; None: this page
     pct: float = 0.0
     offset_ms: int = 0
 

@@ -214,3 +214,71 @@ def test_the_demos_runs_draw_one_consistent_timeline(browser_page, sign_in, scre
     assert lefts == sorted(lefts) and lefts[-1] > lefts[-2]
     assert (lefts[-1] + box(markers.last)["width"] / 2 - track["x"]) / track["width"] == pytest.approx(1.0, abs=0.01)
     screenshot(page, "trace-demo", full_page=False)
+
+
+@pytest.fixture
+def long_run(timed_run):
+    """The timed run with 45 reports: the fixture's one at 6 s and 44 more, one every 100 ms after it."""
+    with scopes_disabled():
+        run = Run.objects.get(pk=timed_run)
+        first = GroundingReport.objects.get(run=run)
+        GroundingReport.objects.bulk_create(
+            GroundingReport(
+                tenant_id=run.tenant_id,
+                run=run,
+                seq=seq,
+                grounding_scores=[0.8],
+                output=f"answer {seq}",
+                created_at=first.created_at + timedelta(milliseconds=100 * (seq - 1)),
+            )
+            for seq in range(2, 46)
+        )
+        Run.objects.filter(pk=run.pk).update(report_count=45)
+    return timed_run
+
+
+def entries(page) -> list[str]:
+    return page.locator("li.gr-tl--report").evaluate_all("items => items.map(i => i.id)")
+
+
+def test_reports_come_a_page_at_a_time_and_every_marker_finds_its_entry(browser_page, sign_in, long_run):
+    page = browser_page
+    sign_in(page, "alice", PASSWORD, next_path=f"/runs/{long_run}/")
+    page.goto(f"/runs/{long_run}/?tab=trace")
+    assert entries(page) == [f"report-{n}" for n in range(1, 21)]
+    expect(page.locator(".gr-wf-marker--report")).to_have_count(45)
+    # Over htmx: the next page replaces the tab, the address says which, the list's top is in view.
+    page.get_by_role("link", name="Show more reports").click()
+    expect(page).to_have_url(f"{page.url.split('?')[0]}?tab=trace&reports=21")
+    expect(page.locator("li.gr-tl--report").first).to_have_id("report-21")
+    assert entries(page) == [f"report-{n}" for n in range(21, 41)]
+    expect(page.locator("#events")).to_be_in_viewport()
+    expect(page.locator(".gr-wf-marker--report")).to_have_count(45)  # the waterfall is the same
+    expect(page.locator("li.gr-wf-row")).to_have_count(4)
+    # A marker for a report on another page opens that page at its entry (with the keyboard: 100 ms
+    # apart on a 10 s axis, the markers overlap).
+    page.locator('a.gr-wf-marker[href$="#report-44"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#report-44")).to_be_in_viewport()
+    assert entries(page)[0] == "report-44" and "reports=44" in page.url
+    page.get_by_role("link", name="Earlier reports").click()
+    expect(page.locator("li.gr-tl--report").first).to_have_id("report-24")
+
+
+def test_reports_page_without_javascript(chromium, live_server, long_run):
+    from django.test import Client
+
+    client = Client()
+    client.login(username="alice", password=PASSWORD)
+    host = live_server.url.split("//")[1].split(":")[0]
+    context = chromium.new_context(base_url=live_server.url, java_script_enabled=False)
+    cookie = client.cookies["sessionid"].value
+    context.add_cookies([{"name": "sessionid", "value": cookie, "domain": host, "path": "/"}])
+    page = context.new_page()
+    page.goto(f"/runs/{long_run}/?tab=trace")
+    page.get_by_role("link", name="Show more reports").click()
+    page.get_by_role("link", name="Show more reports").click()
+    assert entries(page) == [f"report-{n}" for n in range(41, 46)]
+    assert page.url.endswith("?tab=trace&reports=41#events")
+    expect(page.get_by_text("Grounding reports 41–45 of 45").first).to_be_visible()
+    context.close()
