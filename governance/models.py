@@ -362,6 +362,8 @@ class Evaluation(models.Model):
             models.Index(fields=["tenant", "policy_ref", "-id"]),
             models.Index(fields=["tenant", "review_state", "-id"]),
             models.Index(fields=["tenant", "created_at"]),
+            # A run's Governance tab reads a page of its evaluations from any id (keyset), however many.
+            models.Index(fields=["run", "id"], name="evaluation_run_page"),
             # The overview's violations per day and its most violated policies and agents, read from
             # the index alone; only the enforced violations are in it, a third of the rows or fewer.
             models.Index(

@@ -65,24 +65,32 @@ def run_detail(request, pk: int):
     tab = tab if tab in TABS else "governance"
     context = {"run": run, "tab": tab, "tabs": TABS}
     context["totals"] = selectors.run_totals(run=run)  # the summary: what the reports add up to
+    # Each tab's place (?spans=, ?reports=, ?evaluations=): every pager link keeps the other tab's.
+    keep = {name: _number(request.GET.get(name)) for name in ("spans", "reports", "evaluations")}
+    context["trace_place"] = _query(spans=keep["spans"], reports=keep["reports"])
+    context["governance_place"] = _query(evaluations=keep["evaluations"])
     if tab == "governance":
-        context["phases"] = selectors.run_governance(run=run)
+        context["phases"] = selectors.run_governance(run=run, starts_at=keep["evaluations"])
         context["shadow_violations"] = selectors.run_shadow_violations(run=run)
     else:
         context["trace"] = selectors.run_trace(
-            run=run,
-            page=max(0, (_number(request.GET.get("spans")) or 0) - 1),
-            reports_from=_number(request.GET.get("reports")),
+            run=run, page=max(0, (keep["spans"] or 0) - 1), reports_from=keep["reports"]
         )
     return render_page(request, "runs/detail.html", context, fragment="tabs")
 
 
 def _number(value: str | None) -> int | None:
-    """?spans=N (the waterfall's page, from 1) or ?reports=N (the report the list starts at): anything
-    but a plain number is no number, and the first page."""
+    """?spans=N (the waterfall's page, from 1), ?reports=N (the report the list starts at) or
+    ?evaluations=N (the evaluation the Governance tab's page starts at): anything but a plain number
+    is no number, and the first page."""
     if value is None or not (value.isascii() and value.isdigit()) or len(value) > 9:
         return None
     return int(value)
+
+
+def _query(**params: int | None) -> str:
+    """The `&name=value` of each param that has a value, for links that keep a tab's place."""
+    return "".join(f"&{name}={value}" for name, value in params.items() if value)
 
 
 @require_GET
