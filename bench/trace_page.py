@@ -1,6 +1,7 @@
-"""Does a run's Trace tab cost more the more grounding reports the run holds? 10 reports vs 2,000.
+"""Does a run's Trace (or Governance) tab cost more the more grounding reports the run holds? 10
+reports vs 2,000.
 
-    .venv/bin/python bench/trace_page.py [--reports 2000] [--small 10] [--reps 15]
+    .venv/bin/python bench/trace_page.py [--reports 2000] [--small 10] [--reps 15] [--tab governance]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/gr_trace_bench .venv/bin/python bench/trace_page.py
 
 On the PostgreSQL database DATABASE_URL names (dropped and created afresh, and dropped at the end),
@@ -10,7 +11,8 @@ once per run, as the API stores them), three citations and a mid_execution decis
 policies' evaluations each; the small run has `--small` reports, the big one `--reports`. The rows
 are bulk-written (what the tab reads, not how the API writes it: bench/run_growth.py measures that).
 
-A signed-in reviewer then asks for each run's Trace tab in turn, `--reps` times, through Django's
+A signed-in reviewer then asks for each run's Trace tab (`--tab governance`: its Governance tab,
+whose table lists the evaluations, 3 a report) in turn, `--reps` times, through Django's
 test client in this process: the time is the server's (middleware, queries, template), no network.
 Asking in turn keeps a load change on a shared machine from reading as growth. Prints per run the
 median wall time, the median "work" (this process's CPU plus the statements' time), the queries, and
@@ -142,7 +144,7 @@ def measure(args) -> None:
     print(f"loaded runs of {args.small} and {args.reports} reports in {time.perf_counter() - started:.1f} s")
     client = Client()
     client.force_login(user)
-    urls = {label: f"/runs/{run.pk}/?tab=trace" for label, run in runs.items()}
+    urls = {label: f"/runs/{run.pk}/?tab={args.tab}" for label, run in runs.items()}
     for url in urls.values():
         client.get(url)  # warm: templates, the session, the plan cache
     times: dict[str, list[float]] = {label: [] for label in urls}
@@ -162,7 +164,7 @@ def measure(args) -> None:
     print(f"database: {connection.vendor}; Django test client in process, DEBUG off; {args.reps} requests each")
     for label, reports in (("small", args.small), ("big", args.reports)):
         print(
-            f"trace tab, {reports:>5} reports: median {statistics.median(times[label]):7.1f} ms wall, "
+            f"{args.tab} tab, {reports:>5} reports: median {statistics.median(times[label]):7.1f} ms wall, "
             f"{statistics.median(work[label]):7.1f} ms work, {queries[label]} queries"
         )
     ratio = statistics.median(work["big"]) / statistics.median(work["small"])
@@ -176,6 +178,7 @@ def main() -> None:
     parser.add_argument("--reports", type=int, default=2000)
     parser.add_argument("--small", type=int, default=10)
     parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--tab", choices=("trace", "governance"), default="trace")
     args = parser.parse_args()
     postgres = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
     tmp = tempfile.TemporaryDirectory()

@@ -71,7 +71,9 @@ def run_detail(request, pk: int):
     context["governance_place"] = _query(evaluations=keep["evaluations"])
     if tab == "governance":
         context["phases"] = selectors.run_governance(run=run, starts_at=keep["evaluations"])
-        context["shadow_violations"] = selectors.run_shadow_violations(run=run)
+        # Counted with the summary: most runs have no shadow verdict to list, and skip the query.
+        shadow = context["phases"].shadow_count
+        context["shadow_violations"] = selectors.run_shadow_violations(run=run) if shadow else []
     else:
         context["trace"] = selectors.run_trace(
             run=run, page=max(0, (keep["spans"] or 0) - 1), reports_from=keep["reports"]
