@@ -12,7 +12,7 @@ from pages_support import LENIENT, STRICT, run_through, signed_in
 
 from governance import services
 from governance.models import Decision, Evaluation, GroundingReport, Run
-from governance.selectors.governance_tab import EVALUATIONS_PER_PAGE, SHADOW_SHOWN
+from governance.selectors.governance_tab import EVALUATIONS_PER_PAGE, SHADOW_SHOWN, only_stores_rules, run_counts
 
 pytestmark = pytest.mark.django_db
 
@@ -336,3 +336,30 @@ def test_shadow_verdicts_list_the_first_few_and_count_them_all(alice, long_run):
     shadow = html[html.index('id="shadow-violations"') :]
     assert f"{SHADOW_SHOWN + 5} evaluations, the first {SHADOW_SHOWN} here" in shadow
     assert shadow.count('aria-label="Shadow Trial: warn"') == SHADOW_SHOWN
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"rules": {"min_citations": 1}}, {}, {"rules": {}, "score": 0.4}, ["rules"], 0, "rules", {"x": 1}],
+)
+def test_the_database_folds_exactly_the_rows_the_page_would(alice, acme, metadata):
+    """The aggregate's stored-rules test (SQL on SQLite and PostgreSQL) agrees with only_stores_rules."""
+    run = run_through(acme, agent="research-agent", scores=(0.9,))
+    with scopes_disabled():
+        decision = Decision.objects.get(run=run, phase="before_workflow")
+        e = Evaluation.objects.create(
+            tenant=acme,
+            run=run,
+            decision=decision,
+            policy_name="Odd",
+            category="grounding",
+            agent_name=run.agent_name,
+            phase="before_workflow",
+            action="allow",
+            metadata=metadata,
+        )
+        e.refresh_from_db()
+        counts = run_counts(run=run)
+    assert counts.folded_count == int(only_stores_rules(e))
+    html = signed_in(alice).get(f"/runs/{run.pk}/").content.decode()
+    assert (f'id="evaluation-{e.pk}"' in html) is not only_stores_rules(e)
