@@ -209,6 +209,9 @@ def test_a_long_run_is_listed_a_page_of_evaluations_at_a_time_both_ways(alice, l
     assert 'id="phase-after_workflow"' in pages[2] and 'id="phase-after_workflow"' not in pages[0]
     assert "continued from the page before" in pages[1] and "continued from the page before" not in pages[0]
     assert "said on 39" in pages[2] and "said on 39" not in pages[0]
+    # A decision links to its report on the Trace tab's page that starts there, keeping this page.
+    cursor = MORE.search(pages[1]).group(1).split("evaluations=")[1]
+    assert f'href="?tab=trace&amp;reports=39&amp;evaluations={cursor}#report-39"' in pages[2]
     # Back again: each Earlier link opens the page before.
     for n in (2, 1):
         earlier = EARLIER.search(pages[n]).group(1).replace("&amp;", "&")
