@@ -1,0 +1,70 @@
+"""What a reviewer reads on the triage pages, checked against what they say: a filter error names the
+field it is about, the lede does not claim an order the list is not in, an empty workspace is not told
+about a period, and the review queue's filters fit their labels."""
+
+import re
+
+import pytest
+from pages_support import run_through, signed_in
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def _field_error(html: str, field_id: str) -> str | None:
+    match = re.search(rf'<p class="gr-field-error" id="{field_id}-error">([^<]*)</p>', html)
+    return match.group(1) if match else None
+
+
+@pytest.mark.parametrize("field, field_id", [("agent", "f-agent"), ("workflow", "f-workflow"), ("policy", "f-policy")])
+def test_a_bad_runs_filter_is_shown_on_its_own_field(alice, acme, field, field_id):
+    html = signed_in(alice).get(f"/runs/?{field}=a%00b").content.decode()
+    assert "fix the highlighted fields" in html
+    assert _field_error(html, field_id) == "Null characters are not allowed."
+    assert f'id="{field_id}" name="{field}"' in html
+    assert f'aria-invalid="true" aria-describedby="{field_id}-error"' in html
+
+
+@pytest.mark.parametrize("field, field_id", [("agent", "f-agent"), ("policy", "f-policy")])
+def test_a_bad_violations_filter_is_shown_on_its_own_field(bob, acme, field, field_id):
+    html = signed_in(bob).get(f"/violations/?{field}=a%00b").content.decode()
+    assert "fix the highlighted fields" in html
+    assert _field_error(html, field_id) == "Null characters are not allowed."
+    assert f'aria-invalid="true" aria-describedby="{field_id}-error"' in html
+
+
+def test_the_runs_lede_does_not_say_newest_first_of_a_sorted_list(alice, acme):
+    run_through(acme)
+    html = signed_in(alice).get("/runs/?sort=score").content.decode()
+    lede = re.search(r'<p class="gr-lede">([^<]*)</p>', html).group(1)
+    assert not lede.endswith("newest first.")
+    assert "select a column header to sort" in lede
+
+
+def test_the_sort_travels_with_the_results_so_filtering_after_a_header_click_keeps_it(alice, acme):
+    """A header click swaps only the results; the hidden sort the filter form sends lives there."""
+    run_through(acme)
+    fragment = signed_in(alice).get("/runs/?sort=-duration", **HX).content.decode()
+    assert "<html" not in fragment
+    assert '<input type="hidden" name="sort" value="-duration" form="run-filters">' in fragment
+    page = signed_in(alice).get("/runs/").content.decode()
+    assert '<form class="gr-filters" id="run-filters"' in page
+    assert 'name="sort"' not in page  # newest first: nothing to keep
+
+
+def test_an_empty_workspace_is_not_told_about_a_period(alice, acme):
+    html = signed_in(alice).get("/").content.decode()
+    assert "Connect your first agent" in html
+    lede = re.search(r'<p class="gr-lede">([^<]*)</p>', html).group(1)
+    assert lede == acme.name
+    run_through(acme)
+    html = signed_in(alice).get("/").content.decode()
+    lede = re.search(r'<p class="gr-lede">([^<]*)</p>', html).group(1)
+    assert lede == f"{acme.name} · last 24 hours (UTC)"
+
+
+def test_the_violations_action_filter_names_its_default_in_a_word_that_fits(bob, acme):
+    html = signed_in(bob).get("/violations/").content.decode()
+    select = html[html.index('<select id="f-action"') : html.index("</select>", html.index('<select id="f-action"'))]
+    assert re.findall(r"<option[^>]*>([^<]*)</option>", select) == ["Both", "warn", "block"]
