@@ -3,9 +3,14 @@ field it is about, the lede does not claim an order the list is not in, an empty
 about a period, and the review queue's filters fit their labels."""
 
 import re
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django_scopes import scopes_disabled
 from pages_support import run_through, signed_in
+
+from governance.models import Run
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +73,14 @@ def test_the_violations_action_filter_names_its_default_in_a_word_that_fits(bob,
     html = signed_in(bob).get("/violations/").content.decode()
     select = html[html.index('<select id="f-action"') : html.index("</select>", html.index('<select id="f-action"'))]
     assert re.findall(r"<option[^>]*>([^<]*)</option>", select) == ["Both", "warn", "block"]
+
+
+def test_the_demo_runs_list_durations_agree_with_their_start_and_end():
+    """The demo moves each run back in time; its runs list must then show how long it really took."""
+    call_command("seed_demo", "--runs", "6", stdout=StringIO())
+    with scopes_disabled():
+        runs = list(Run.objects.filter(tenant__slug="demo"))
+    assert len(runs) == 6
+    for run in runs:
+        assert run.duration_ms == int((run.ended_at - run.started_at).total_seconds() * 1000)
+        assert run.duration_ms >= 400  # the demo's runs take 0.4 to 9 seconds

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django_scopes import scope
 
 from governance import services as run_services
-from governance.models import Decision, Evaluation, Run, Span
+from governance.models import Decision, Evaluation, Run, Span, run_duration_ms
 from policies import services as policy_services
 from tenants import services as tenant_services
 from tenants.audit import Actor
@@ -222,7 +222,10 @@ class Command(BaseCommand):
         # Spread the sample runs over the last week so the overview chart has a shape.
         started = timezone.now() - timedelta(hours=(total - i) * 168 / total, minutes=rng.randint(0, 50))
         ended = started + timedelta(seconds=rng.uniform(0.4, 9.0))
-        Run.objects.filter(pk=run.pk).update(started_at=started, ended_at=ended)
+        # update() skips Run.save(), which keeps duration_ms: the runs list shows and sorts by that column.
+        Run.objects.filter(pk=run.pk).update(
+            started_at=started, ended_at=ended, duration_ms=run_duration_ms(started, ended)
+        )
         Decision.objects.filter(run_id=run.pk).update(created_at=started)
         Evaluation.objects.filter(run_id=run.pk).update(created_at=started)
         Span.objects.filter(run_id=run.pk).update(started_at=started, ended_at=started + timedelta(milliseconds=80))
