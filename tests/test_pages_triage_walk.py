@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django_scopes import scopes_disabled
 from pages_support import run_through, signed_in
 
-from governance.models import Run
+from governance.models import AgentScoreAuditDay, Run, ScoreAudit
 
 pytestmark = pytest.mark.django_db
 
@@ -84,3 +84,23 @@ def test_the_demo_runs_list_durations_agree_with_their_start_and_end():
     for run in runs:
         assert run.duration_ms == int((run.ended_at - run.started_at).total_seconds() * 1000)
         assert run.duration_ms >= 400  # the demo's runs take 0.4 to 9 seconds
+
+
+@pytest.mark.django_db(transaction=True)  # as `make run` loads it: each audit runs when its report commits
+def test_the_demo_score_audits_fall_on_their_runs_days(alice):
+    """The score audit chart of the demo spreads over the week of its runs, not one column on the day it
+    was loaded, and its daily sums are those of the audits on each day."""
+    call_command("seed_demo", "--runs", "24", stdout=StringIO())
+    with scopes_disabled():
+        audits = list(ScoreAudit.objects.filter(tenant__slug="demo").select_related("run"))
+        days = {(d.agent_name, d.date): d for d in AgentScoreAuditDay.objects.filter(tenant__slug="demo")}
+    assert len(audits) >= 3
+    assert {a.created_at for a in audits} == {a.run.started_at for a in audits}
+    assert len({a.created_at.date() for a in audits}) >= 2
+    for (agent, day), row in days.items():
+        on_day = [a for a in audits if a.agent_name == agent and a.created_at.date() == day]
+        assert row.audited + row.not_auditable == len(on_day)
+        measured = [a.measured for a in on_day if a.status != ScoreAudit.Status.NOT_AUDITABLE]
+        assert row.sum_measured == pytest.approx(sum(measured))
+    html = signed_in(alice).get("/score-audit/").content.decode()
+    assert "No report has been audited" in html  # alice's tenant is not the demo's
