@@ -264,7 +264,9 @@ class Totals:
         sum_gap_sq = self.sum_reported_sq - 2 * self.sum_products + self.sum_measured_sq
         variance = max(0.0, (sum_gap_sq - sum_gap * sum_gap / n) / (n - 1))
         mean, margin = sum_gap / n, Z95 * math.sqrt(variance / n)
-        return round(mean - margin, 4), round(mean + margin, 4)
+        # A gap lies between -1 and 1 (both scores are 0 to 1); the normal approximation of a few
+        # samples can reach past that, which no reader should be shown.
+        return round(max(-1.0, mean - margin), 4), round(min(1.0, mean + margin), 4)
 
     @property
     def few_samples(self) -> bool:

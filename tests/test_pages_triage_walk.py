@@ -3,6 +3,7 @@ field it is about, the lede does not claim an order the list is not in, an empty
 about a period, and the review queue's filters fit their labels."""
 
 import re
+from datetime import date, timedelta
 from io import StringIO
 
 import pytest
@@ -104,3 +105,45 @@ def test_the_demo_score_audits_fall_on_their_runs_days(alice):
         assert row.sum_measured == pytest.approx(sum(measured))
     html = signed_in(alice).get("/score-audit/").content.decode()
     assert "No report has been audited" in html  # alice's tenant is not the demo's
+
+
+def _audit_day(tenant, agent, pairs, day=None):
+    """A day's sums of audited reports, one (reported, measured) pair each."""
+    with scopes_disabled():
+        AgentScoreAuditDay.objects.create(
+            tenant=tenant,
+            agent_name=agent,
+            date=day or date.today(),
+            auditor="local",
+            audited=len(pairs),
+            sum_reported=sum(r for r, _ in pairs),
+            sum_measured=sum(m for _, m in pairs),
+            sum_reported_sq=sum(r * r for r, _ in pairs),
+            sum_measured_sq=sum(m * m for _, m in pairs),
+            sum_products=sum(r * m for r, m in pairs),
+        )
+
+
+def test_with_no_agent_flagged_the_chart_is_the_most_audited_agents(dave, acme):
+    """The table puts the largest gap first, which with a few samples is noise: the chart shows the agent
+    whose line says the most."""
+    today = date.today()
+    _audit_day(acme, "two-odd-reports", [(0.9, 0.0), (0.9, 0.1)])
+    for back in range(6):
+        _audit_day(acme, "steady-agent", [(0.8, 0.7), (0.9, 0.8)], day=today - timedelta(days=back))
+    html = signed_in(dave).get("/score-audit/").content.decode()
+    assert re.findall(r'<tr data-agent="([^"]+)"', html) == ["two-odd-reports", "steady-agent"]
+    assert "steady-agent: reported and measured per day" in html
+    # An agent asked for is still the one drawn.
+    html = signed_in(dave).get("/score-audit/?agent=two-odd-reports").content.decode()
+    assert "two-odd-reports: reported and measured per day" in html
+
+
+def test_a_gap_interval_never_reaches_past_what_a_gap_can_be(dave, acme):
+    _audit_day(acme, "wild-agent", [(0.9, 0.0), (0.8, 0.7)])  # gaps 0.9 and 0.1: a mean of 0.5, widely spread
+    html = signed_in(dave).get("/score-audit/").content.decode()
+    row = html[html.index('data-agent="wild-agent"') :]
+    row = row[: row.index("</tr>")]
+    low, high = (float(n) for n in re.search(r"\((-?[\d.]+) to (-?[\d.]+)\)", row).groups())
+    assert -1.0 <= low < 0.5 < high <= 1.0
+    assert high == 1.0  # 0.5 + 1.96 · 0.4 would be 1.28
