@@ -107,4 +107,3 @@ def test_with_javascript_the_queue_shows_its_keys(browser_page, sign_in, queue):
     sign_in(page, "bob", PASSWORD, next_path="/violations/")
     expect(page.locator(".gr-kbd-hint")).to_be_visible()
     expect(page.locator(".gr-kbd-hint")).to_contain_text("c confirm")
-
