@@ -2,6 +2,7 @@
 field it is about, the lede does not claim an order the list is not in, an empty workspace is not told
 about a period, and the review queue's filters fit their labels."""
 
+import html as html_lib
 import re
 from collections import Counter
 from datetime import date, timedelta
@@ -10,7 +11,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django_scopes import scopes_disabled
-from pages_support import run_through, signed_in
+from pages_support import LENIENT, STRICT, run_through, signed_in
 
 from governance.models import AgentScoreAuditDay, Run, ScoreAudit
 
@@ -150,3 +151,20 @@ def test_a_gap_interval_never_reaches_past_what_a_gap_can_be(dave, acme):
     low, high = (float(n) for n in re.search(r"\((-?[\d.]+) to (-?[\d.]+)\)", row).groups())
     assert -1.0 <= low < 0.5 < high <= 1.0
     assert high == 1.0  # 0.5 + 1.96 · 0.4 would be 1.28
+
+
+def test_every_number_of_the_top_tables_opens_a_list_of_that_many_violations(bob, acme, make_policy):
+    make_policy(name="Strict", rules=STRICT, agents=["research-*"])
+    make_policy(name="Lenient", rules=LENIENT, agents=["*"])
+    run_through(acme, agent="research-agent", scores=(0.42,))
+    run_through(acme, agent="research-agent", scores=(0.55,))
+    run_through(acme, agent="support-bot", scores=(0.3,))
+    client = signed_in(bob)
+    html = client.get("/?period=7d").content.decode()
+    tables = html[html.index('id="top-policies-title"') :]
+    cells = re.findall(r'<td class="gr-num"><a class="gr-link-quiet" href="([^"]+)">(?:<strong>)?(\d+)', tables)
+    assert len(cells) == 3 * (2 + 2)  # warnings, blocks, total of two policies and two agents
+    for href, shown in cells:
+        listed = client.get(html_lib.unescape(href)).content.decode().count("<tr data-id=")
+        assert listed == int(shown), href
+    assert sum(int(n) for _, n in cells) > 0
