@@ -168,3 +168,20 @@ def test_every_number_of_the_top_tables_opens_a_list_of_that_many_violations(bob
         listed = client.get(html_lib.unescape(href)).content.decode().count("<tr data-id=")
         assert listed == int(shown), href
     assert sum(int(n) for _, n in cells) > 0
+
+
+@pytest.mark.parametrize(
+    "query, says",
+    [
+        ("?agent=steady-agent&auditor=llm", "No report of steady-agent was audited by the LLM judge in these 30 days"),
+        ("?agent=old-agent", "No report of old-agent was audited by the local verifier in these 30 days"),
+    ],
+)
+def test_a_chart_with_nothing_to_draw_says_so_instead_of_empty_axes(dave, acme, query, says):
+    _audit_day(acme, "steady-agent", [(0.8, 0.7), (0.9, 0.8)])
+    _audit_day(acme, "old-agent", [(0.8, 0.7)], day=date.today() - timedelta(days=100))
+    html = signed_in(dave).get(f"/score-audit/{query}").content.decode()
+    assert f'<p class="gr-empty-inline" id="score-audit-chart-empty">{says}: nothing to draw.</p>' in html
+    assert "data-score-chart=" not in html
+    html = signed_in(dave).get("/score-audit/?agent=steady-agent").content.decode()
+    assert "score-audit-chart-empty" not in html and html.count("data-score-chart=") == 1

@@ -92,6 +92,12 @@ def score_audit_list(request):
             since,
             until,
         )
-        chart = {"agent": agent, "auditor": auditor, "days": days, "data": _chart_data(days)}
+        chart = {
+            "agent": agent,
+            "auditor": auditor,
+            "days": days,
+            "data": _chart_data(days),
+            "audited": sum(d["audited"] for d in days),
+        }
     context |= {"agents": agents, "chart": chart, "since": since, "until": until, "window": window}
     return render_page(request, "score_audit/list.html", context, fragment=None)
