@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django_scopes import scopes_disabled
 from pages_support import LENIENT, STRICT, run_through, signed_in
 
-from governance.models import AgentScoreAuditDay, Run, ScoreAudit
+from governance.models import AgentScoreAuditDay, Evaluation, Run, ScoreAudit
 
 pytestmark = pytest.mark.django_db
 
@@ -185,3 +185,60 @@ def test_a_chart_with_nothing_to_draw_says_so_instead_of_empty_axes(dave, acme, 
     assert "data-score-chart=" not in html
     html = signed_in(dave).get("/score-audit/?agent=steady-agent").content.decode()
     assert "score-audit-chart-empty" not in html and html.count("data-score-chart=") == 1
+
+
+@pytest.fixture
+def two_agent_queue(acme, make_policy):
+    """Pending blocks of two agents, interleaved: newest first, the ids of each agent's."""
+    make_policy(name="Strict", rules=STRICT, agents=["*"])
+    for n in range(3):
+        run_through(acme, agent="research-agent", scores=(0.3 + n / 100,))
+        run_through(acme, agent="support-bot", scores=(0.3 + n / 100,))
+    with scopes_disabled():
+        pending = Evaluation.objects.filter(tenant=acme, action="block", review_state="pending").order_by("-id")
+        return {
+            agent: list(pending.filter(agent_name=agent).values_list("id", flat=True))
+            for agent in ("research-agent", "support-bot")
+        }
+
+
+def test_next_pending_walks_the_queue_as_the_reviewer_filtered_it(bob, two_agent_queue):
+    mine = two_agent_queue["support-bot"]
+    assert len(mine) >= 3
+    client = signed_in(bob)
+    html = client.get("/violations/?agent=support-bot&review_state=pending").content.decode()
+    assert f'href="/violations/{mine[0]}/?agent=support-bot" id="next-pending"' in html
+    seen = [mine[0]]
+    for _ in range(len(mine) - 1):
+        detail = client.get(f"/violations/{seen[-1]}/?agent=support-bot").content.decode()
+        seen.append(int(re.search(r'id="next-pending" href="/violations/(\d+)/\?agent=support-bot"', detail).group(1)))
+        assert 'href="/violations/?agent=support-bot">Violations</a>' in detail  # back to the filtered list
+    assert seen == mine  # the other agent's pending ones, newer and in between, are skipped
+    # Unfiltered, the queue is everyone's.
+    html = client.get("/violations/").content.decode()
+    newest = max(mine[0], two_agent_queue["research-agent"][0])
+    assert f'href="/violations/{newest}/" id="next-pending"' in html
+
+
+def test_a_review_keeps_the_queue_filters_for_the_next_one(bob, two_agent_queue):
+    mine = two_agent_queue["support-bot"]
+    response = signed_in(bob).post(
+        f"/violations/{mine[0]}/?agent=support-bot", {"state": "confirmed", "comment": "Below the bar."}
+    )
+    assert response.status_code == 302 and response["Location"] == f"/violations/{mine[0]}/?agent=support-bot"
+    detail = signed_in(bob).get(response["Location"]).content.decode()
+    assert f'id="next-pending" href="/violations/{mine[1]}/?agent=support-bot"' in detail
+
+
+def test_bad_queue_filters_on_a_violation_fall_back_to_the_whole_queue(bob, two_agent_queue):
+    mine = two_agent_queue["support-bot"]
+    response = signed_in(bob).get(f"/violations/{mine[0]}/?agent=a%00b&review_state=bogus")
+    assert response.status_code == 200
+    assert 'id="next-pending" href="/violations/' in response.content.decode()
+
+
+def test_another_tenants_queue_filters_lead_nowhere_else(charlie, two_agent_queue):
+    mine = two_agent_queue["support-bot"]
+    assert signed_in(charlie).get(f"/violations/{mine[0]}/?agent=support-bot").status_code == 404
+    html = signed_in(charlie).get("/violations/?agent=support-bot").content.decode()
+    assert 'id="next-pending"' not in html
