@@ -242,3 +242,16 @@ def test_another_tenants_queue_filters_lead_nowhere_else(charlie, two_agent_queu
     assert signed_in(charlie).get(f"/violations/{mine[0]}/?agent=support-bot").status_code == 404
     html = signed_in(charlie).get("/violations/?agent=support-bot").content.decode()
     assert 'id="next-pending"' not in html
+
+
+def test_the_last_pending_violation_offers_no_next_pending_that_is_itself(bob, acme, make_policy):
+    make_policy(name="Strict", rules=STRICT, agents=["*"])
+    run_through(acme, agent="support-bot", scores=(0.3,))
+    with scopes_disabled():
+        blocks = list(Evaluation.objects.filter(tenant=acme, action="block").order_by("id"))
+        assert len(blocks) >= 2
+        Evaluation.objects.filter(pk__in=[b.pk for b in blocks[:-1]]).update(review_state="confirmed")
+        only = blocks[-1].pk
+    detail = signed_in(bob).get(f"/violations/{only}/").content.decode()
+    assert 'id="next-pending"' not in detail
+    assert f'href="/violations/{only}/" id="next-pending"' in signed_in(bob).get("/violations/").content.decode()

@@ -118,6 +118,7 @@ def next_pending(*, tenant, before: int | None = None, data=None) -> int | None:
         older = pending.filter(id__lt=before).order_by("-id").values_list("id", flat=True).first()
         if older is not None:
             return older
+        pending = pending.exclude(id=before)  # back to the newest, but never the one being read
     return pending.order_by("-id").values_list("id", flat=True).first()
 
 
