@@ -262,11 +262,20 @@ class Span(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     attributes = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Nesting by the sender's own ids, as OpenTelemetry does: a child usually ends, and so is sent,
+    # before its parent, and spans are partitioned on PostgreSQL (no foreign key to them), so the
+    # parent is named by its span_id within the run and may arrive later (docs/tracing.md).
+    span_id = models.CharField(max_length=64, blank=True, default="")
+    parent_span_id = models.CharField(max_length=64, null=True, blank=True)  # null: a root span
 
     objects = ScopedManager(tenant="tenant")
 
     class Meta:
         ordering = ["run", "id"]
+        indexes = [
+            # The API's check that a named parent is not another run's span.
+            models.Index(fields=["tenant", "span_id"], name="span_tenant_span_id", condition=~models.Q(span_id="")),
+        ]
 
     @property
     def duration_ms(self) -> int | None:

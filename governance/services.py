@@ -6,6 +6,7 @@ how engine results become rows is governance/rows.py. Judge work that only adds 
 queued on commit (governance.judging).
 """
 
+import secrets
 from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import Conflict
+from core.errors import Conflict, InvalidInput
 from judges.services import Evidence
 from policies.engine import Decision as EngineDecision
 from policies.engine import RunState, combine, evaluate_phase
@@ -250,9 +251,12 @@ def run_record_span(
     started_at=None,
     ended_at=None,
     attributes: dict | None = None,
+    span_id: str | None = None,
+    parent_span_id: str | None = None,
 ) -> Span:
-
     run = run_for(tenant, run_id)
+    if parent_span_id and _names_another_runs_span(tenant, run, parent_span_id):
+        raise InvalidInput({"parent_span_id": ["Names a span of another run: a parent must be in the same run."]})
     return Span.objects.create(
         tenant=tenant,
         run=run,
@@ -263,7 +267,17 @@ def run_record_span(
         started_at=started_at,
         ended_at=ended_at,
         attributes=attributes or {},
+        span_id=span_id or secrets.token_hex(8),
+        parent_span_id=parent_span_id or None,
     )
+
+
+def _names_another_runs_span(tenant: Tenant, run: Run, span_id: str) -> bool:
+    """Whether `span_id` is recorded in another run of the tenant and not in this one. A span_id
+    recorded nowhere yet is allowed (the parent may come later); another tenant's spans are not
+    looked at, so whether one exists is never told."""
+    runs = set(Span.objects.filter(tenant=tenant, span_id=span_id).values_list("run_id", flat=True)[:20])
+    return bool(runs) and run.pk not in runs
 
 
 FAILED_RUN_REASON = "Run failed; after_workflow audit skipped"

@@ -146,6 +146,8 @@ class MappedSpan:
     started_at: datetime | None
     ended_at: datetime | None
     attributes: dict
+    span_id: str | None = None
+    parent_span_id: str | None = None  # kept for the Trace tab's nesting
 
 
 def map_span(span, resource: dict) -> MappedSpan | str:
@@ -186,4 +188,6 @@ def map_span(span, resource: dict) -> MappedSpan | str:
         started_at=started,
         ended_at=ended,
         attributes=mapped,
+        span_id=span.span_id.hex() or None,
+        parent_span_id=span.parent_span_id.hex() or None,
     )

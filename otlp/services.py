@@ -1,5 +1,6 @@
 """Writes for OTLP ingest: each accepted span joins a run, the run a trace became or the one it names."""
 
+import secrets
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
@@ -83,6 +84,10 @@ def _validated(mapped: mapping.MappedSpan) -> dict | str:
         "ended_at": mapped.ended_at,
         "attributes": mapped.attributes,
     }
+    if mapped.span_id:
+        data["span_id"] = mapped.span_id
+    if mapped.parent_span_id:
+        data["parent_span_id"] = mapped.parent_span_id
     try:
         return SpanIn().run_validation(data)
     except ValidationError as exc:
@@ -141,6 +146,7 @@ def traces_ingest(*, tenant: Tenant, api_key: ApiKey | None, request) -> IngestR
                     if agent_key is not None and run.api_key_id != agent_key.pk:
                         result.reject("of a trace another API key started")
                         continue
+                data.setdefault("span_id", secrets.token_hex(8))
                 rows.append(Span(tenant=tenant, run=run, **data))
     if rows:
         Span.objects.bulk_create(rows)

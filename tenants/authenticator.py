@@ -6,7 +6,7 @@
   ``last_used_step`` moves forward with a conditional UPDATE, so two requests racing with one code
   cannot both win.
 - Recovery codes are ten single-use codes of ten Crockford base-32 characters (50 bits each), shown
-  once and stored as salted SHA-256 hashes. A new set replaces the old one.
+  once and stored as HMAC-SHA256 hashes keyed with GOVERNANCE_SECRETS_KEY. A new set replaces the old one.
 - Every enrolment, removal, regeneration, use of a recovery code and reset is written to the audit log
   of each workspace the person belongs to (the log is per workspace), and enrolment, removal,
   regeneration and reset send ``credentials_changed`` so the person's other sessions end.
@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import io
 import secrets
@@ -99,7 +98,15 @@ def normalise_code(text: str) -> str:
     return "".join(text.split())
 
 
+def is_code_shaped(code: str) -> bool:
+    """Six ASCII digits. Not ``str.isdigit``: other scripts' digits are digits to Python, and
+    ``hmac.compare_digest`` raises on anything but ASCII."""
+    return len(code) == 6 and code.isascii() and code.isdigit()
+
+
 def _matching_step(secret: str, code: str, now: float) -> int | None:
+    if not is_code_shaped(code):
+        return None  # a password typed where a code or the password is asked for, or no code at all
     totp = pyotp.TOTP(secret)
     current = int(now) // STEP_SECONDS
     for step in range(current - VALID_WINDOW, current + VALID_WINDOW + 1):
@@ -162,8 +169,10 @@ def totp_remove(*, user, request=None) -> bool:
 # --- recovery codes ------------------------------------------------------------------------------------
 
 
-def _hash_code(user, code: str) -> str:
-    return hashlib.sha256(f"groundrule-recovery:{user.pk}:{code}".encode()).hexdigest()
+def _recovery_digests(user, code: str) -> list[str]:
+    # Keyed with GOVERNANCE_SECRETS_KEY (each configured key, the current first): a code is 50 bits,
+    # which a plain hash would let a copy of the table alone search.
+    return crypto.keyed_digests(f"groundrule-recovery:{user.pk}:{code}")
 
 
 def normalise_recovery_code(text: str) -> str:
@@ -186,7 +195,7 @@ def recovery_codes_replace(user) -> list[str]:
         raw = "".join(secrets.choice(_ALPHABET) for _ in range(10))
         codes.append(f"{raw[:5]}-{raw[5:]}")
     RecoveryCode.objects.bulk_create(
-        [RecoveryCode(user=user, code_hash=_hash_code(user, normalise_recovery_code(c))) for c in codes]
+        [RecoveryCode(user=user, code_hash=_recovery_digests(user, normalise_recovery_code(c))[0]) for c in codes]
     )
     return codes
 
@@ -213,9 +222,9 @@ def recovery_code_use(*, user, code: str) -> bool:
     """Spends one unused recovery code; False if it is not one (or was used already)."""
     if not is_recovery_code_shaped(code):
         return False
-    digest = _hash_code(user, normalise_recovery_code(code))
+    digests = _recovery_digests(user, normalise_recovery_code(code))
     with transaction.atomic():
-        spent = RecoveryCode.objects.filter(user=user, code_hash=digest, used_at__isnull=True).update(
+        spent = RecoveryCode.objects.filter(user=user, code_hash__in=digests, used_at__isnull=True).update(
             used_at=timezone.now()
         )
         if spent != 1:
@@ -238,13 +247,29 @@ RESET_ELSEWHERE = (
 )
 
 
+RESET_SELF = (
+    "You cannot reset your own second factors here: remove them on Account security, which asks for a "
+    "code or your password."
+)
+RESET_SUPERUSER = (
+    "{name} is a server administrator, whose account guards every workspace: only another server "
+    "administrator or the server's operator can reset their second factors (manage.py reset_two_factor)."
+)
+
+
 def reset_refusal(*, actor, member) -> str | None:
     """Why ``actor`` may not reset ``member``'s second factors, or None if they may.
 
-    A tenant admin may reset only people all of whose workspaces they administer: otherwise an admin
-    of one workspace could weaken an account that guards another one."""
+    Nobody resets their own: that would step around the code or password that removing a factor on
+    Account security asks for (someone at a screen left signed in). A tenant admin may reset only
+    people all of whose workspaces they administer, and no superuser: otherwise an admin of one
+    workspace could weaken an account that guards another one."""
+    if actor.pk == member.pk:
+        return RESET_SELF
     if actor.is_superuser:
         return None
+    if member.is_superuser:
+        return RESET_SUPERUSER.format(name=member.get_username())
     administered = Membership.objects.with_scopes_disabled().filter(user=actor, role=Role.ADMIN).values("tenant_id")
     if Membership.objects.with_scopes_disabled().filter(user=member).exclude(tenant_id__in=administered).exists():
         return RESET_ELSEWHERE.format(name=member.get_username())

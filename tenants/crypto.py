@@ -6,6 +6,7 @@ so a key can be rotated without re-encrypting every row at once.
 
 import base64
 import hashlib
+import hmac
 from functools import lru_cache
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -21,14 +22,25 @@ def _fernet_for(material: str) -> Fernet:
         return Fernet(base64.urlsafe_b64encode(digest))
 
 
+def _keys(configured: str, secret_key: str) -> list[str]:
+    return [k.strip() for k in configured.split(",") if k.strip()] or ["derived:" + secret_key]
+
+
 @lru_cache(maxsize=4)
 def _cipher(configured: str, secret_key: str) -> MultiFernet:
-    keys = [k.strip() for k in configured.split(",") if k.strip()] or ["derived:" + secret_key]
-    return MultiFernet([_fernet_for(k) for k in keys])
+    return MultiFernet([_fernet_for(k) for k in _keys(configured, secret_key)])
 
 
 def cipher() -> MultiFernet:
     return _cipher(settings.GOVERNANCE_SECRETS_KEY, settings.SECRET_KEY)
+
+
+def keyed_digests(message: str) -> list[str]:
+    """HMAC-SHA256 of ``message`` under each configured key, the one that writes first: for a short
+    secret stored only to be recognised (a recovery code), which a plain hash would leave open to a
+    search by anyone holding a copy of the table. Match against all; store the first."""
+    keys = _keys(settings.GOVERNANCE_SECRETS_KEY, settings.SECRET_KEY)
+    return [hmac.new(k.encode(), message.encode(), hashlib.sha256).hexdigest() for k in keys]
 
 
 def encrypt(plaintext: str) -> str:

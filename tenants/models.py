@@ -364,6 +364,9 @@ class SignInMethod(models.TextChoices):
     TOTP = "totp", "Password and authenticator app"
     RECOVERY_CODE = "recovery_code", "Password and recovery code"
     WEBAUTHN = "webauthn", "Password and security key"
+    SSO_TOTP = "sso_totp", "Single sign-on and authenticator app"
+    SSO_RECOVERY_CODE = "sso_recovery_code", "Single sign-on and recovery code"
+    SSO_WEBAUTHN = "sso_webauthn", "Single sign-on and security key"
 
 
 class UserSession(models.Model):

@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, login
+from django.contrib.auth.signals import user_logged_in
+from django.dispatch import receiver
 from django.utils import timezone
 
 PENDING_KEY = "two_factor_pending"
@@ -22,6 +24,9 @@ PENDING_TTL = timedelta(minutes=5)
 # the second factor (OIDC_TRUSTS_MFA), else the second factor's method (set by ``complete``).
 METHOD_KEY = "two_factor_method"
 SSO_TRUSTED = "sso"
+# How the first factor was given, before the second step.
+PASSWORD = "password"
+SSO = "sso"
 
 TOTP = "totp"
 RECOVERY_CODE = "recovery_code"
@@ -33,6 +38,7 @@ class PendingSignIn:
     user: object
     backend: str
     next_url: str
+    first_step: str = PASSWORD
 
 
 def enrolled_methods(user) -> list[str]:
@@ -54,13 +60,17 @@ def has_second_factor(user) -> bool:
     return any(m != RECOVERY_CODE for m in enrolled_methods(user))
 
 
-def begin(request, user, *, backend: str, next_url: str) -> None:
-    """Half sign-in: remember ``user`` for the second step without signing them in."""
+def begin(request, user, *, backend: str, next_url: str, first_step: str = PASSWORD) -> None:
+    """Half sign-in: remember ``user`` for the second step without signing them in.
+
+    ``first_step`` (PASSWORD or SSO) is how the first factor was given: the sessions list
+    shows both steps (tenants/models.py, SignInMethod)."""
     request.session.cycle_key()  # the anonymous session's key is not the one that finishes
     request.session[PENDING_KEY] = {
         "user": user.pk,
         "backend": backend,
         "next": next_url or settings.LOGIN_REDIRECT_URL,
+        "first": first_step,
         "at": timezone.now().isoformat(),
     }
 
@@ -80,7 +90,8 @@ def pending(request) -> PendingSignIn | None:
     user = get_user_model().objects.filter(pk=data.get("user"), is_active=True).first()
     if user is None:
         return None
-    return PendingSignIn(user=user, backend=data["backend"], next_url=data["next"])
+    first = SSO if data.get("first") == SSO else PASSWORD
+    return PendingSignIn(user=user, backend=data["backend"], next_url=data["next"], first_step=first)
 
 
 def cancel(request) -> None:
@@ -95,8 +106,18 @@ def complete(request, sign_in: PendingSignIn, *, method: str) -> str:
     """
     request.session.pop(PENDING_KEY, None)
     login(request, sign_in.user, backend=sign_in.backend)
-    request.session[METHOD_KEY] = method
+    # After single sign-on the method is noted with its first step ("sso_totp"), as the sessions list
+    # names it; the require-2FA rule reads only whether it is the provider's own ("sso").
+    request.session[METHOD_KEY] = method if sign_in.first_step == PASSWORD else f"{SSO}_{method}"
     return sign_in.next_url
+
+
+@receiver(user_logged_in, dispatch_uid="tenants.two_factor.signed_in")
+def _forget_previous_method(sender, request, user, **kwargs):
+    # Django keeps the session's data when the same person signs in again: how they signed in last
+    # time must not vouch for this sign-in (``complete`` and ``mark_sso_trusted`` note it afresh).
+    if request is not None and hasattr(request, "session"):
+        request.session.pop(METHOD_KEY, None)
 
 
 def mark_sso_trusted(request) -> None:

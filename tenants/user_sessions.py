@@ -69,9 +69,8 @@ def _fields_from(request) -> dict:
 
 
 def _method_of(request) -> str:
-    second = request.session.get(TWO_FACTOR_METHOD_KEY)
-    if second in SignInMethod.values:
-        return second
+    # A second factor that finishes this sign-in is noted only after Django's signal (session_touch
+    # records it); one in the session now is the previous sign-in's.
     match = getattr(request, "resolver_match", None)
     return SIGN_IN_PAGES.get(match.url_name, "") if match else ""
 

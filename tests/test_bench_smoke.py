@@ -54,6 +54,14 @@ def test_run_growth_runs_on_sqlite():
     assert ratio(out, "sequential_ratio") > 0
 
 
+def test_trace_page_runs_on_sqlite():
+    out = bench("trace_page.py", "--reports", "30", "--small", "3", "--reps", "2", database_url=None)
+    assert "database: sqlite" in out
+    figures = r"^trace tab, +30 reports: median +[0-9.]+ ms wall, +[0-9.]+ ms work, \d+ queries$"
+    assert re.search(figures, out, flags=re.MULTILINE), out
+    assert ratio(out) > 0 and ratio(out, "wall_ratio") > 0
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="bench/report.py needs PostgreSQL (CI has it)")
 def test_report_bench_runs_on_postgresql():
     server = connection.settings_dict

@@ -131,6 +131,7 @@ def test_every_marked_example_is_run_here_and_every_output_belongs_to_one():
         "readme-sdk",
         "sdk-quickstart",
         "sdk-block",
+        "sdk-nested-spans",
         "http-quickstart",
         "langchain",
         "openai-agents",
@@ -140,7 +141,7 @@ def test_every_marked_example_is_run_here_and_every_output_belongs_to_one():
     assert set(OUTPUTS) <= set(EXAMPLES)
 
 
-@pytest.mark.parametrize("name", ["readme-sdk", "sdk-block", "http-quickstart", "langchain"])
+@pytest.mark.parametrize("name", ["readme-sdk", "sdk-block", "sdk-nested-spans", "http-quickstart", "langchain"])
 def test_example_prints_what_the_doc_says(name, user_env):
     assert_prints_what_the_doc_says(name, run_example(name, user_env))
 

@@ -24,6 +24,8 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "correct-horse-battery"
 SYSTEM = Actor.system("tests")
 ADDRESS = "203.0.113.9"
+# Removing a key asks for a code or the password (docs/security-keys.md, "Remove a key").
+CONFIRMED = {"confirmation": PASSWORD}
 
 
 def post_json(client, url, body=None, **extra):
@@ -124,9 +126,9 @@ def test_removing_the_last_second_factor_removes_the_recovery_codes(alice):
     enrolled(alice, "Spare key")
     client = signed_in(alice)
     first, last = WebAuthnCredential.objects.filter(user=alice).order_by("pk")
-    client.post(f"/account/security/keys/{first.pk}/remove/")
+    client.post(f"/account/security/keys/{first.pk}/remove/", CONFIRMED)
     assert alice.recovery_codes.count() == 10
-    client.post(f"/account/security/keys/{last.pk}/remove/")
+    client.post(f"/account/security/keys/{last.pk}/remove/", CONFIRMED)
     assert alice.recovery_codes.count() == 0
 
 
@@ -141,7 +143,7 @@ def test_adding_or_removing_a_key_is_audited_in_every_workspace_of_the_person_on
     other = tenant_services.tenant_create(slug="initech", name="Initech", actor=SYSTEM)
     enrolled(alice)
     key = WebAuthnCredential.objects.get(user=alice)
-    signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/")
+    signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/", CONFIRMED)
     for tenant in (acme, globex):
         assert audit_actions(tenant)[-2:] == [
             "accounts.two_factor.webauthn_added",
@@ -163,7 +165,7 @@ def test_adding_and_removing_a_key_tell_the_sessions_code(alice):
     try:
         enrolled(alice)
         key = WebAuthnCredential.objects.get(user=alice)
-        signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/")
+        signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/", CONFIRMED)
     finally:
         credentials_changed.disconnect(listener)
     assert heard == [(alice.pk, True), (alice.pk, True)]
@@ -307,7 +309,7 @@ def test_a_key_is_removed_from_the_security_page(alice):
     enrolled(alice, "Old key")
     key = WebAuthnCredential.objects.get(user=alice)
     client = signed_in(alice)
-    response = client.post(f"/account/security/keys/{key.pk}/remove/", follow=True)
+    response = client.post(f"/account/security/keys/{key.pk}/remove/", CONFIRMED, follow=True)
     assert response.status_code == 200
     body = response.content.decode()
     assert "Security key “Old key” removed." in body
@@ -448,7 +450,7 @@ def test_a_removed_key_no_longer_signs_in(alice):
     kept = enrolled(alice, "Kept")
     removed = enrolled(alice, "Lost")
     key = WebAuthnCredential.objects.get(user=alice, name="Lost")
-    signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/")
+    signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/", CONFIRMED)
     client, _ = password_step()
     assert key_step(client, removed).status_code == 400
     assert not is_signed_in(client)
@@ -483,6 +485,9 @@ def test_the_security_page_reads_all_keys_in_one_query(alice):
         client.get("/account/security/")
     for n in range(1, 5):
         enrolled(alice, f"Key {n}")
+    # Each key added ended the other sessions, this one included: a fresh one, warmed the same way.
+    client = signed_in(alice)
+    client.get("/account/security/")
     with CaptureQueriesContext(connection) as five_keys:
         body = client.get("/account/security/").content.decode()
     assert len(five_keys) == len(one_key)

@@ -135,9 +135,11 @@ def write_record(records: list[dict], path: Path = RECORD) -> None:
     path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records), encoding="utf-8")
 
 
-def agrees(run: dict, kept: dict | None, tolerance: float = 0.002) -> bool:
-    """The same verdicts at every threshold and the same probabilities up to float rounding (the int8
-    products are exact on every x86 CPU; what differs between machines is rounding)."""
+def agrees(run: dict, kept: dict | None, tolerance: float = 0.01) -> bool:
+    """The same verdicts at every threshold and the same probabilities up to float rounding. The int8
+    products are exact on every x86 CPU, but the float parts take other kernels on other CPUs and
+    onnxruntime releases (AVX-512 against AVX2: up to 0.005 seen on a pair); the verdicts at every
+    threshold of the card must still be the same."""
     if kept is None or len(run["claims"]) != len(kept["claims"]):
         return False
     for a, b in zip(run["claims"], kept["claims"]):

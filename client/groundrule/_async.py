@@ -180,8 +180,12 @@ class AsyncRun(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
-        payload = span_payload(kind, name, input, output, started_at, ended_at, attributes)
+        fields = self._span_fields(started_at, ended_at, duration_ms, span_id, parent_span_id)
+        payload = span_payload(kind, name, input, output, attributes=attributes, **fields)
         return await self._post(self._path("spans"), payload, replayable=True)
 
     @contextlib.asynccontextmanager
@@ -189,7 +193,7 @@ class AsyncRun(RunBase):
         self, kind: str, name: str, *, input: Any = None, attributes: Mapping[str, Any] | None = None
     ) -> AsyncIterator[TimedSpan]:
         """See `Run.span`."""
-        timed = TimedSpan(kind, name, input, attributes)
+        timed = self._timed(kind, name, input, attributes)
         error: BaseException | None = None
         try:
             yield timed
@@ -207,9 +211,22 @@ class AsyncRun(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        *,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
         return await self.record_span(
-            "tool", name, input=input, output=output, started_at=started_at, ended_at=ended_at, attributes=attributes
+            "tool",
+            name,
+            input=input,
+            output=output,
+            started_at=started_at,
+            ended_at=ended_at,
+            attributes=attributes,
+            duration_ms=duration_ms,
+            span_id=span_id,
+            parent_span_id=parent_span_id,
         )
 
     async def record_retrieval(
@@ -229,6 +246,9 @@ class AsyncRun(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
         """Record a retrieval span with its provenance record (docs/retrieval-provenance.md).
 
@@ -247,7 +267,10 @@ class AsyncRun(RunBase):
             retrieval_time_ms,
             intent_resolution_time_ms,
         )
-        payload = retrieval_payload(name, provenance, input, output, started_at, ended_at, attributes)
+        # Without a start, the span lasts what the retrieval says it took, up to now.
+        duration = duration_ms if duration_ms is not None else retrieval_time_ms
+        fields = self._span_fields(started_at, ended_at, duration, span_id, parent_span_id)
+        payload = retrieval_payload(name, provenance, input, output, attributes=attributes, **fields)
         return await self._post(self._path("spans"), payload, replayable=True)
 
     async def record_llm_call(
@@ -261,6 +284,9 @@ class AsyncRun(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
         return await self.record_span(
             "llm",
@@ -270,6 +296,9 @@ class AsyncRun(RunBase):
             started_at=started_at,
             ended_at=ended_at,
             attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes),
+            duration_ms=duration_ms,
+            span_id=span_id,
+            parent_span_id=parent_span_id,
         )
 
     async def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:

@@ -6,8 +6,10 @@ response means lives here so the two cannot drift apart.
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
 import logging
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +20,29 @@ from .errors import GroundruleUnavailable, PolicyViolationError
 logger = logging.getLogger("groundrule")
 
 SPAN_KINDS = ("tool", "llm", "retrieval")
+# The span a `with run.span(...)` block holds open, with the run object it belongs to: spans recorded
+# inside the block (in this thread or task) name it as their parent (docs/sdk.md#nested-spans).
+_OPEN_SPAN: contextvars.ContextVar[tuple[int, str] | None] = contextvars.ContextVar("groundrule_span", default=None)
+
+
+def new_span_id() -> str:
+    """16 hex digits, as OpenTelemetry's span ids."""
+    return secrets.token_hex(8)
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _as_datetime(value: dt.datetime | str) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        return value
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None  # the server names the field that is wrong
+
+
 _MAX_ERROR = 10_000
 
 
@@ -69,6 +94,8 @@ def span_payload(
     started_at: dt.datetime | str | None,
     ended_at: dt.datetime | str | None,
     attributes: Mapping[str, Any] | None,
+    span_id: str | None = None,
+    parent_span_id: str | None = None,
 ) -> dict[str, Any]:
     if kind not in SPAN_KINDS:
         raise ValueError(f"kind must be one of {', '.join(SPAN_KINDS)}; got {kind!r}")
@@ -81,8 +108,28 @@ def span_payload(
             "started_at": _timestamp(started_at),
             "ended_at": _timestamp(ended_at),
             "attributes": dict(attributes) if attributes else None,
+            "span_id": span_id,
+            "parent_span_id": parent_span_id,
         }
     )
+
+
+def span_times(
+    started_at: dt.datetime | str | None,
+    ended_at: dt.datetime | str | None,
+    duration_ms: float | None,
+) -> tuple[dt.datetime | str, dt.datetime | str]:
+    """A shortcut's start and end: as given; else it ended now (a shortcut is called once the work is
+    done) and started `duration_ms` before its end, or at its end when nothing says how long it took."""
+    end: dt.datetime | str = ended_at if ended_at is not None else _now()
+    if started_at is not None:
+        return started_at, end
+    known_end = _as_datetime(end)
+    if known_end is None:
+        return end, end
+    if known_end.tzinfo is None:
+        known_end = known_end.astimezone()
+    return known_end - dt.timedelta(milliseconds=max(0.0, float(duration_ms or 0))), end
 
 
 def _result(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -143,9 +190,19 @@ def retrieval_payload(
     started_at: dt.datetime | str | None,
     ended_at: dt.datetime | str | None,
     attributes: Mapping[str, Any] | None,
+    span_id: str | None = None,
+    parent_span_id: str | None = None,
 ) -> dict[str, Any]:
     return span_payload(
-        "retrieval", name, input, output, started_at, ended_at, {**(attributes or {}), "provenance": provenance}
+        "retrieval",
+        name,
+        input,
+        output,
+        started_at,
+        ended_at,
+        {**(attributes or {}), "provenance": provenance},
+        span_id,
+        parent_span_id,
     )
 
 
@@ -169,17 +226,30 @@ class TimedSpan:
     """What a `with run.span(...)` block records: set `output` (and add `attributes`) inside the block;
     its start and end are the block's own."""
 
-    def __init__(self, kind: str, name: str, input: Any, attributes: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        input: Any,
+        attributes: Mapping[str, Any] | None,
+        *,
+        run_key: int = 0,
+        parent_span_id: str | None = None,
+    ) -> None:
         if kind not in SPAN_KINDS:
             raise ValueError(f"kind must be one of {', '.join(SPAN_KINDS)}; got {kind!r}")
         self.kind, self.name, self.input = kind, name, input
         self.output: Any = None
         self.attributes: dict[str, Any] = dict(attributes or {})
-        self.started_at = dt.datetime.now(dt.timezone.utc)
+        self.span_id = new_span_id()
+        self.parent_span_id = parent_span_id
+        self.started_at = _now()
         self.ended_at: dt.datetime | None = None
+        self._token = _OPEN_SPAN.set((run_key, self.span_id))
 
     def end(self, error: BaseException | None) -> dict[str, Any]:
-        self.ended_at = dt.datetime.now(dt.timezone.utc)
+        self.ended_at = _now()
+        _OPEN_SPAN.reset(self._token)
         if error is not None:
             self.attributes.setdefault("error", f"{type(error).__name__}: {error}")
         return {
@@ -188,6 +258,8 @@ class TimedSpan:
             "started_at": self.started_at,
             "ended_at": self.ended_at,
             "attributes": self.attributes or None,
+            "span_id": self.span_id,
+            "parent_span_id": self.parent_span_id,
         }
 
 
@@ -282,6 +354,32 @@ class RunBase:
                 "metadata": self.metadata,
             }
         )
+
+    def _open_span_id(self) -> str | None:
+        """The span a `with self.span(...)` block holds open here, if any: the parent of what is recorded."""
+        current = _OPEN_SPAN.get()
+        return current[1] if current is not None and current[0] == id(self) else None
+
+    def _timed(self, kind: str, name: str, input: Any, attributes: Mapping[str, Any] | None) -> TimedSpan:
+        return TimedSpan(kind, name, input, attributes, run_key=id(self), parent_span_id=self._open_span_id())
+
+    def _span_fields(
+        self,
+        started_at: dt.datetime | str | None,
+        ended_at: dt.datetime | str | None,
+        duration_ms: float | None,
+        span_id: str | None,
+        parent_span_id: str | None,
+    ) -> dict[str, Any]:
+        """What every span carries: its start and end (`span_times`), its id and its parent's: the open
+        `span()` block's unless one is named (``""`` names none: a root span)."""
+        started_at, ended_at = span_times(started_at, ended_at, duration_ms)
+        return {
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "span_id": span_id or new_span_id(),
+            "parent_span_id": self._open_span_id() if parent_span_id is None else (parent_span_id or None),
+        }
 
     def _complete_payload(self, error: str | None) -> dict[str, Any]:
         return _drop_none({"result": self._result, "output": self._output, "error": error})

@@ -187,9 +187,18 @@ class Run(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
-        """Record a trace span (`tool`, `llm` or `retrieval`); returns the stored span, or None when failed open."""
-        payload = span_payload(kind, name, input, output, started_at, ended_at, attributes)
+        """Record a trace span (`tool`, `llm` or `retrieval`); returns the stored span, or None when failed open.
+
+        Without ``ended_at`` the span ends now; without ``started_at`` it starts ``duration_ms`` before
+        its end (at its end when that is not given either). Inside a ``with run.span(...)`` block the
+        span is that block's child unless ``parent_span_id`` says otherwise (docs/sdk.md#nested-spans).
+        """
+        fields = self._span_fields(started_at, ended_at, duration_ms, span_id, parent_span_id)
+        payload = span_payload(kind, name, input, output, attributes=attributes, **fields)
         # A repeated span is only a duplicate line in the trace, so ambiguous failures are retried.
         return self._post(self._path("spans"), payload, replayable=True)
 
@@ -200,9 +209,10 @@ class Run(RunBase):
         """Time a block as a span: its start and end are recorded, so the Trace tab draws it to scale.
 
         ``with run.span("tool", "search", input=query) as span: span.output = search(query)``. A block
-        that raises is recorded with the error in its attributes, and the error goes on.
+        that raises is recorded with the error in its attributes, and the error goes on. Spans recorded
+        inside the block, and blocks opened inside it, are its children on the Trace tab.
         """
-        timed = TimedSpan(kind, name, input, attributes)
+        timed = self._timed(kind, name, input, attributes)
         error: BaseException | None = None
         try:
             yield timed
@@ -220,9 +230,22 @@ class Run(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        *,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
         return self.record_span(
-            "tool", name, input=input, output=output, started_at=started_at, ended_at=ended_at, attributes=attributes
+            "tool",
+            name,
+            input=input,
+            output=output,
+            started_at=started_at,
+            ended_at=ended_at,
+            attributes=attributes,
+            duration_ms=duration_ms,
+            span_id=span_id,
+            parent_span_id=parent_span_id,
         )
 
     def record_retrieval(
@@ -242,6 +265,9 @@ class Run(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
         """Record a retrieval span with its provenance record (docs/retrieval-provenance.md).
 
@@ -260,7 +286,10 @@ class Run(RunBase):
             retrieval_time_ms,
             intent_resolution_time_ms,
         )
-        payload = retrieval_payload(name, provenance, input, output, started_at, ended_at, attributes)
+        # Without a start, the span lasts what the retrieval says it took, up to now.
+        duration = duration_ms if duration_ms is not None else retrieval_time_ms
+        fields = self._span_fields(started_at, ended_at, duration, span_id, parent_span_id)
+        payload = retrieval_payload(name, provenance, input, output, attributes=attributes, **fields)
         return self._post(self._path("spans"), payload, replayable=True)
 
     def record_llm_call(
@@ -274,6 +303,9 @@ class Run(RunBase):
         started_at: dt.datetime | str | None = None,
         ended_at: dt.datetime | str | None = None,
         attributes: Mapping[str, Any] | None = None,
+        duration_ms: float | None = None,
+        span_id: str | None = None,
+        parent_span_id: str | None = None,
     ) -> dict[str, Any] | None:
         return self.record_span(
             "llm",
@@ -283,6 +315,9 @@ class Run(RunBase):
             started_at=started_at,
             ended_at=ended_at,
             attributes=llm_attributes(model, prompt_tokens, completion_tokens, attributes),
+            duration_ms=duration_ms,
+            span_id=span_id,
+            parent_span_id=parent_span_id,
         )
 
     def _complete(self, *, error: str | None, enforce: bool) -> Decision | None:

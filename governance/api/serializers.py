@@ -1,5 +1,6 @@
 """The runs API's bodies: strict inputs (``...In``) and the outputs every answer goes through (``...Out``)."""
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
@@ -46,6 +47,11 @@ class GroundingIn(StrictSerializer):
     sources = serializers.ListField(child=SourceIn(), required=False, default=list, max_length=MAX_ITEMS)
 
 
+SPAN_ID_VALIDATOR = RegexValidator(
+    r"^[A-Za-z0-9._:-]{1,64}$", "Must be 1 to 64 letters, digits or . _ : - (e.g. 16 hex digits)."
+)
+
+
 class SpanIn(StrictSerializer):
     kind = serializers.ChoiceField(
         choices=Span.Kind.choices, error_messages={"invalid_choice": "Must be one of: tool, llm, retrieval."}
@@ -56,11 +62,19 @@ class SpanIn(StrictSerializer):
     started_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     ended_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     attributes = JSONObjectField(required=False, default=dict)
+    # The sender's ids for nesting (OpenTelemetry's are 16 hex digits); the server makes a span_id
+    # when none is sent. The parent may be recorded later: children usually end first.
+    span_id = StrictCharField(required=False, max_length=64, validators=[SPAN_ID_VALIDATOR])
+    parent_span_id = StrictCharField(
+        required=False, allow_null=True, default=None, max_length=64, validators=[SPAN_ID_VALIDATOR]
+    )
 
     def validate(self, attrs):
         start, end = attrs.get("started_at"), attrs.get("ended_at")
         if start and end and end < start:
             raise serializers.ValidationError({"ended_at": ["Must not be before started_at."]})
+        if attrs.get("parent_span_id") and attrs.get("parent_span_id") == attrs.get("span_id"):
+            raise serializers.ValidationError({"parent_span_id": ["Must not be the span's own span_id."]})
         errors = provenance_errors(attrs["kind"], attrs.get("attributes") or {})
         if errors:
             raise serializers.ValidationError(errors)
@@ -104,7 +118,19 @@ class EvaluationOut(serializers.ModelSerializer):
 class SpanOut(serializers.ModelSerializer):
     class Meta:
         model = Span
-        fields = ["id", "kind", "name", "input", "output", "started_at", "ended_at", "attributes", "created_at"]
+        fields = [
+            "id",
+            "span_id",
+            "parent_span_id",
+            "kind",
+            "name",
+            "input",
+            "output",
+            "started_at",
+            "ended_at",
+            "attributes",
+            "created_at",
+        ]
         read_only_fields = fields
 
 

@@ -64,13 +64,25 @@ def run_detail(request, pk: int):
     tab = request.GET.get("tab")
     tab = tab if tab in TABS else "governance"
     context = {"run": run, "tab": tab, "tabs": TABS}
-    context["accumulated"] = selectors.run_accumulated(run=run)  # the summary: what the reports add up to
+    context["totals"] = selectors.run_totals(run=run)  # the summary: what the reports add up to
     if tab == "governance":
         context["phases"] = selectors.run_governance(run=run)
         context["shadow_violations"] = selectors.run_shadow_violations(run=run)
     else:
-        context["trace"] = selectors.run_trace(run=run)
+        context["trace"] = selectors.run_trace(
+            run=run,
+            page=max(0, (_number(request.GET.get("spans")) or 0) - 1),
+            reports_from=_number(request.GET.get("reports")),
+        )
     return render_page(request, "runs/detail.html", context, fragment="tabs")
+
+
+def _number(value: str | None) -> int | None:
+    """?spans=N (the waterfall's page, from 1) or ?reports=N (the report the list starts at): anything
+    but a plain number is no number, and the first page."""
+    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 9:
+        return None
+    return int(value)
 
 
 @require_GET

@@ -3,7 +3,7 @@
 Each selector runs a fixed number of queries, whatever the number of rows.
 """
 
-from ..accumulated import run_accumulated
+from ..accumulated import run_accumulated, run_totals
 from .evidence import citation_parts, evaluation_evidence
 from .governance_tab import run_governance, run_shadow_violations
 from .lists import QUEUE_NOT_FILTERS, audit_list, next_pending, violation_counts, violation_list
@@ -29,6 +29,7 @@ __all__ = [
     "run_governance",
     "run_list",
     "run_shadow_violations",
+    "run_totals",
     "run_trace",
     "violation_evidence",
     "violation_list",

@@ -102,7 +102,13 @@ def oidc_callback(request):
         return _refused(request, refusal)
     if not settings.OIDC_TRUSTS_MFA and two_factor.has_second_factor(user):
         # Groundrule asks for the second factor itself unless the provider enforces one (docs/two-factor.md).
-        two_factor.begin(request, user, backend=settings.AUTHENTICATION_BACKENDS[0], next_url=identity.next_url)
+        two_factor.begin(
+            request,
+            user,
+            backend=settings.AUTHENTICATION_BACKENDS[0],
+            next_url=identity.next_url,
+            first_step=two_factor.SSO,
+        )
         return redirect("two_factor_sign_in")
     login(request, user)  # the one backend: the throttle's success signal runs, as for a password
     if settings.OIDC_TRUSTS_MFA:

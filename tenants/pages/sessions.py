@@ -7,8 +7,11 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from tenants import user_sessions
+from core.client_address import client_address
+from tenants import login_throttle, user_sessions
 from tenants.signals import credentials_changed
+
+from .reauthenticate import locked
 
 
 def sessions_context(request) -> dict:
@@ -48,11 +51,30 @@ def sessions_end_others(request):
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):
-    """Django's password change, which also ends the account's other sessions and drops them from the list.
+    """Django's password change, which also ends the account's other sessions and drops them from the list,
+    and counts a wrong current password as a failed sign-in.
 
     Django's session hash check already refuses those sessions on their next request; the signal
     deletes them outright, and this session stays signed in (update_session_auth_hash).
     """
+
+    def _throttle_keys(self) -> dict:
+        return {"username": self.request.user.get_username(), "address": client_address(self.request)}
+
+    def post(self, request, *args, **kwargs):
+        # A wrong current password counts as a failed sign-in, as on every other form that asks for it
+        # (tenants/pages/reauthenticate.py): a screen left signed in is no place to guess it from.
+        until = login_throttle.locked_until(**self._throttle_keys())
+        if until is not None:
+            return locked(request, until)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        if form.has_error("old_password", "password_incorrect"):
+            until = login_throttle.record_failure(**self._throttle_keys())
+            if until is not None:
+                return locked(self.request, until)
+        return super().form_invalid(form)
 
     def form_valid(self, form):
         response = super().form_valid(form)

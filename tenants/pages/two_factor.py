@@ -18,10 +18,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.client_address import client_address
 from tenants import authenticator, login_throttle, two_factor
-from tenants.login_backends import LOCKED_UNTIL_ATTR
 
 from . import recovery_codes_next
 from .account import security_context
+from .reauthenticate import can_reauthenticate, locked, reauthenticated
 from .two_factor_forms import (
     WRONG_CODE,
     WRONG_RECOVERY_CODE,
@@ -31,12 +31,6 @@ from .two_factor_forms import (
 )
 
 EXPIRED = "That sign-in took too long or was already finished. Sign in again."
-
-
-def _locked(request, until) -> HttpResponse:
-    # SignInLockMiddleware turns this mark into the 429 page passwords get.
-    setattr(request, LOCKED_UNTIL_ATTR, until)
-    return HttpResponse(status=429)
 
 
 def _no_store(response: HttpResponse) -> HttpResponse:
@@ -83,12 +77,12 @@ def sign_in_code(request):
     keys = _throttle_keys(request, sign_in)
     until = login_throttle.locked_until(**keys)
     if until is not None:
-        return _locked(request, until)
+        return locked(request, until)
     if authenticator.totp_verify(user=sign_in.user, code=form.cleaned_data["code"]):
         return HttpResponseRedirect(two_factor.complete(request, sign_in, method=two_factor.TOTP))
     until = login_throttle.record_failure(**keys)
     if until is not None:
-        return _locked(request, until)
+        return locked(request, until)
     form.add_error("code", WRONG_CODE)
     return _step_page(request, sign_in, code_form=form, status=400)
 
@@ -115,10 +109,10 @@ def sign_in_recovery_code(request):
         return HttpResponseRedirect(next_url)
     if paused_until is not None:
         two_factor.cancel(request)  # one guess per password during a pause (module docstring)
-        return _locked(request, paused_until)
+        return locked(request, paused_until)
     until = login_throttle.record_failure(**keys)
     if until is not None:
-        return _locked(request, until)
+        return locked(request, until)
     form.add_error("recovery_code", WRONG_RECOVERY_CODE)
     return _step_page(request, sign_in, recovery_form=form, status=400)
 
@@ -195,36 +189,19 @@ def setup(request):
     return _recovery_codes_page(request, codes, enrolled=True)
 
 
-def _reauthenticated(request, form, field: str = "confirmation") -> HttpResponse | bool:
-    """A current authenticator code or the password; a wrong one counts as a failed sign-in, so a
-    screen left signed in cannot be used to guess the password."""
-    user = request.user
-    keys = {"username": user.get_username(), "address": client_address(request)}
-    until = login_throttle.locked_until(**keys)
-    if until is not None:
-        return _locked(request, until)
-    text = form.cleaned_data[field]
-    if authenticator.totp_verify(user=user, code=text) or (user.has_usable_password() and user.check_password(text)):
-        return True
-    until = login_throttle.record_failure(**keys)
-    if until is not None:
-        return _locked(request, until)
-    form.add_error(field, "That is neither a current authenticator code nor your password.")
-    return False
-
-
 @login_required
 @require_POST
 def recovery_codes_regenerate(request):
     if not two_factor.has_second_factor(request.user):
         messages.error(request, "Set up an authenticator app first: recovery codes are its backup.")
         return redirect("account_security")
-    form = ReauthenticateForm(request.POST, prefix="regenerate")
-    checked = form.is_valid() and _reauthenticated(request, form)
-    if isinstance(checked, HttpResponse):
-        return checked
-    if not checked:
-        return _security_page(request, 400, regenerate_form=form)
+    if can_reauthenticate(request.user):  # else nothing to ask (keys and single sign-on only)
+        form = ReauthenticateForm(request.POST, prefix="regenerate")
+        checked = form.is_valid() and reauthenticated(request, form)
+        if isinstance(checked, HttpResponse):
+            return checked
+        if not checked:
+            return _security_page(request, 400, regenerate_form=form)
     codes = authenticator.recovery_codes_regenerate(user=request.user, request=request)
     return _recovery_codes_page(request, codes, enrolled=False)
 
@@ -236,7 +213,7 @@ def remove(request):
         messages.info(request, "There is no authenticator app to remove.")
         return redirect("account_security")
     form = ReauthenticateForm(request.POST, prefix="remove")
-    checked = form.is_valid() and _reauthenticated(request, form)
+    checked = form.is_valid() and reauthenticated(request, form)
     if isinstance(checked, HttpResponse):
         return checked
     if not checked:

@@ -5,6 +5,7 @@ from django.db.models import Q
 
 from tenants import authenticator, two_factor
 
+from .reauthenticate import can_reauthenticate
 from .two_factor_forms import ReauthenticateForm
 
 
@@ -15,6 +16,7 @@ def two_factor_context(request) -> dict:
         "recovery_codes_left": authenticator.recovery_codes_left(user),
         "has_second_factor": two_factor.has_second_factor(user),
         "two_factor_required_by": two_factor.enrolment_required_by(request),
+        "can_reauthenticate": can_reauthenticate(user),
         "regenerate_form": ReauthenticateForm(prefix="regenerate"),
         "remove_form": ReauthenticateForm(prefix="remove"),
     }

@@ -1,14 +1,11 @@
 """Forms of the two-factor pages: they check the shape of what was typed; tenants/authenticator.py
 checks whether it is right."""
 
-import re
-
 from django import forms
 from django.core.exceptions import ValidationError
 
-from tenants.authenticator import is_recovery_code_shaped, normalise_code
+from tenants.authenticator import is_code_shaped, is_recovery_code_shaped, normalise_code
 
-_SIX_DIGITS = re.compile(r"^\d{6}$")
 CODE_SHAPE = "Enter the 6-digit code your authenticator app shows now."
 RECOVERY_SHAPE = "Enter one of your recovery codes: ten letters and digits, like abcde-12345."
 WRONG_CODE = "That code is not right, or it was used already. Wait for the next code and try again."
@@ -26,7 +23,7 @@ class AuthenticatorCodeForm(forms.Form):
 
     def clean_code(self) -> str:
         code = normalise_code(self.cleaned_data["code"])
-        if not _SIX_DIGITS.match(code):
+        if not is_code_shaped(code):
             raise ValidationError(CODE_SHAPE)
         return code
 

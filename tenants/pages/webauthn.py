@@ -11,9 +11,10 @@ import math
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -21,7 +22,9 @@ from core.client_address import client_address
 from tenants import login_throttle, two_factor, webauthn
 from tenants.models import WebAuthnCredential
 
+from .reauthenticate import can_reauthenticate, reauthenticated
 from .recovery_codes_next import show_recovery_codes_next
+from .two_factor_forms import ReauthenticateForm
 
 
 def webauthn_context(request) -> dict:
@@ -93,11 +96,28 @@ def register(request):
     return JsonResponse({"id": key.pk, "name": key.name, "redirect": after}, status=201)
 
 
+def _confirm_page(request, key, form, status: int) -> HttpResponse:
+    response = render(request, "account/webauthn_remove.html", {"key": key, "form": form}, status=status)
+    add_never_cache_headers(response)
+    return response
+
+
 @login_required
 @require_POST
 def remove(request, pk: int):
+    """The key's Remove button opens a confirmation asking for a code or the password, as removing the
+    authenticator app does: someone at a screen left signed in cannot strip the account's second factor."""
     # Another person's key is not found, exactly as a key that does not exist.
     key = get_object_or_404(WebAuthnCredential, pk=pk, user=request.user)
+    if can_reauthenticate(request.user):
+        if "confirmation" not in request.POST:
+            return _confirm_page(request, key, ReauthenticateForm(), 200)
+        form = ReauthenticateForm(request.POST)
+        checked = form.is_valid() and reauthenticated(request, form)
+        if isinstance(checked, HttpResponse):
+            return checked
+        if not checked:
+            return _confirm_page(request, key, form, 400)
     name = key.name
     webauthn.remove(request, key)
     messages.success(request, f"Security key “{name}” removed. Your other sessions were signed out.")

@@ -199,7 +199,7 @@ def test_settings_pages(browser_page, sign_in, screenshot, alice, bob, dave):
     page.get_by_role("button", name="Create key").click()
     key_field = page.get_by_label("New API key")
     expect(key_field).to_have_value(re.compile(r"^gr_"))
-    page.get_by_role("button", name="Copy").click()
+    page.get_by_role("button", name="Copy the API key", exact=True).click()
     expect(page.locator(".toast").first).to_be_visible()
     screenshot(page, "settings-api-keys")
     page.goto("/settings/api-keys/")

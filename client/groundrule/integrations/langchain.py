@@ -95,26 +95,35 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
         self.default_relevance = default_relevance
         self.retrieved: list[dict[str, Any]] = []
         self._started: dict[UUID, tuple[dt.datetime, str, Any]] = {}
+        # Nesting: a tool, LLM or retriever run started inside another of them is its child on the
+        # Trace tab; LangChain's run ids are the span ids (chains are not spans, so are skipped).
+        self._parents: dict[UUID, UUID | None] = {}
         self._lock = threading.Lock()
 
-    def _start(self, run_id: UUID, name: str, input: Any) -> None:
+    def _start(self, run_id: UUID, name: str, input: Any, parent_run_id: UUID | None = None) -> None:
         with self._lock:
             self._started[run_id] = (_now(), name, input)
+            self._parents[run_id] = parent_run_id if parent_run_id in self._started else None
 
     def _finish(self, run_id: UUID) -> tuple[dt.datetime | None, str, Any]:
         with self._lock:
             return self._started.pop(run_id, (None, "", None))
 
+    def _ids(self, run_id: UUID) -> dict[str, Any]:
+        with self._lock:
+            parent = self._parents.pop(run_id, None)
+        return {"span_id": run_id.hex, "parent_span_id": parent.hex if parent else None}
+
     # -- LLMs ---------------------------------------------------------------------------------
 
     def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any) -> None:
-        self._start(run_id, _name(serialized, kwargs, "llm"), list(prompts))
+        self._start(run_id, _name(serialized, kwargs, "llm"), list(prompts), kwargs.get("parent_run_id"))
 
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID, **kwargs: Any
     ) -> None:
         rendered = [[{"role": m.type, "content": m.content} for m in batch] for batch in messages]
-        self._start(run_id, _name(serialized, kwargs, "chat_model"), rendered)
+        self._start(run_id, _name(serialized, kwargs, "chat_model"), rendered, kwargs.get("parent_run_id"))
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         started, name, prompt = self._finish(run_id)
@@ -139,6 +148,7 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             started_at=started,
             ended_at=_now(),
             attributes={"langchain_name": name},
+            **self._ids(run_id),
         )
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -150,6 +160,7 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             started_at=started,
             ended_at=_now(),
             attributes={"error": f"{type(error).__name__}: {error}"[:2000]},
+            **self._ids(run_id),
         )
 
     # -- tools --------------------------------------------------------------------------------
@@ -163,7 +174,8 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
         inputs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        self._start(run_id, _name(serialized, kwargs, "tool"), inputs if inputs is not None else input_str)
+        name = _name(serialized, kwargs, "tool")
+        self._start(run_id, name, inputs if inputs is not None else input_str, kwargs.get("parent_run_id"))
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
         started, name, input = self._finish(run_id)
@@ -174,6 +186,7 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             output=content if isinstance(content, (str, int, float, bool, list, dict, type(None))) else str(content),
             started_at=started,
             ended_at=_now(),
+            **self._ids(run_id),
         )
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
@@ -184,12 +197,13 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             started_at=started,
             ended_at=_now(),
             attributes={"error": f"{type(error).__name__}: {error}"[:2000]},
+            **self._ids(run_id),
         )
 
     # -- retrievers ---------------------------------------------------------------------------
 
     def on_retriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID, **kwargs: Any) -> None:
-        self._start(run_id, _name(serialized, kwargs, "retriever"), query)
+        self._start(run_id, _name(serialized, kwargs, "retriever"), query, kwargs.get("parent_run_id"))
 
     def on_retriever_end(self, documents: Sequence[Document], *, run_id: UUID, **kwargs: Any) -> None:
         started, name, query = self._finish(run_id)
@@ -209,7 +223,9 @@ class GroundruleCallbackHandler(BaseCallbackHandler):
             )
         with self._lock:
             self.retrieved.extend(results)
-        self.run.record_retrieval(query or "", {name: results}, name=name, started_at=started, ended_at=_now())
+        self.run.record_retrieval(
+            query or "", {name: results}, name=name, started_at=started, ended_at=_now(), **self._ids(run_id)
+        )
 
     # -- the end of the outermost chain: the answer ---------------------------------------------
 

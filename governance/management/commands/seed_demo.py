@@ -13,7 +13,7 @@ from django_scopes import scope
 
 from governance import score_audit
 from governance import services as run_services
-from governance.models import Decision, Evaluation, Run, ScoreAudit, Span, run_duration_ms
+from governance.models import Decision, Evaluation, GroundingReport, Phase, Run, ScoreAudit, run_duration_ms
 from policies import services as policy_services
 from tenants import services as tenant_services
 from tenants.audit import Actor
@@ -156,10 +156,10 @@ class Command(BaseCommand):
         with scope(tenant=tenant):
             for i in range(runs):
                 self._sample_run(tenant, rng, i, runs)
-            # The sampled audits were stored today; date each on its run's day, as a live server would
-            # have, so the score audit chart spreads over the week like the runs (docs/score-audit.md).
-            for audit in ScoreAudit.objects.filter(tenant=tenant).select_related("run"):
-                ScoreAudit.objects.filter(pk=audit.pk).update(created_at=audit.run.started_at)
+            # The sampled audits were stored today; date each at its report, as a live server would have,
+            # so the score audit chart spreads over the week like the runs (docs/score-audit.md).
+            for audit in ScoreAudit.objects.filter(tenant=tenant).select_related("report"):
+                ScoreAudit.objects.filter(pk=audit.pk).update(created_at=audit.report.created_at)
             score_audit.days_rebuild(tenant=tenant)
         self.stdout.write(self.style.SUCCESS(f"Loaded demo tenant '{tenant.slug}' with {runs} sample runs."))
         self.stdout.write(f"Sign in as {ADMIN_EMAIL} / {PASSWORD} (reviewer: {REVIEWER_EMAIL})")
@@ -184,34 +184,74 @@ class Command(BaseCommand):
             }
             for sid in ids
         ]
-        started = timezone.now()
+        # The run's timeline, laid out first so that every row agrees with it (docs/dashboard.md#trace):
+        # spread over the last week so the overview chart has a shape; within the run, a retrieval,
+        # then one answer step per report (an LLM call nested in it, then a report), after_workflow last.
+        # The times come from their own generator: `rng` draws what the outcomes depend on, as before.
+        clock = random.Random(i * 7919 + total)
+        started = timezone.now() - timedelta(hours=(total - i) * 168 / total, minutes=clock.randint(0, 50))
+        at = started + timedelta(milliseconds=clock.randint(30, 90))
+        retrieval_ms = rng.randint(20, 120)
+        rng.randint(20, 120)  # drawn for the provenance's time before; the span's own duration now
+        prompt_tokens = rng.randint(300, 900)
         run_services.run_record_span(
             tenant=tenant,
             run_id=run.pk,
             kind="retrieval",
             name="kb-search",
-            started_at=started,
-            ended_at=started + timedelta(milliseconds=rng.randint(20, 120)),
+            started_at=at,
+            ended_at=at + timedelta(milliseconds=retrieval_ms),
+            span_id=f"r{run.pk}-retrieval",
             attributes={
                 "provenance": {
                     "intent": {"text_queries": [question], "scope": "knowledge_base", "filters": {}},
                     "results_by_source": {"knowledge_base": results},
                     "total_results": len(results),
                     "deduplicated_to": len(results),
-                    "retrieval_time_ms": rng.randint(20, 120),
+                    "retrieval_time_ms": retrieval_ms,
                 }
             },
         )
-        run_services.run_record_span(
-            tenant=tenant,
-            run_id=run.pk,
-            kind="llm",
-            name="gpt-4o-mini",
-            input={"prompt": question},
-            output={"text": "…"},
-            attributes={"prompt_tokens": rng.randint(300, 900), "completion_tokens": 120},
-        )
-        for _step in range(rng.choice([1, 1, 2])):
+        at += timedelta(milliseconds=retrieval_ms + clock.randint(5, 40))
+        report_times = []
+        for step in range(rng.choice([1, 1, 2])):
+            step_id = f"r{run.pk}-answer-{step + 1}"
+            llm_ms, format_ms = clock.randint(600, 3500), clock.randint(10, 60)
+            step_end = at + timedelta(milliseconds=llm_ms + format_ms + 20)
+            run_services.run_record_span(
+                tenant=tenant,
+                run_id=run.pk,
+                kind="llm",
+                name="gpt-4o-mini",
+                input={"prompt": question},
+                output={"text": answer},
+                started_at=at + timedelta(milliseconds=5),
+                ended_at=at + timedelta(milliseconds=5 + llm_ms),
+                span_id=f"{step_id}-llm",
+                parent_span_id=step_id,
+                attributes={"prompt_tokens": prompt_tokens, "completion_tokens": 120},
+            )
+            run_services.run_record_span(
+                tenant=tenant,
+                run_id=run.pk,
+                kind="tool",
+                name="format-citations",
+                started_at=at + timedelta(milliseconds=10 + llm_ms),
+                ended_at=at + timedelta(milliseconds=10 + llm_ms + format_ms),
+                span_id=f"{step_id}-format",
+                parent_span_id=step_id,
+            )
+            # The parent is sent after its children, as a timed block ends after the blocks inside it.
+            run_services.run_record_span(
+                tenant=tenant,
+                run_id=run.pk,
+                kind="tool",
+                name=f"answer step {step + 1}",
+                input={"question": question},
+                started_at=at,
+                ended_at=step_end,
+                span_id=step_id,
+            )
             good = quality > 0.3
             scores = [
                 round(rng.uniform(0.75, 0.98) if good else rng.uniform(0.3, 0.9), 2) for _ in range(rng.randint(2, 5))
@@ -228,14 +268,27 @@ class Command(BaseCommand):
                 output=answer,
                 sources=[{"id": sid, "text": CORPUS[sid]} for sid in ids],
             )
+            report_times.append(step_end + timedelta(milliseconds=clock.randint(5, 30)))
+            at = report_times[-1] + timedelta(milliseconds=clock.randint(50, 400))
         run_services.run_complete(tenant=tenant, run_id=run.pk, result={"answer": "Sample answer"})
-        # Spread the sample runs over the last week so the overview chart has a shape.
-        started = timezone.now() - timedelta(hours=(total - i) * 168 / total, minutes=rng.randint(0, 50))
-        ended = started + timedelta(seconds=rng.uniform(0.4, 9.0))
-        # update() skips Run.save(), which keeps duration_ms: the runs list shows and sorts by that column.
-        Run.objects.filter(pk=run.pk).update(
-            started_at=started, ended_at=ended, duration_ms=run_duration_ms(started, ended)
-        )
-        Decision.objects.filter(run_id=run.pk).update(created_at=started)
-        Evaluation.objects.filter(run_id=run.pk).update(created_at=started)
-        Span.objects.filter(run_id=run.pk).update(started_at=started, ended_at=started + timedelta(milliseconds=80))
+        rng.randint(0, 50), rng.uniform(0.4, 9.0)  # the start and length drawn here before
+        ended = report_times[-1] + timedelta(milliseconds=clock.randint(20, 80))
+        _move_in_time(run, started=started, report_times=report_times, ended=ended)
+
+
+def _move_in_time(run: Run, *, started, report_times, ended) -> None:
+    """Puts the rows the services wrote just now at the times the sample run was laid out for: its start
+    and before_workflow, each report with its mid_execution decision, its end and after_workflow."""
+    Run.objects.filter(pk=run.pk).update(
+        started_at=started, ended_at=ended, duration_ms=run_duration_ms(started, ended)
+    )
+    phase_times = {Phase.BEFORE: started, Phase.AFTER: ended}
+    for phase, at in phase_times.items():
+        Decision.objects.filter(run_id=run.pk, phase=phase).update(created_at=at)
+        Evaluation.objects.filter(run_id=run.pk, phase=phase).update(created_at=at)
+    reports = list(GroundingReport.objects.filter(run_id=run.pk).order_by("seq"))
+    for report, at in zip(reports, report_times, strict=True):
+        GroundingReport.objects.filter(pk=report.pk).update(created_at=at)
+        decisions = Decision.objects.filter(run_id=run.pk, report_id=report.pk)
+        Evaluation.objects.filter(decision__in=decisions).update(created_at=at)
+        decisions.update(created_at=at)
