@@ -217,6 +217,16 @@ def _add_to_day(audit: ScoreAudit, day: date) -> None:
     row.save()
 
 
+def days_rebuild(*, tenant: Tenant) -> None:
+    """The tenant's daily sums again from its audits, each on the day of its created_at: for audits
+    moved in time after they were stored (the demo dates each on its run's day)."""
+    with transaction.atomic():
+        AgentScoreAuditDay.objects.filter(tenant=tenant).delete()
+        for audit in ScoreAudit.objects.filter(tenant=tenant).order_by("id"):
+            _add_to_day(audit, audit.created_at.date())
+    forget_agent_inflation()
+
+
 # --------------------------------------------------------------------------- reads
 
 
@@ -254,7 +264,9 @@ class Totals:
         sum_gap_sq = self.sum_reported_sq - 2 * self.sum_products + self.sum_measured_sq
         variance = max(0.0, (sum_gap_sq - sum_gap * sum_gap / n) / (n - 1))
         mean, margin = sum_gap / n, Z95 * math.sqrt(variance / n)
-        return round(mean - margin, 4), round(mean + margin, 4)
+        # A gap lies between -1 and 1 (both scores are 0 to 1); the normal approximation of a few
+        # samples can reach past that, which no reader should be shown.
+        return round(max(-1.0, mean - margin), 4), round(min(1.0, mean + margin), 4)
 
     @property
     def few_samples(self) -> bool:

@@ -145,8 +145,8 @@ def test_top_policies_and_agents_are_ranked_by_violations(alice, history):
     policies = html[html.index('id="top-policies-title"') : html.index('id="top-agents-title"')]
     agents = html[html.index('id="top-agents-title"') :]
     rows = re.findall(
-        r'<td><a href="[^"]+">([^<]+)</a></td><td class="gr-num">(\d+)</td>'
-        r'<td class="gr-num">(\d+)</td><td class="gr-num"><strong>(\d+)</strong>',
+        r'<td><a href="[^"]+">([^<]+)</a></td><td class="gr-num"><a [^>]+>(\d+)</a></td>'
+        r'<td class="gr-num"><a [^>]+>(\d+)</a></td><td class="gr-num"><a [^>]+><strong>(\d+)</strong>',
         policies,
     )
     assert rows == [("Strict Research Grounding", "0", "6", "6"), ("Lenient RAG Agent", "2", "0", "2")]

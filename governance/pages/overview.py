@@ -44,9 +44,19 @@ def overview(request):
         "warns_url": violations_url(action="warn"),
         "blocks_url": violations_url(action="block"),
         "runs_url": runs_url(),
-        "top_policies": [{**p, "url": violations_url(policy=p["name"])} for p in stats.top_policies],
-        "top_agents": [{**a, "url": violations_url(agent=a["name"])} for a in stats.top_agents],
+        "top_policies": [_with_urls(p, violations_url, policy=p["name"]) for p in stats.top_policies],
+        "top_agents": [_with_urls(a, violations_url, agent=a["name"]) for a in stats.top_agents],
     }
     if not stats.has_runs:
         context.update(connect_context(request))
     return render_page(request, "overview.html", context, fragment="dashboard")
+
+
+def _with_urls(row: dict, violations_url, **params) -> dict:
+    """A top-five row with a link for each of its numbers: its warnings, its blocks, and all of them."""
+    return {
+        **row,
+        "url": violations_url(**params),
+        "warns_url": violations_url(**params, action="warn"),
+        "blocks_url": violations_url(**params, action="block"),
+    }

@@ -30,12 +30,15 @@ class ScoreAuditQuery(forms.Form):
 
 
 def _chosen(agents: list[dict], agent: str, auditor: str) -> tuple[str, str] | None:
-    """The chart's (agent, auditor): as asked, the asked agent's first row's auditor, or the first row
-    with audits (the one most needing attention)."""
+    """The chart's (agent, auditor): as asked, the asked agent's first row's auditor, the first row needing
+    attention, or else the row with the most audited reports: with none flagged, the table's order is
+    by gap, and the largest gap of a few samples draws a chart of one or two points."""
     if agent:
         rows = [a for a in agents if a["agent_name"] == agent and (not auditor or a["auditor"] == auditor)]
         return agent, auditor or (rows[0]["auditor"] if rows else score_audit.LOCAL)
-    first = next((a for a in agents if a["audited_reports"]), None)
+    flagged = next((a for a in agents if a["needs_attention"]), None)
+    audited = [a for a in agents if a["audited_reports"]]
+    first = flagged or max(audited, key=lambda a: a["audited_reports"], default=None)  # max keeps the first of ties
     return (first["agent_name"], first["auditor"]) if first else None
 
 
@@ -89,6 +92,12 @@ def score_audit_list(request):
             since,
             until,
         )
-        chart = {"agent": agent, "auditor": auditor, "days": days, "data": _chart_data(days)}
+        chart = {
+            "agent": agent,
+            "auditor": auditor,
+            "days": days,
+            "data": _chart_data(days),
+            "audited": sum(d["audited"] for d in days),
+        }
     context |= {"agents": agents, "chart": chart, "since": since, "until": until, "window": window}
     return render_page(request, "score_audit/list.html", context, fragment=None)

@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from core.pages import has_filters, parse_cursor, render_page
@@ -61,7 +62,8 @@ def _violation_list(request, *, with_counts: bool):
         "filter": filterset,
         "page": page,
         "counts": selectors.violation_counts(tenant=request.tenant, data=request.GET) if with_counts else None,
-        "next_pending": selectors.next_pending(tenant=request.tenant),
+        "next_pending": selectors.next_pending(tenant=request.tenant, data=request.GET),
+        "queue_query": _queue_query(request),
         "filtered": has_filters(request.GET),
         # The tenant's policies are few; evaluations of deleted ones can still be found by typing the name.
         "policy_names": Policy.objects.filter(tenant=request.tenant).order_by("name").values_list("name", flat=True),
@@ -84,6 +86,15 @@ class BulkReviewForm(ReviewForm):
     def __init__(self, data, ids):
         super().__init__(data)
         self.fields["ids"].choices = [(i, i) for i in ids]
+
+
+def _queue_query(request) -> str:
+    """The review queue's filters, carried from the list to a violation and on to the next pending one,
+    so "next pending" walks the queue the reviewer filtered (docs/triage.md)."""
+    query = request.GET.copy()
+    for key in selectors.QUEUE_NOT_FILTERS:
+        query.pop(key, None)
+    return query.urlencode()
 
 
 def _back_to_list(request) -> str:
@@ -148,13 +159,15 @@ def violation_detail(request, pk: int):
                 form.add_error(None, exc)
         if reviewed is not None and not request.htmx:
             messages.success(request, f"Violation {reviewed.pk} {reviewed.review_state}.")
-            return redirect("violation_detail", pk=reviewed.pk)
+            query = _queue_query(request)
+            return redirect(reverse("violation_detail", args=[reviewed.pk]) + (f"?{query}" if query else ""))
         if request.htmx:
             # Only the review panel changes; htmx swaps 2xx answers only, so errors come back as 200.
             context = {
                 "evaluation": reviewed or evaluation,
                 "form": ReviewForm() if reviewed else form,
                 "just_reviewed": reviewed is not None,
+                "queue_query": _queue_query(request),
             }
             return render_page(request, "violations/detail.html", context, fragment="review-panel")
         status = 422
@@ -166,7 +179,8 @@ def violation_detail(request, pk: int):
         "form": form,
         "run": evaluation.run,
         "evidence": selectors.violation_evidence(evaluation=evaluation),
-        "next_pending": selectors.next_pending(tenant=request.tenant, before=evaluation.pk),
+        "next_pending": selectors.next_pending(tenant=request.tenant, before=evaluation.pk, data=request.GET),
+        "queue_query": _queue_query(request),
         "score_threshold": threshold
         if isinstance(threshold, (int, float)) and not isinstance(threshold, bool)
         else None,

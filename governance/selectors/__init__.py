@@ -6,7 +6,7 @@ Each selector runs a fixed number of queries, whatever the number of rows.
 from ..accumulated import run_accumulated, run_totals
 from .evidence import citation_parts, evaluation_evidence
 from .governance_tab import run_governance, run_shadow_violations
-from .lists import audit_list, next_pending, violation_counts, violation_list
+from .lists import QUEUE_NOT_FILTERS, audit_list, next_pending, violation_counts, violation_list
 from .overview import DEFAULT_PERIOD, EVALUATION_SERIES, PERIODS, RUN_SERIES, overview_stats
 from .retrieval import Retrieval
 from .run_list import SORTS, parse_sort, run_list
@@ -35,4 +35,5 @@ __all__ = [
     "violation_list",
     "violation_counts",
     "next_pending",
+    "QUEUE_NOT_FILTERS",
 ]

@@ -97,15 +97,28 @@ def violation_counts(*, tenant, data) -> list[tuple[str, int, bool]]:
     return counts
 
 
-def next_pending(*, tenant, before: int | None = None) -> int | None:
-    """The pending violation a reviewer works next: the newest older than ``before`` (or the newest)."""
+# The list's parameters that are not filters: where the list starts, and the state next_pending fixes.
+QUEUE_NOT_FILTERS = ("before", "after", "review_state")
+
+
+def next_pending(*, tenant, before: int | None = None, data=None) -> int | None:
+    """The pending violation a reviewer works next: the newest older than ``before`` (or the newest),
+    among those the review queue's filters in ``data`` keep (all of them when the filters are not valid)."""
     pending = Evaluation.objects.filter(
         tenant=tenant, shadow=False, review_state=ReviewState.PENDING, action__in=VIOLATION_ACTIONS
     )
+    if data:
+        filters = data.copy()
+        for key in QUEUE_NOT_FILTERS:
+            filters.pop(key, None)
+        fs = ViolationFilter(filters, queryset=Evaluation.objects.filter(tenant=tenant))
+        if fs.is_valid():
+            pending = fs.qs.filter(review_state=ReviewState.PENDING)
     if before is not None:
         older = pending.filter(id__lt=before).order_by("-id").values_list("id", flat=True).first()
         if older is not None:
             return older
+        pending = pending.exclude(id=before)  # back to the newest, but never the one being read
     return pending.order_by("-id").values_list("id", flat=True).first()
 
 

@@ -11,8 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 from django_scopes import scope
 
+from governance import score_audit
 from governance import services as run_services
-from governance.models import Decision, Evaluation, GroundingReport, Phase, Run, run_duration_ms
+from governance.models import Decision, Evaluation, GroundingReport, Phase, Run, ScoreAudit, run_duration_ms
 from policies import services as policy_services
 from tenants import services as tenant_services
 from tenants.audit import Actor
@@ -132,8 +133,12 @@ class Command(BaseCommand):
             return
         actor = Actor.system("command:seed_demo")
         rng = random.Random(seed)
+        random.seed(seed)  # which reports the score audit samples (score_sampling draws from the module's generator)
         with transaction.atomic():
             tenant = tenant_services.tenant_create(slug=DEMO_SLUG, name="Demo Research Co", actor=actor)
+            # Half its reports audited, not the default tenth: a week of demo runs then gives each agent a
+            # line on the score audit chart rather than a point or two.
+            tenant_services.tenant_set_score_audit_rate(tenant=tenant, rate=0.5, actor=actor)
             tenant_scope = scope(tenant=tenant)
             tenant_scope.__enter__()
             tenant_services.user_create_admin(tenant=tenant, email=ADMIN_EMAIL, password=PASSWORD, actor=actor)
@@ -151,6 +156,11 @@ class Command(BaseCommand):
         with scope(tenant=tenant):
             for i in range(runs):
                 self._sample_run(tenant, rng, i, runs)
+            # The sampled audits were stored today; date each at its report, as a live server would have,
+            # so the score audit chart spreads over the week like the runs (docs/score-audit.md).
+            for audit in ScoreAudit.objects.filter(tenant=tenant).select_related("report"):
+                ScoreAudit.objects.filter(pk=audit.pk).update(created_at=audit.report.created_at)
+            score_audit.days_rebuild(tenant=tenant)
         self.stdout.write(self.style.SUCCESS(f"Loaded demo tenant '{tenant.slug}' with {runs} sample runs."))
         self.stdout.write(f"Sign in as {ADMIN_EMAIL} / {PASSWORD} (reviewer: {REVIEWER_EMAIL})")
         self.stdout.write(f"Make an admin API key (policies, secrets, keys) with: {ADMIN_KEY_COMMAND}")
