@@ -7,7 +7,7 @@ import pyotp
 from django.test import Client
 from django.utils import timezone
 
-from tenants import authenticator
+from tenants import authenticator, two_factor
 
 PASSWORD = "correct-horse-battery"
 ADDR = "203.0.113.9"
@@ -60,3 +60,11 @@ def shown_secret(page: str) -> str:
     match = re.search(r'data-testid="totp-secret">([A-Z2-7 ]+)<', page)
     assert match, "no secret on the page"
     return match.group(1).replace(" ", "")
+
+
+def leave_unconfirmed(client: Client, *, minutes: int = 11) -> None:
+    """Moves this session's last sign-in or "confirm it's you" back ``minutes`` (past REAUTHENTICATE's
+    10 by default), as for a screen left signed in: changing second factors then asks again."""
+    session = client.session
+    session[two_factor.CONFIRMED_AT_KEY] = (timezone.now() - timedelta(minutes=minutes)).isoformat()
+    session.save()

@@ -20,13 +20,11 @@ from core.client_address import client_address
 from tenants import authenticator, login_throttle, two_factor
 
 from . import recovery_codes_next
-from .account import security_context
-from .reauthenticate import can_reauthenticate, locked, reauthenticated
+from .reauthenticate import confirm_first, confirm_url, locked
 from .two_factor_forms import (
     WRONG_CODE,
     WRONG_RECOVERY_CODE,
     AuthenticatorCodeForm,
-    ReauthenticateForm,
     RecoveryCodeForm,
 )
 
@@ -126,12 +124,6 @@ def sign_in_cancel(request):
 # --- a person's own authenticator app ---------------------------------------------------------------
 
 
-def _security_page(request, status: int, **forms) -> HttpResponse:
-    context = security_context(request)
-    context.update(forms)
-    return _no_store(render(request, "account/security.html", context, status=status))
-
-
 def _recovery_codes_page(request, codes: list[str], *, enrolled: bool) -> HttpResponse:
     context = {"codes": codes, "enrolled": enrolled}
     return _no_store(render(request, "account/recovery_codes.html", context))
@@ -149,6 +141,9 @@ def recovery_codes_new(request):
 @login_required
 @require_POST
 def setup_start(request):
+    asked = confirm_first(request, what="set up an authenticator app")
+    if asked is not None:
+        return asked
     try:
         authenticator.totp_begin(user=request.user)
     except authenticator.AlreadyEnrolled:
@@ -177,6 +172,9 @@ def setup(request):
     if device is None:
         # Nothing being set up (finished, or never started): the secret is never shown again.
         return redirect("account_security")
+    if not two_factor.recently_confirmed(request):
+        # Started, then left longer than the confirmation lasts: the secret is shown to no one else.
+        return redirect(confirm_url(request.path))
     if request.method == "GET":
         return _setup_page(request, device, AuthenticatorCodeForm())
     form = AuthenticatorCodeForm(request.POST)
@@ -195,13 +193,9 @@ def recovery_codes_regenerate(request):
     if not two_factor.has_second_factor(request.user):
         messages.error(request, "Set up an authenticator app first: recovery codes are its backup.")
         return redirect("account_security")
-    if can_reauthenticate(request.user):  # else nothing to ask (keys and single sign-on only)
-        form = ReauthenticateForm(request.POST, prefix="regenerate")
-        checked = form.is_valid() and reauthenticated(request, form)
-        if isinstance(checked, HttpResponse):
-            return checked
-        if not checked:
-            return _security_page(request, 400, regenerate_form=form)
+    asked = confirm_first(request, what="print new recovery codes", prefix="regenerate")
+    if asked is not None:
+        return asked
     codes = authenticator.recovery_codes_regenerate(user=request.user, request=request)
     return _recovery_codes_page(request, codes, enrolled=False)
 
@@ -212,12 +206,9 @@ def remove(request):
     if authenticator.totp_device(request.user) is None:
         messages.info(request, "There is no authenticator app to remove.")
         return redirect("account_security")
-    form = ReauthenticateForm(request.POST, prefix="remove")
-    checked = form.is_valid() and reauthenticated(request, form)
-    if isinstance(checked, HttpResponse):
-        return checked
-    if not checked:
-        return _security_page(request, 400, remove_form=form)
+    asked = confirm_first(request, what="remove your authenticator app", prefix="remove")
+    if asked is not None:
+        return asked
     authenticator.totp_remove(user=request.user, request=request)
     messages.success(request, "Authenticator app removed.")
     return redirect("account_security")
