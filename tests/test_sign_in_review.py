@@ -485,7 +485,8 @@ def test_odd_security_key_answers_on_the_second_step_are_a_4xx_and_counted(alice
     answer = post_json(client, "/accounts/two-factor/webauthn/verify/", body)
     assert 400 <= answer.status_code < 500 and answer.json()["error"]
     assert signed_in_as(client) is None
-    assert LoginThrottle.objects.filter(failures=1).count() == 3  # account, address, and the two together
+    # account, address, the two together, and the account's second factor from every address
+    assert LoginThrottle.objects.filter(failures=1).count() == 4
 
 
 # --- recovery codes at rest -----------------------------------------------------------------------------

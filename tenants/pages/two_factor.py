@@ -3,15 +3,20 @@ app and recovery codes on the account security page.
 
 The second step counts a wrong code as a failed sign-in (tenants/login_throttle.py) and, while the
 account is paused from this address, refuses authenticator codes with the same 429 page as passwords.
+Wrong codes and keys are also counted for the account from every address; past
+LOGIN_SECOND_FACTOR_FAILURE_LIMIT the code step answers 429 on its own page, recovery code included.
 A recovery code still finishes a sign-in during a pause, so a person who fumbled their app is not
 locked out; a wrong recovery code during a pause ends the half sign-in, so each password that got
 through buys one guess at a 50-bit code, and no new password is accepted until the pause ends.
 """
 
+import math
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -29,6 +34,10 @@ from .two_factor_forms import (
 )
 
 EXPIRED = "That sign-in took too long or was already finished. Sign in again."
+CODES_PAUSED = (
+    "Too many wrong codes and security keys for this account: they are paused for a while. "
+    "Use a recovery code, or try again later."
+)
 
 
 def _no_store(response: HttpResponse) -> HttpResponse:
@@ -41,7 +50,9 @@ def _no_store(response: HttpResponse) -> HttpResponse:
 
 def _step_page(request, sign_in, *, code_form=None, recovery_form=None, status=200):
     methods = two_factor.enrolled_methods(sign_in.user)
+    paused_until = login_throttle.second_factor_locked_until(username=sign_in.user.get_username())
     context = {
+        "second_factor_paused_until": paused_until,
         "username": sign_in.user.get_username(),
         "code_form": code_form or AuthenticatorCodeForm(),
         "recovery_form": recovery_form or RecoveryCodeForm(),
@@ -76,13 +87,27 @@ def sign_in_code(request):
     until = login_throttle.locked_until(**keys)
     if until is not None:
         return locked(request, until)
+    if login_throttle.second_factor_locked_until(username=keys["username"]) is not None:
+        # Too many wrong codes and keys for this account from everywhere (module docstring): the
+        # step page stays, with its recovery code, and says why; the code is not even checked.
+        return _second_factor_paused(request, sign_in, form)
     if authenticator.totp_verify(user=sign_in.user, code=form.cleaned_data["code"]):
         return HttpResponseRedirect(two_factor.complete(request, sign_in, method=two_factor.TOTP))
-    until = login_throttle.record_failure(**keys)
+    until = login_throttle.record_second_factor_failure(user=sign_in.user, address=keys["address"])
     if until is not None:
         return locked(request, until)
+    if login_throttle.second_factor_locked_until(username=keys["username"]) is not None:
+        return _second_factor_paused(request, sign_in, form)
     form.add_error("code", WRONG_CODE)
     return _step_page(request, sign_in, code_form=form, status=400)
+
+
+def _second_factor_paused(request, sign_in, form) -> HttpResponse:
+    form.add_error("code", CODES_PAUSED)
+    response = _step_page(request, sign_in, code_form=form, status=429)
+    until = login_throttle.second_factor_locked_until(username=sign_in.user.get_username())
+    response["Retry-After"] = str(max(1, math.ceil((until - timezone.now()).total_seconds()))) if until else "1"
+    return response
 
 
 @never_cache

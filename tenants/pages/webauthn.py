@@ -129,14 +129,23 @@ def remove(request, pk: int):
 # --- the second step of a sign-in ---------------------------------------------------------------
 
 
-def _locked(until) -> JsonResponse:
+def _locked(until, *, why: str = "Too many failed sign-ins:") -> JsonResponse:
     retry_after = max(1, math.ceil((until - timezone.now()).total_seconds()))
     minutes = math.ceil(retry_after / 60)
     return _error(
-        f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+        f"{why} try again in {minutes} minute{'s' if minutes != 1 else ''}.",
         status=429,
         Retry_After=str(retry_after),
     )
+
+
+# Past LOGIN_SECOND_FACTOR_FAILURE_LIMIT for the account (tenants/login_throttle.py).
+KEYS_PAUSED = "Too many wrong codes and security keys for this account: use a recovery code, or"
+
+
+def _second_factor_paused(user) -> JsonResponse | None:
+    until = login_throttle.second_factor_locked_until(username=user.get_username())
+    return None if until is None else _locked(until, why=KEYS_PAUSED)
 
 
 def _pending_or_error(request):
@@ -148,6 +157,9 @@ def _pending_or_error(request):
     until = login_throttle.locked_until(username=pending.user.get_username(), address=client_address(request))
     if until is not None:
         return None, _locked(until)
+    paused = _second_factor_paused(pending.user)
+    if paused is not None:
+        return None, paused
     return pending, None
 
 
@@ -170,10 +182,13 @@ def sign_in_verify(request):
         body = _body(request)
         webauthn.authenticate(request, pending.user, credential=body.get("credential"))
     except webauthn.Refused as refused:
-        # A key that does not check out is a failed sign-in, counted as a wrong password is.
-        username = pending.user.get_username()
-        until = login_throttle.record_failure(username=username, address=client_address(request))
+        # A key that does not check out is a failed sign-in, counted as a wrong password is, and a
+        # wrong second factor of the account, counted from every address.
+        until = login_throttle.record_second_factor_failure(user=pending.user, address=client_address(request))
         if until is not None:
             return _locked(until)
+        paused = _second_factor_paused(pending.user)
+        if paused is not None:
+            return paused
         return _error(refused.message, field=refused.field, status=refused.status)
     return JsonResponse({"redirect": two_factor.complete(request, pending, method=two_factor.WEBAUTHN)})
