@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
+from django_scopes import scopes_disabled
 from oidc_provider import OidcProvider, configure
 from page_forms import field_errors
 from test_sso_oidc import sign_in as sso_sign_in
@@ -15,7 +16,7 @@ from two_factor_support import ADDR, PASSWORD, code_at, enrol, leave_unconfirmed
 from webauthn_authenticator import SoftAuthenticator
 
 from tenants import authenticator, oidc, two_factor
-from tenants.models import LoginThrottle, RecoveryCode, TotpDevice, WebAuthnCredential
+from tenants.models import LoginThrottle, Membership, RecoveryCode, TotpDevice, WebAuthnCredential
 
 pytestmark = pytest.mark.django_db
 
@@ -207,6 +208,32 @@ def test_another_persons_key_is_a_404_before_any_question(alice, bob):
     key = WebAuthnCredential.objects.create(user=bob, name="Bob's key", credential_id="abc", public_key=b"k")
     assert left_signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/").status_code == 404
     assert WebAuthnCredential.objects.filter(pk=key.pk).exists()
+
+
+# --- an admin's reset of a member's second factors ------------------------------------------------
+
+
+def test_an_admins_reset_of_a_member_asks_past_the_window_and_resets_nothing_until_answered(alice, bob, acme):
+    enrol(bob)
+    with scopes_disabled():
+        bobs = Membership.objects.get(user=bob, tenant=acme)
+    url = f"/settings/members/{bobs.pk}/two-factor/reset/"
+    admin = left_signed_in(alice)
+    asked = admin.post(url)
+    assert asks_to_confirm(asked) and "To reset the second factors of bob, confirm it is you" in asked.text
+    assert two_factor.has_second_factor(bob)
+    assert admin.post(url, {"confirmation": "not-it"}).status_code == 400 and two_factor.has_second_factor(bob)
+    assert admin.post(url, {"confirmation": PASSWORD}).status_code == 302
+    assert not two_factor.has_second_factor(bob)
+
+
+def test_another_workspaces_member_is_a_404_before_any_question(alice, charlie):
+    enrol(charlie)
+    with scopes_disabled():
+        theirs = Membership.objects.get(user=charlie)
+    admin = left_signed_in(alice)
+    assert admin.post(f"/settings/members/{theirs.pk}/two-factor/reset/", {"confirmation": PASSWORD}).status_code == 404
+    assert two_factor.has_second_factor(charlie)
 
 
 # --- single sign-on without a password ------------------------------------------------------------
