@@ -487,6 +487,14 @@ LOGIN_ACCOUNT_FAILURE_LIMIT = int(os.environ.get("LOGIN_ACCOUNT_FAILURE_LIMIT", 
 #: LOGIN_COOLOFF_MINUTES: minutes a sign-in pause lasts from the failure that started it; attempts during it do not
 #:   extend it.
 LOGIN_COOLOFF = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+#: LOGIN_SECOND_FACTOR_FAILURE_LIMIT: wrong authenticator codes and security-key answers for one account, from every
+#:   address, before those two steps are paused for it until the cool-off ends (a recovery code still signs in).
+LOGIN_SECOND_FACTOR_FAILURE_LIMIT = int(os.environ.get("LOGIN_SECOND_FACTOR_FAILURE_LIMIT", "10"))
+# "Confirm it's you" (tenants/pages/reauthenticate.py, docs/two-factor.md): how long a confirmation
+# or a fresh sign-in lets a session add or remove second factors without being asked again.
+#: REAUTHENTICATE_MINUTES: minutes after a sign-in or a "confirm it's you" during which adding or removing a second
+#:   factor, or printing new recovery codes, is not asked to confirm again.
+REAUTHENTICATE = timedelta(minutes=int(os.environ.get("REAUTHENTICATE_MINUTES", "10")))
 #: TRUSTED_PROXY_COUNT: reverse proxies in front of the server (`1` behind one Caddy or nginx): the client's address
 #:   is read from that many entries from the right of `X-Forwarded-For`. `0`: the header is ignored.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))

@@ -12,6 +12,13 @@ Failures are counted three ways (docs/security.md, "Sign-in"):
   keep a person out; this keeps distributed guessing to one try per address while the person, from
   an address that has not failed, still signs in with the right password.
 
+Wrong second factors (authenticator codes, security keys) are counted once more, for the account
+from every address (LOGIN_SECOND_FACTOR_FAILURE_LIMIT, docs/two-factor.md): a password known to many
+addresses would otherwise buy each of them its own guesses at a 6-digit code. When it is reached the
+code and key steps of that account are paused for everyone until the cool-off ends; a recovery code
+(some 50 bits) still finishes a sign-in, and single sign-on that the provider vouches for
+(OIDC_TRUSTS_MFA) never reaches the step. The pause is audited once, in the person's workspaces.
+
 A lock starts when its limit is reached and lasts LOGIN_COOLOFF_MINUTES; attempts made during it are
 refused without being counted, so they cannot extend it. Counts older than the cool-off start over.
 Rows hold keyed hashes, not the usernames or addresses themselves.
@@ -28,6 +35,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from .audit import Actor, audit_person
 from .models import LoginThrottle
 
 log = logging.getLogger(__name__)
@@ -118,6 +126,49 @@ def record_failure(*, username: str | None, address: str, now: Callable[[], date
                 )
             row.save(update_fields=["failures", "window_started_at", "locked_until"])
     return _opens_at(rows, moment)
+
+
+def _second_factor_row(username: str | None) -> dict[str, str]:
+    # The account's own row for second factors: its address column holds a keyed marker that no
+    # address hashes to, so ``_find`` and the other scopes never read it, while ``unlock`` and
+    # ``clear_expired`` treat it as any other row of the account.
+    return {"account": _account(username), "address": _hash("second factor", "")}
+
+
+def second_factor_locked_until(*, username: str | None, now: Callable[[], datetime] | None = None) -> datetime | None:
+    """When this account's authenticator-code and security-key steps open again, or None if open now."""
+    moment = (now or timezone.now)()
+    row = LoginThrottle.objects.filter(**_second_factor_row(username)).first()
+    return row.locked_until if row is not None and _holds(row, moment) else None
+
+
+def record_second_factor_failure(*, user, address: str, now: Callable[[], datetime] | None = None) -> datetime | None:
+    """A wrong authenticator code or security key: a failed sign-in (``record_failure``, whose answer
+    this is) and one more for the account's second factor from every address, which past
+    LOGIN_SECOND_FACTOR_FAILURE_LIMIT pauses the code and key steps (``second_factor_locked_until``)."""
+    moment = (now or timezone.now)()
+    username = user.get_username()
+    with transaction.atomic():
+        row = LoginThrottle.objects.select_for_update().get_or_create(
+            **_second_factor_row(username), defaults={"window_started_at": moment}
+        )[0]
+        if not _holds(row, moment):  # refused during a pause: not counted, so it cannot extend it
+            if row.window_started_at <= moment - settings.LOGIN_COOLOFF:
+                row.failures, row.window_started_at, row.locked_until = 0, moment, None
+            row.failures += 1
+            if row.failures >= settings.LOGIN_SECOND_FACTOR_FAILURE_LIMIT:
+                row.locked_until = moment + settings.LOGIN_COOLOFF
+                log.warning(
+                    "Second factors of one account paused after %d failures, until %s", row.failures, row.locked_until
+                )
+                audit_person(
+                    user=user,
+                    action="accounts.two_factor.second_factor_paused",
+                    actor=Actor.system("sign-in throttle"),
+                    after={"failures": row.failures, "until": row.locked_until.isoformat()},
+                )
+            row.save(update_fields=["failures", "window_started_at", "locked_until"])
+    return record_failure(username=username, address=address, now=now)
 
 
 def record_success(*, username: str | None, address: str) -> None:

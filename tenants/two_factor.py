@@ -28,6 +28,10 @@ SSO_TRUSTED = "sso"
 PASSWORD = "password"
 SSO = "sso"
 
+# When this session last proved who is at the keyboard: a sign-in, or "confirm it's you"
+# (tenants/pages/reauthenticate.py). Changing second factors needs one within REAUTHENTICATE.
+CONFIRMED_AT_KEY = "confirmed_at"
+
 TOTP = "totp"
 RECOVERY_CODE = "recovery_code"
 WEBAUTHN = "webauthn"
@@ -118,6 +122,20 @@ def _forget_previous_method(sender, request, user, **kwargs):
     # time must not vouch for this sign-in (``complete`` and ``mark_sso_trusted`` note it afresh).
     if request is not None and hasattr(request, "session"):
         request.session.pop(METHOD_KEY, None)
+        mark_confirmed(request)  # a fresh sign-in is a confirmation (docs/two-factor.md)
+
+
+def mark_confirmed(request) -> None:
+    request.session[CONFIRMED_AT_KEY] = timezone.now().isoformat()
+
+
+def recently_confirmed(request) -> bool:
+    """Whether this session signed in or confirmed it is the person within REAUTHENTICATE."""
+    try:
+        at = datetime.fromisoformat(request.session.get(CONFIRMED_AT_KEY, ""))
+    except (TypeError, ValueError):
+        return False
+    return timedelta(0) <= timezone.now() - at <= settings.REAUTHENTICATE
 
 
 def mark_sso_trusted(request) -> None:

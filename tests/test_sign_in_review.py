@@ -17,6 +17,7 @@ from two_factor_support import (
     PASSWORD,
     code_at,
     enrol,
+    leave_unconfirmed,
     password_step,
     signed_in_as,
     submit_code,
@@ -341,6 +342,7 @@ def test_a_password_in_another_script_confirms_removing_the_app(alice):
     alice.save()
     enrol(alice)
     client = signed_in(alice)
+    leave_unconfirmed(client)
     wrong = client.post("/account/two-factor/remove/", {"remove-confirmation": "١٢٣٤٥٦"})
     assert wrong.status_code == 400 and "neither a current authenticator code nor your password" in wrong.text
     done = client.post("/account/two-factor/remove/", {"remove-confirmation": "пароль-ünïcode-١٢٣٤٥٦"})
@@ -354,8 +356,9 @@ def test_removing_a_security_key_asks_for_a_code_or_the_password(alice, settings
     settings.LOGIN_FAILURE_LIMIT = 2
     key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
     client = signed_in(alice)
+    leave_unconfirmed(client)
     asked = client.post(f"/account/security/keys/{key.pk}/remove/")
-    assert asked.status_code == 200 and "Remove the security key “Blue key”" in asked.text
+    assert asked.status_code == 200 and "To remove the security key “Blue key”, confirm it is you" in asked.text
     assert 'name="confirmation"' in asked.text
     wrong = client.post(f"/account/security/keys/{key.pk}/remove/", {"confirmation": "not-it"}, REMOTE_ADDR=ADDR)
     assert wrong.status_code == 400 and "neither a current authenticator code nor your password" in wrong.text
@@ -375,16 +378,24 @@ def test_removing_a_security_key_asks_for_a_code_or_the_password(alice, settings
 def test_a_security_key_is_removed_with_the_password(alice):
     key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
     client = signed_in(alice)
+    leave_unconfirmed(client)
     done = client.post(f"/account/security/keys/{key.pk}/remove/", {"confirmation": PASSWORD}, follow=True)
     assert "Security key “Blue key” removed." in done.text
     assert not WebAuthnCredential.objects.filter(pk=key.pk).exists()
 
 
-def test_an_account_with_no_password_and_no_app_removes_a_key_without_the_question(alice):
-    # Signed in only through single sign-on: there is no password or code to ask for.
+def test_an_account_with_no_password_and_no_app_confirms_a_key_removal_by_signing_in_again(alice):
+    # Signed in only through single sign-on: there is no password or code to ask for, so a sign-in
+    # within REAUTHENTICATE_MINUTES is the confirmation (docs/two-factor.md).
     alice.set_unusable_password()
     alice.save()
     key = WebAuthnCredential.objects.create(user=alice, name="Blue key", credential_id="abc", public_key=b"k")
+    client = signed_in(alice)
+    leave_unconfirmed(client)
+    asked = client.post(f"/account/security/keys/{key.pk}/remove/", {"confirmation": "anything"})
+    assert asked.status_code == 200 and 'data-testid="confirm-by-signing-in"' in asked.text
+    assert 'name="confirmation"' not in asked.text
+    assert WebAuthnCredential.objects.filter(pk=key.pk).exists()
     assert signed_in(alice).post(f"/account/security/keys/{key.pk}/remove/").status_code == 302
     assert not WebAuthnCredential.objects.filter(pk=key.pk).exists()
 
@@ -437,6 +448,7 @@ def test_with_passwords_off_the_confirmation_takes_the_app_code_not_the_password
     settings.OIDC_ONLY = True
     secret, _ = enrol(alice)
     client = signed_in(alice)
+    leave_unconfirmed(client)
     refused = client.post("/account/two-factor/remove/", {"remove-confirmation": PASSWORD})
     assert refused.status_code == 400 and two_factor.has_second_factor(alice)
     done = client.post("/account/two-factor/remove/", {"remove-confirmation": code_at(secret, steps=1)})
@@ -473,7 +485,8 @@ def test_odd_security_key_answers_on_the_second_step_are_a_4xx_and_counted(alice
     answer = post_json(client, "/accounts/two-factor/webauthn/verify/", body)
     assert 400 <= answer.status_code < 500 and answer.json()["error"]
     assert signed_in_as(client) is None
-    assert LoginThrottle.objects.filter(failures=1).count() == 3  # account, address, and the two together
+    # account, address, the two together, and the account's second factor from every address
+    assert LoginThrottle.objects.filter(failures=1).count() == 4
 
 
 # --- recovery codes at rest -----------------------------------------------------------------------------

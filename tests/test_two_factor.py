@@ -16,6 +16,7 @@ from two_factor_support import (
     Clock,
     code_at,
     enrol,
+    leave_unconfirmed,
     password_step,
     shown_secret,
     signed_in_as,
@@ -308,6 +309,7 @@ def test_new_recovery_codes_need_a_code_or_the_password_and_replace_the_old(alic
     _, old = enrol(alice)
     client = Client()
     client.force_login(alice)
+    leave_unconfirmed(client)
     url = "/account/two-factor/recovery-codes/"
     refused = client.post(url, {"regenerate-confirmation": "not-it"}, REMOTE_ADDR=ADDR)
     assert refused.status_code == 400
@@ -332,6 +334,7 @@ def test_removing_the_app_needs_a_current_code_and_then_the_password_alone_signs
     secret, _ = enrol(alice)
     client = Client()
     client.force_login(alice)
+    leave_unconfirmed(client)
     refused = client.post("/account/two-factor/remove/", {"remove-confirmation": "000000"}, REMOTE_ADDR=ADDR)
     assert refused.status_code == 400 and field_errors(refused.text, "remove-confirmation")
     assert TotpDevice.objects.filter(user=alice).exists()

@@ -2,12 +2,14 @@
 
 import re
 from datetime import timedelta
+from importlib import import_module
 
 import pyotp
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from tenants import authenticator
+from tenants import authenticator, two_factor
 
 PASSWORD = "correct-horse-battery"
 ADDR = "203.0.113.9"
@@ -60,3 +62,19 @@ def shown_secret(page: str) -> str:
     match = re.search(r'data-testid="totp-secret">([A-Z2-7 ]+)<', page)
     assert match, "no secret on the page"
     return match.group(1).replace(" ", "")
+
+
+def leave_unconfirmed(client: Client, *, minutes: int = 11) -> None:
+    """Moves this session's last sign-in or "confirm it's you" back ``minutes`` (past REAUTHENTICATE's
+    10 by default), as for a screen left signed in: changing second factors then asks again."""
+    session = client.session
+    session[two_factor.CONFIRMED_AT_KEY] = (timezone.now() - timedelta(minutes=minutes)).isoformat()
+    session.save()
+
+
+def leave_browser_unconfirmed(page, *, minutes: int = 11) -> None:
+    """``leave_unconfirmed`` for a Playwright page's session, found by its cookie."""
+    key = next(c["value"] for c in page.context.cookies() if c["name"] == settings.SESSION_COOKIE_NAME)
+    session = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+    session[two_factor.CONFIRMED_AT_KEY] = (timezone.now() - timedelta(minutes=minutes)).isoformat()
+    session.save()

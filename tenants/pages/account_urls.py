@@ -2,11 +2,12 @@
 
 from django.urls import include, path
 
-from . import account, invitations, oidc, welcome
+from . import account, invitations, oidc, reauthenticate, welcome
 
 urlpatterns = [
     # A person's own account: second factors and sessions (docs/two-factor.md, docs/sign-in.md).
     path("account/security/", account.security, name="account_security"),
+    path("account/confirm/", reauthenticate.confirm, name="account_confirm"),
     path("", include("tenants.pages.two_factor_urls")),
     path("", include("tenants.pages.webauthn_urls")),
     path("", include("tenants.pages.session_urls")),

@@ -3,15 +3,20 @@ app and recovery codes on the account security page.
 
 The second step counts a wrong code as a failed sign-in (tenants/login_throttle.py) and, while the
 account is paused from this address, refuses authenticator codes with the same 429 page as passwords.
+Wrong codes and keys are also counted for the account from every address; past
+LOGIN_SECOND_FACTOR_FAILURE_LIMIT the code step answers 429 on its own page, recovery code included.
 A recovery code still finishes a sign-in during a pause, so a person who fumbled their app is not
 locked out; a wrong recovery code during a pause ends the half sign-in, so each password that got
 through buys one guess at a 50-bit code, and no new password is accepted until the pause ends.
 """
 
+import math
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -20,17 +25,19 @@ from core.client_address import client_address
 from tenants import authenticator, login_throttle, two_factor
 
 from . import recovery_codes_next
-from .account import security_context
-from .reauthenticate import can_reauthenticate, locked, reauthenticated
+from .reauthenticate import confirm_first, confirm_url, locked
 from .two_factor_forms import (
     WRONG_CODE,
     WRONG_RECOVERY_CODE,
     AuthenticatorCodeForm,
-    ReauthenticateForm,
     RecoveryCodeForm,
 )
 
 EXPIRED = "That sign-in took too long or was already finished. Sign in again."
+CODES_PAUSED = (
+    "Too many wrong codes and security keys for this account: they are paused for a while. "
+    "Use a recovery code, or try again later."
+)
 
 
 def _no_store(response: HttpResponse) -> HttpResponse:
@@ -43,7 +50,9 @@ def _no_store(response: HttpResponse) -> HttpResponse:
 
 def _step_page(request, sign_in, *, code_form=None, recovery_form=None, status=200):
     methods = two_factor.enrolled_methods(sign_in.user)
+    paused_until = login_throttle.second_factor_locked_until(username=sign_in.user.get_username())
     context = {
+        "second_factor_paused_until": paused_until,
         "username": sign_in.user.get_username(),
         "code_form": code_form or AuthenticatorCodeForm(),
         "recovery_form": recovery_form or RecoveryCodeForm(),
@@ -78,13 +87,27 @@ def sign_in_code(request):
     until = login_throttle.locked_until(**keys)
     if until is not None:
         return locked(request, until)
+    if login_throttle.second_factor_locked_until(username=keys["username"]) is not None:
+        # Too many wrong codes and keys for this account from everywhere (module docstring): the
+        # step page stays, with its recovery code, and says why; the code is not even checked.
+        return _second_factor_paused(request, sign_in, form)
     if authenticator.totp_verify(user=sign_in.user, code=form.cleaned_data["code"]):
         return HttpResponseRedirect(two_factor.complete(request, sign_in, method=two_factor.TOTP))
-    until = login_throttle.record_failure(**keys)
+    until = login_throttle.record_second_factor_failure(user=sign_in.user, address=keys["address"])
     if until is not None:
         return locked(request, until)
+    if login_throttle.second_factor_locked_until(username=keys["username"]) is not None:
+        return _second_factor_paused(request, sign_in, form)
     form.add_error("code", WRONG_CODE)
     return _step_page(request, sign_in, code_form=form, status=400)
+
+
+def _second_factor_paused(request, sign_in, form) -> HttpResponse:
+    form.add_error("code", CODES_PAUSED)
+    response = _step_page(request, sign_in, code_form=form, status=429)
+    until = login_throttle.second_factor_locked_until(username=sign_in.user.get_username())
+    response["Retry-After"] = str(max(1, math.ceil((until - timezone.now()).total_seconds()))) if until else "1"
+    return response
 
 
 @never_cache
@@ -126,12 +149,6 @@ def sign_in_cancel(request):
 # --- a person's own authenticator app ---------------------------------------------------------------
 
 
-def _security_page(request, status: int, **forms) -> HttpResponse:
-    context = security_context(request)
-    context.update(forms)
-    return _no_store(render(request, "account/security.html", context, status=status))
-
-
 def _recovery_codes_page(request, codes: list[str], *, enrolled: bool) -> HttpResponse:
     context = {"codes": codes, "enrolled": enrolled}
     return _no_store(render(request, "account/recovery_codes.html", context))
@@ -149,6 +166,9 @@ def recovery_codes_new(request):
 @login_required
 @require_POST
 def setup_start(request):
+    asked = confirm_first(request, what="set up an authenticator app")
+    if asked is not None:
+        return asked
     try:
         authenticator.totp_begin(user=request.user)
     except authenticator.AlreadyEnrolled:
@@ -177,6 +197,9 @@ def setup(request):
     if device is None:
         # Nothing being set up (finished, or never started): the secret is never shown again.
         return redirect("account_security")
+    if not two_factor.recently_confirmed(request):
+        # Started, then left longer than the confirmation lasts: the secret is shown to no one else.
+        return redirect(confirm_url(request.path))
     if request.method == "GET":
         return _setup_page(request, device, AuthenticatorCodeForm())
     form = AuthenticatorCodeForm(request.POST)
@@ -195,13 +218,9 @@ def recovery_codes_regenerate(request):
     if not two_factor.has_second_factor(request.user):
         messages.error(request, "Set up an authenticator app first: recovery codes are its backup.")
         return redirect("account_security")
-    if can_reauthenticate(request.user):  # else nothing to ask (keys and single sign-on only)
-        form = ReauthenticateForm(request.POST, prefix="regenerate")
-        checked = form.is_valid() and reauthenticated(request, form)
-        if isinstance(checked, HttpResponse):
-            return checked
-        if not checked:
-            return _security_page(request, 400, regenerate_form=form)
+    asked = confirm_first(request, what="print new recovery codes", prefix="regenerate")
+    if asked is not None:
+        return asked
     codes = authenticator.recovery_codes_regenerate(user=request.user, request=request)
     return _recovery_codes_page(request, codes, enrolled=False)
 
@@ -212,12 +231,9 @@ def remove(request):
     if authenticator.totp_device(request.user) is None:
         messages.info(request, "There is no authenticator app to remove.")
         return redirect("account_security")
-    form = ReauthenticateForm(request.POST, prefix="remove")
-    checked = form.is_valid() and reauthenticated(request, form)
-    if isinstance(checked, HttpResponse):
-        return checked
-    if not checked:
-        return _security_page(request, 400, remove_form=form)
+    asked = confirm_first(request, what="remove your authenticator app", prefix="remove")
+    if asked is not None:
+        return asked
     authenticator.totp_remove(user=request.user, request=request)
     messages.success(request, "Authenticator app removed.")
     return redirect("account_security")

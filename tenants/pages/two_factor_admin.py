@@ -12,6 +12,7 @@ from tenants.models import Role
 from tenants.permissions import require_role
 
 from .forms import MemberAddForm
+from .reauthenticate import confirm_first
 from .two_factor_forms import RequireTwoFactorForm
 from .views import member_context
 
@@ -42,6 +43,11 @@ def member_reset(request, pk):
     if refusal is not None:
         messages.error(request, refusal)
         return render(request, "settings/members.html", member_context(request, MemberAddForm()), status=403)
+    # Stripping a member's second factors weakens their account as removing one's own does: an
+    # admin's screen left signed in is asked too (reauthenticate.py).
+    asked = confirm_first(request, what=f"reset the second factors of {member.get_username()}")
+    if asked is not None:
+        return asked
     removed = authenticator.two_factor_reset(member=member, actor=Actor.from_request(request))
     if not any(removed.values()):
         messages.info(request, f"{member.get_username()} had no second factor to reset.")

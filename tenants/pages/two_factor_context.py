@@ -17,6 +17,8 @@ def two_factor_context(request) -> dict:
         "has_second_factor": two_factor.has_second_factor(user),
         "two_factor_required_by": two_factor.enrolment_required_by(request),
         "can_reauthenticate": can_reauthenticate(user),
+        # Within REAUTHENTICATE of a sign-in or a confirmation the forms ask nothing more (reauthenticate.py).
+        "recently_confirmed": two_factor.recently_confirmed(request),
         "regenerate_form": ReauthenticateForm(prefix="regenerate"),
         "remove_form": ReauthenticateForm(prefix="remove"),
     }

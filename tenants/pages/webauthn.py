@@ -11,10 +11,9 @@ import math
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -22,9 +21,8 @@ from core.client_address import client_address
 from tenants import login_throttle, two_factor, webauthn
 from tenants.models import WebAuthnCredential
 
-from .reauthenticate import can_reauthenticate, reauthenticated
+from .reauthenticate import confirm_first, confirm_url
 from .recovery_codes_next import show_recovery_codes_next
-from .two_factor_forms import ReauthenticateForm
 
 
 def webauthn_context(request) -> dict:
@@ -35,8 +33,8 @@ def webauthn_context(request) -> dict:
     }
 
 
-def _error(message: str, *, field: str = "", status: int = 400, **headers) -> JsonResponse:
-    response = JsonResponse({"error": message, "field": field}, status=status)
+def _error(message: str, *, field: str = "", status: int = 400, more: dict | None = None, **headers) -> JsonResponse:
+    response = JsonResponse({"error": message, "field": field, **(more or {})}, status=status)
     for name, value in headers.items():
         response[name.replace("_", "-")] = value
     return response
@@ -71,12 +69,26 @@ def _signed_in_json(view):
     return wrapped
 
 
+def _recently_confirmed_json(view):
+    """Adding a key needs a recent "confirm it's you" (tenants/pages/reauthenticate.py); the script
+    cannot show the confirm page inside a JSON answer, so it is sent there by ``confirm_url``."""
+
+    def wrapped(request, *args, **kwargs):
+        if not two_factor.recently_confirmed(request):
+            back = confirm_url(reverse("account_security") + "#security-keys")
+            return _error("Confirm it's you to add a security key.", status=403, more={"confirm_url": back})
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
 # --- the security page: add and remove keys -----------------------------------------------------
 
 
 @never_cache
 @require_POST
 @_signed_in_json
+@_recently_confirmed_json
 def register_options(request):
     return _options(webauthn.registration_options(request, request.user))
 
@@ -84,6 +96,7 @@ def register_options(request):
 @never_cache
 @require_POST
 @_signed_in_json
+@_recently_confirmed_json
 def register(request):
     try:
         body = _body(request)
@@ -96,28 +109,17 @@ def register(request):
     return JsonResponse({"id": key.pk, "name": key.name, "redirect": after}, status=201)
 
 
-def _confirm_page(request, key, form, status: int) -> HttpResponse:
-    response = render(request, "account/webauthn_remove.html", {"key": key, "form": form}, status=status)
-    add_never_cache_headers(response)
-    return response
-
-
 @login_required
 @require_POST
 def remove(request, pk: int):
-    """The key's Remove button opens a confirmation asking for a code or the password, as removing the
-    authenticator app does: someone at a screen left signed in cannot strip the account's second factor."""
+    """Unless this session confirmed recently, the key's Remove button opens "confirm it's you", as
+    removing the authenticator app does: someone at a screen left signed in cannot strip the account's
+    second factor."""
     # Another person's key is not found, exactly as a key that does not exist.
     key = get_object_or_404(WebAuthnCredential, pk=pk, user=request.user)
-    if can_reauthenticate(request.user):
-        if "confirmation" not in request.POST:
-            return _confirm_page(request, key, ReauthenticateForm(), 200)
-        form = ReauthenticateForm(request.POST)
-        checked = form.is_valid() and reauthenticated(request, form)
-        if isinstance(checked, HttpResponse):
-            return checked
-        if not checked:
-            return _confirm_page(request, key, form, 400)
+    asked = confirm_first(request, what=f"remove the security key “{key.name}”")
+    if asked is not None:
+        return asked
     name = key.name
     webauthn.remove(request, key)
     messages.success(request, f"Security key “{name}” removed. Your other sessions were signed out.")
@@ -127,14 +129,23 @@ def remove(request, pk: int):
 # --- the second step of a sign-in ---------------------------------------------------------------
 
 
-def _locked(until) -> JsonResponse:
+def _locked(until, *, why: str = "Too many failed sign-ins:") -> JsonResponse:
     retry_after = max(1, math.ceil((until - timezone.now()).total_seconds()))
     minutes = math.ceil(retry_after / 60)
     return _error(
-        f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+        f"{why} try again in {minutes} minute{'s' if minutes != 1 else ''}.",
         status=429,
         Retry_After=str(retry_after),
     )
+
+
+# Past LOGIN_SECOND_FACTOR_FAILURE_LIMIT for the account (tenants/login_throttle.py).
+KEYS_PAUSED = "Too many wrong codes and security keys for this account: use a recovery code, or"
+
+
+def _second_factor_paused(user) -> JsonResponse | None:
+    until = login_throttle.second_factor_locked_until(username=user.get_username())
+    return None if until is None else _locked(until, why=KEYS_PAUSED)
 
 
 def _pending_or_error(request):
@@ -146,6 +157,9 @@ def _pending_or_error(request):
     until = login_throttle.locked_until(username=pending.user.get_username(), address=client_address(request))
     if until is not None:
         return None, _locked(until)
+    paused = _second_factor_paused(pending.user)
+    if paused is not None:
+        return None, paused
     return pending, None
 
 
@@ -168,10 +182,13 @@ def sign_in_verify(request):
         body = _body(request)
         webauthn.authenticate(request, pending.user, credential=body.get("credential"))
     except webauthn.Refused as refused:
-        # A key that does not check out is a failed sign-in, counted as a wrong password is.
-        username = pending.user.get_username()
-        until = login_throttle.record_failure(username=username, address=client_address(request))
+        # A key that does not check out is a failed sign-in, counted as a wrong password is, and a
+        # wrong second factor of the account, counted from every address.
+        until = login_throttle.record_second_factor_failure(user=pending.user, address=client_address(request))
         if until is not None:
             return _locked(until)
+        paused = _second_factor_paused(pending.user)
+        if paused is not None:
+            return paused
         return _error(refused.message, field=refused.field, status=refused.status)
     return JsonResponse({"redirect": two_factor.complete(request, pending, method=two_factor.WEBAUTHN)})

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("playwright")
 from playwright.sync_api import expect
+from two_factor_support import leave_browser_unconfirmed
 
 from tenants import authenticator, two_factor
 from tenants.audit import Actor
@@ -118,3 +119,30 @@ def test_a_workspace_that_requires_it_keeps_a_member_on_enrolment(no_js_page, si
     page.get_by_role("link", name="I have saved them").click()
     page.goto("/runs/")
     expect(page.get_by_role("heading", name="Runs")).to_be_visible()
+
+
+def test_past_the_window_setting_up_the_app_confirms_first_without_javascript(no_js_page, alice):
+    # docs/two-factor.md, "Confirm it's you": a screen left signed in cannot add an app unasked.
+    page = no_js_page
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto("/account/security/")
+    leave_browser_unconfirmed(page)
+    page.get_by_role("button", name="Set up an authenticator app").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Confirm it's you")
+    expect(page.locator("main")).to_contain_text("To set up an authenticator app, confirm it is you")
+    assert authenticator.pending_device(alice) is None
+    page.get_by_label("Authenticator code or your password").fill("not-my-password")
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.locator("main")).to_contain_text("That is neither a current authenticator code nor your password.")
+    assert authenticator.pending_device(alice) is None
+    page.get_by_label("Authenticator code or your password").fill(PASSWORD)
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Set up an authenticator app")).to_be_visible()
+    secret = page.get_by_test_id("totp-secret").inner_text().replace(" ", "")
+    page.get_by_label("Authenticator code").fill(pyotp.TOTP(secret).now())
+    page.get_by_role("button", name="Turn on two-factor authentication").click()
+    expect(page.get_by_test_id("recovery-codes").locator("li")).to_have_count(10)
+    assert two_factor.has_second_factor(alice)

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("playwright")
 from django.test import Client
 from playwright.sync_api import expect
+from two_factor_support import leave_browser_unconfirmed
 from webauthn_authenticator import SoftAuthenticator
 
 from tenants.models import WebAuthnCredential
@@ -132,11 +133,31 @@ def test_a_name_is_asked_for_before_the_key_is(key_page, alice):
     assert not WebAuthnCredential.objects.exists()
 
 
-def confirm_removal(page, name: str) -> None:
-    """Removing a key asks for a code or the password first (docs/security-keys.md, "Remove a key")."""
-    expect(page.get_by_role("heading", level=1)).to_have_text(f"Remove the security key “{name}”")
+def confirm_its_you(page, what: str) -> None:
+    """Past REAUTHENTICATE_MINUTES a change to second factors asks for a code or the password first
+    (docs/two-factor.md, "Confirm it's you")."""
+    expect(page.get_by_role("heading", level=1)).to_have_text("Confirm it's you")
+    expect(page.locator("main")).to_contain_text(f"To {what}, confirm it is you")
     page.get_by_label("Authenticator code or your password").fill(PASSWORD)
-    page.get_by_role("button", name="Remove the key").click()
+    page.get_by_role("button", name="Confirm").click()
+
+
+def test_adding_a_key_past_the_window_confirms_first_then_adds_it(key_page, alice):
+    page = key_page
+    password_step(page)
+    page.wait_for_url(lambda url: urlsplit(url).path == "/")
+    page.goto("/account/security/")
+    leave_browser_unconfirmed(page)
+    section(page).get_by_label("Name").fill("Blue key")
+    section(page).get_by_role("button", name="Add a security key").click()
+    # webauthn.js follows the 403's confirm URL: no key was asked for, none written.
+    page.wait_for_url(lambda url: urlsplit(url).path == "/account/confirm/")
+    assert not WebAuthnCredential.objects.exists()
+    confirm_its_you(page, "change your second factors")
+    page.wait_for_url(lambda url: urlsplit(url).path == "/account/security/")
+    assert urlsplit(page.url).fragment == "security-keys"
+    add_key(page, "Blue key")
+    assert WebAuthnCredential.objects.filter(user=alice, name="Blue key").exists()
 
 
 def test_a_removed_key_no_longer_signs_in(key_page, alice):
@@ -159,8 +180,9 @@ def test_a_removed_key_no_longer_signs_in(key_page, alice):
     page.wait_for_url(lambda url: urlsplit(url).path == "/")
 
     page.goto("/account/security/")
+    leave_browser_unconfirmed(page)
     section(page).get_by_role("row", name=re.compile("Lost key")).get_by_role("button", name="Remove Lost key").click()
-    confirm_removal(page, "Lost key")
+    confirm_its_you(page, "remove the security key “Lost key”")
     expect(page.locator(".messages")).to_contain_text("Security key “Lost key” removed.")
     expect(page.locator("#webauthn-keys tbody tr")).to_have_count(1)
     expect(page.get_by_role("row", name=re.compile("Spare key"))).to_be_visible()
@@ -202,8 +224,9 @@ def test_without_javascript_the_keys_are_listed_and_removed_and_adding_says_what
         expect(section(page).get_by_role("button", name="Add a security key")).to_be_hidden()
         row = section(page).get_by_role("row", name=re.compile("Desk key"))
         expect(row).to_contain_text("Never")
+        leave_browser_unconfirmed(page)
         row.get_by_role("button", name="Remove Desk key").click()
-        confirm_removal(page, "Desk key")
+        confirm_its_you(page, "remove the security key “Desk key”")
         expect(page.locator(".messages")).to_contain_text("Security key “Desk key” removed.")
         expect(section(page)).to_contain_text("No security keys yet")
         assert not WebAuthnCredential.objects.exists()

@@ -83,6 +83,10 @@
     });
     let data = {};
     try { data = await response.json(); } catch (e) { data = {}; }
+    if (response.status === 403 && data.confirm_url) {
+      // Adding a key needs a recent "confirm it's you" (docs/security-keys.md): go and give it.
+      window.location.assign(data.confirm_url);
+    }
     if (!response.ok) {
       const refused = new Error(data.error || "The server refused the request (" + response.status + ").");
       refused.fieldName = data.field;
