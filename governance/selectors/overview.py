@@ -9,14 +9,14 @@ three blocking evaluations is one blocked run and three blocks.
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.db.models.functions import Trunc
 from django.utils import timezone
 
 from core.vocabulary import Action
 
-from ..models import Evaluation, Run
-from .lists import VIOLATION_ACTIONS
+from ..models import Run
+from .overview_days import violations_by_bucket
 
 PERIODS = {
     "24h": (timedelta(hours=24), "hour", "Last 24 hours"),
@@ -145,31 +145,20 @@ def overview_stats(*, tenant, period: str, now: datetime | None = None) -> Overv
         if bucket and row["final_action"] in bucket.runs:
             bucket.runs[row["final_action"]] += row["n"]
 
-    violations = Evaluation.objects.filter(
-        tenant=tenant, created_at__gte=since, created_at__lte=now, action__in=VIOLATION_ACTIONS, shadow=False
-    )
-    per_bucket = (
-        violations.annotate(bucket=Trunc("created_at", unit, tzinfo=UTC))
-        .values("bucket", "action")
-        .annotate(n=Count("action"))
-        .order_by()
-    )
-    for row in per_bucket:
-        bucket = buckets.get(_as_utc(row["bucket"]))
-        if bucket and row["action"] in bucket.evaluations:
-            bucket.evaluations[row["action"]] += row["n"]
+    violations = violations_by_bucket(tenant=tenant, since=since, now=now, unit=unit)
+    for starts, by_action in violations.per_bucket.items():
+        bucket = buckets.get(starts)
+        if bucket:
+            for action in bucket.evaluations:
+                bucket.evaluations[action] += by_action[action]
 
     def top(column: str) -> list[dict]:
-        rows = (
-            violations.values(column)
-            .annotate(
-                total=Count("action"),
-                blocks=Count("action", filter=Q(action=Action.BLOCK)),
-                warns=Count("action", filter=Q(action=Action.WARN)),
-            )
-            .order_by("-total", column)[:TOP_N]
-        )
-        return [{"name": r[column], "total": r["total"], "blocks": r["blocks"], "warns": r["warns"]} for r in rows]
+        # Most violations first, then by name (code point order).
+        ranked = sorted(violations.by_name[column].items(), key=lambda item: (-item[1].total(), item[0]))
+        return [
+            {"name": name, "total": n.total(), "blocks": n[Action.BLOCK], "warns": n[Action.WARN]}
+            for name, n in ranked[:TOP_N]
+        ]
 
     stats = OverviewStats(
         period=period,
