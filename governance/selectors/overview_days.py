@@ -7,7 +7,7 @@ and then only the partial first day and today. What makes a past day's counts fi
 
 * an evaluation is stored with the time it is written: none is ever added to a past day (a day is
   cached only `SETTLE` after it ended, so a write that took its time before midnight and committed
-  after it is counted);
+  after it, or a read replica that lags behind, is counted);
 * only retention deletes evaluations, those of runs that ended (or went idle) before its cutoff
   C = now − retention_days, so only days starting after C plus a day (a judge's late verdict on a run
   that ended just before C) are cached; a shorter retention takes effect at once, as it moves C.
