@@ -16,7 +16,7 @@ from django.utils import timezone
 from core.vocabulary import Action
 
 from ..models import Run
-from .overview_days import violations_by_bucket
+from .overview_days import as_utc, violations_by_bucket
 
 PERIODS = {
     "24h": (timedelta(hours=24), "hour", "Last 24 hours"),
@@ -103,20 +103,13 @@ def _floor(moment: datetime, unit: str) -> datetime:
     return moment.replace(hour=0) if unit == "day" else moment
 
 
-def _as_utc(value) -> datetime:
-    if isinstance(value, str):  # some backends hand back text for truncated datetimes
-        value = datetime.fromisoformat(value)
-    if timezone.is_naive(value):
-        value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
 def overview_stats(*, tenant, period: str, now: datetime | None = None) -> OverviewStats:
     """Runs per hour or day by final action, violating evaluations by action, the most violated
-    policies and agents, and whether the tenant has any run. Five queries, whatever the volume.
+    policies and agents, and whether the tenant has any run. Four queries, whatever the volume.
 
     Each count is an aggregate over an index holding every column it reads (Run's `run_overview`,
-    Evaluation's `evaluation_overview`), so PostgreSQL answers from the index alone. Warns and blocks
+    Evaluation's `evaluation_overview`), so PostgreSQL answers from the index alone; whole past days'
+    violations come from the cache (overview_days.py). Warns and blocks
     count evaluations, as the violations list does, so each number links to a list of that many rows.
     """
     if period not in PERIODS:
@@ -141,7 +134,7 @@ def overview_stats(*, tenant, period: str, now: datetime | None = None) -> Overv
         .order_by()
     )
     for row in runs:
-        bucket = buckets.get(_as_utc(row["bucket"]))
+        bucket = buckets.get(as_utc(row["bucket"]))
         if bucket and row["final_action"] in bucket.runs:
             bucket.runs[row["final_action"]] += row["n"]
 

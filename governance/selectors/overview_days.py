@@ -47,7 +47,7 @@ class ViolationCounts:
     )
 
 
-def _as_utc(value) -> datetime:
+def as_utc(value) -> datetime:
     if isinstance(value, str):  # some backends hand back text for truncated datetimes
         value = datetime.fromisoformat(value)
     if value.tzinfo is None:
@@ -129,7 +129,7 @@ def violations_by_bucket(*, tenant, since: datetime, now: datetime, unit: str) -
             .order_by()
         )
         for row in rows:
-            bucket, name, action, n = _as_utc(row["bucket"]), row[column], row["action"], row["n"]
+            bucket, name, action, n = as_utc(row["bucket"]), row[column], row["action"], row["n"]
             counts.by_name[column][name][action] += n
             if column == COLUMNS[0]:
                 counts.per_bucket[bucket][action] += n
