@@ -205,3 +205,26 @@ def configure(settings, provider: "OidcProvider") -> None:
     settings.OIDC_ALLOWED_DOMAINS = ["partner.example"]
     settings.OIDC_ONLY = False
     oidc.forget_cached()
+
+
+def provider_fixtures(email: str):
+    """The two fixtures a test module needs to sign ``email`` in through a provider on loopback: bind
+    both in the module, ``provider_server, provider = provider_fixtures("alice@example.com")``. One
+    provider per module; each test gets the settings pointing at it and the person's claims."""
+    import pytest
+
+    from tenants import oidc
+
+    @pytest.fixture(scope="module")
+    def provider_server():
+        with OidcProvider() as provider:
+            yield provider
+
+    @pytest.fixture
+    def provider(provider_server, settings):
+        configure(settings, provider_server)
+        provider_server.claims = {"email": email}
+        yield provider_server
+        oidc.forget_cached()
+
+    return provider_server, provider

@@ -9,13 +9,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.test import Client
 from django_scopes import scopes_disabled
-from oidc_provider import OidcProvider, configure
+from oidc_provider import provider_fixtures
 from page_forms import field_errors
 from test_sso_oidc import sign_in as sso_sign_in
 from two_factor_support import ADDR, PASSWORD, code_at, enrol, leave_unconfirmed, password_step, shown_secret
 from webauthn_authenticator import SoftAuthenticator
 
-from tenants import authenticator, oidc, two_factor
+from tenants import authenticator, two_factor
 from tenants.models import LoginThrottle, Membership, RecoveryCode, TotpDevice, WebAuthnCredential
 
 pytestmark = pytest.mark.django_db
@@ -239,18 +239,7 @@ def test_another_workspaces_member_is_a_404_before_any_question(alice, charlie):
 # --- single sign-on without a password ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def provider_server():
-    with OidcProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def provider(provider_server, settings):
-    configure(settings, provider_server)
-    provider_server.claims = {"email": "alice@example.com"}
-    yield provider_server
-    oidc.forget_cached()
+provider_server, provider = provider_fixtures("alice@example.com")
 
 
 def test_an_account_without_a_password_confirms_with_a_fresh_single_sign_on(provider, alice, settings):

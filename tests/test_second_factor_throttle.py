@@ -8,11 +8,11 @@ import json
 import pytest
 from django.test import Client
 from django_scopes import scopes_disabled
-from oidc_provider import OidcProvider, configure
+from oidc_provider import provider_fixtures
 from test_sso_oidc import sign_in as sso_sign_in
 from two_factor_support import PASSWORD, Clock, code_at, enrol, signed_in_as
 
-from tenants import login_throttle, oidc, services
+from tenants import login_throttle, services
 from tenants.audit import Actor
 from tenants.models import AuditEvent, Role, WebAuthnCredential
 
@@ -147,18 +147,7 @@ def test_an_admin_unlock_ends_the_pause(alice, settings):
 # --- single sign-on the provider vouches for never reaches the step ------------------------------------
 
 
-@pytest.fixture(scope="module")
-def provider_server():
-    with OidcProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def provider(provider_server, settings):
-    configure(settings, provider_server)
-    provider_server.claims = {"email": "alice@example.com"}
-    yield provider_server
-    oidc.forget_cached()
+provider_server, provider = provider_fixtures("alice@example.com")
 
 
 def test_single_sign_on_with_trusted_mfa_still_signs_in_during_the_pause(provider, alice, settings):

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 from django_scopes import scopes_disabled
-from oidc_provider import OidcProvider, configure
+from oidc_provider import provider_fixtures
 from pages_support import signed_in
 from test_sso_oidc import sign_in as sso_sign_in
 from two_factor_support import (
@@ -24,7 +24,7 @@ from two_factor_support import (
     submit_recovery_code,
 )
 
-from tenants import authenticator, oidc, services, two_factor
+from tenants import authenticator, services, two_factor
 from tenants.audit import Actor
 from tenants.models import AuditEvent, LoginThrottle, Membership, Role, UserSession, WebAuthnCredential
 
@@ -141,18 +141,7 @@ def test_the_rule_does_not_lock_an_admin_out_of_turning_it_off_after_enrolling(a
 # --- single sign-on and the sessions list --------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def provider_server():
-    with OidcProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def provider(provider_server, settings):
-    configure(settings, provider_server)
-    provider_server.claims = {"email": "alice@example.com"}
-    yield provider_server
-    oidc.forget_cached()
+provider_server, provider = provider_fixtures("alice@example.com")
 
 
 def test_single_sign_on_then_the_app_is_listed_as_such_not_as_a_password(provider, alice, settings):

@@ -5,12 +5,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django_scopes import scopes_disabled
-from oidc_provider import OidcProvider, configure
+from oidc_provider import provider_fixtures
 from pages_support import signed_in
 from test_sso_oidc import sign_in as sso_sign_in
 from two_factor_support import code_at, enrol, password_step, signed_in_as, submit_code
 
-from tenants import authenticator, oidc, services, two_factor
+from tenants import authenticator, services, two_factor
 from tenants.audit import Actor
 from tenants.models import AuditEvent, Membership, RecoveryCode, Role, TotpDevice, WebAuthnCredential
 from tenants.signals import credentials_changed
@@ -153,18 +153,7 @@ def test_members_page_shows_who_has_a_second_factor(alice, bob, dave, acme):
 # --- single sign-on ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def provider_server():
-    with OidcProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-def provider(provider_server, settings):
-    configure(settings, provider_server)
-    provider_server.claims = {"email": "bob@example.com"}
-    yield provider_server
-    oidc.forget_cached()
+provider_server, provider = provider_fixtures("bob@example.com")
 
 
 def test_sso_asks_for_groundrules_second_factor_unless_the_provider_is_trusted(provider, bob, settings):
