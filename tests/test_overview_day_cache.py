@@ -72,6 +72,19 @@ def test_a_past_day_is_counted_once_and_today_stays_live(alice, acme):
     assert _violations(client)[:2] == (26, 6)
 
 
+def test_a_shorter_period_keeps_the_longer_periods_days(alice, acme, monkeypatch):
+    _days_ago(acme, 20, count=30)  # 20 violations
+    client = signed_in(alice)
+    assert _violations(client)[:2] == (20, 20)  # the 30-day view caches that day
+    # A day later the 7-day view caches the day that has just ended: the 30-day view's days stay.
+    later = timezone.now() + timedelta(days=1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    client.get("/?period=7d")
+    with scopes_disabled():
+        Evaluation.objects.filter(created_at__lt=later - timedelta(days=10)).delete()
+    assert _violations(client)[:2] == (20, 0)  # still read from the cache, not counted again
+
+
 def test_the_cached_counts_are_the_live_ones(alice, acme):
     for days in (29.5, 12, 3, 1.2):
         _days_ago(acme, days, count=9, agent=f"agent-{int(days)}")

@@ -33,6 +33,8 @@ from .lists import VIOLATION_ACTIONS
 DAY = timedelta(days=1)
 SETTLE = timedelta(hours=1)
 CACHE_SECONDS = 24 * 3600
+# The longest period the overview shows (governance/selectors/overview.py PERIODS), and a day more.
+KEPT = timedelta(days=31)
 COLUMNS = ("policy_name", "agent_name")
 USE = "overview day counts"
 
@@ -136,7 +138,10 @@ def violations_by_bucket(*, tenant, since: datetime, now: datetime, unit: str) -
             if bucket in fresh:
                 fresh[bucket][column].append((name, action, n))
     if fresh:
-        days = {day: stored[day] for day in (d.isoformat() for d in cacheable) if day in stored}
+        # Keep every day a longer period still reads (the 7-day view must not evict the 30-day
+        # view's days); drop only those past the longest one.
+        oldest = now - KEPT
+        days = {day: rows for day, rows in stored.items() if as_utc(day) >= oldest}
         days.update({day.isoformat(): rows for day, rows in fresh.items()})
         _write(key, days)
     return counts
