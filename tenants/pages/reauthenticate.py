@@ -15,6 +15,7 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
 from core.client_address import client_address
@@ -107,6 +108,7 @@ def confirm_first(request, *, what: str, prefix: str = "", next_url: str = "") -
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def confirm(request):
     """The page on its own, for what cannot post back (a page reached by GET, the security keys'
     script): it goes on to ``next`` once confirmed."""

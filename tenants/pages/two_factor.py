@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.client_address import client_address
@@ -74,6 +75,7 @@ def _throttle_keys(request, sign_in) -> dict:
 
 @never_cache
 @require_http_methods(["GET", "POST"])
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def sign_in_code(request):
     sign_in = two_factor.pending(request)
     if sign_in is None:
@@ -112,6 +114,7 @@ def _second_factor_paused(request, sign_in, form) -> HttpResponse:
 
 @never_cache
 @require_POST
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def sign_in_recovery_code(request):
     sign_in = two_factor.pending(request)
     if sign_in is None:
@@ -192,6 +195,7 @@ def _setup_page(request, device, form, status=200) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def setup(request):
     device = authenticator.pending_device(request.user)
     if device is None:
@@ -214,6 +218,7 @@ def setup(request):
 
 @login_required
 @require_POST
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def recovery_codes_regenerate(request):
     if not two_factor.has_second_factor(request.user):
         messages.error(request, "Set up an authenticator app first: recovery codes are its backup.")
@@ -227,6 +232,7 @@ def recovery_codes_regenerate(request):
 
 @login_required
 @require_POST
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def remove(request):
     if authenticator.totp_device(request.user) is None:
         messages.info(request, "There is no authenticator app to remove.")

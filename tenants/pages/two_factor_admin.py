@@ -3,6 +3,7 @@ admin's reset of a member's second factors."""
 
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
 from tenants import authenticator
@@ -36,6 +37,7 @@ def require_two_factor(request):
 
 @require_role(Role.ADMIN)
 @require_POST
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def member_reset(request, pk):
     membership = membership_for(request.tenant, pk)
     member = membership.user

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
 from core.client_address import client_address
@@ -111,6 +112,7 @@ def register(request):
 
 @login_required
 @require_POST
+@sensitive_post_parameters()  # codes and passwords stay out of error reports
 def remove(request, pk: int):
     """Unless this session confirmed recently, the key's Remove button opens "confirm it's you", as
     removing the authenticator app does: someone at a screen left signed in cannot strip the account's
