@@ -27,6 +27,7 @@ Rows hold keyed hashes, not the usernames or addresses themselves.
 import hashlib
 import hmac
 import logging
+import math
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
@@ -169,6 +170,11 @@ def record_second_factor_failure(*, user, address: str, now: Callable[[], dateti
                 )
             row.save(update_fields=["failures", "window_started_at", "locked_until"])
     return record_failure(username=username, address=address, now=now)
+
+
+def retry_after_seconds(until: datetime) -> int:
+    """Whole seconds until a pause ends, at least one: a 429's ``Retry-After``."""
+    return max(1, math.ceil((until - timezone.now()).total_seconds()))
 
 
 def record_success(*, username: str | None, address: str) -> None:

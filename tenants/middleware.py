@@ -1,9 +1,9 @@
 import math
 
 from django.shortcuts import render
-from django.utils import timezone
 from django_scopes import scope
 
+from . import login_throttle
 from .login_backends import LOCKED_UNTIL_ATTR
 from .models import Membership
 
@@ -55,7 +55,7 @@ class SignInLockMiddleware:
         until = getattr(request, LOCKED_UNTIL_ATTR, None)
         if until is None:
             return response
-        retry_after = max(1, math.ceil((until - timezone.now()).total_seconds()))
+        retry_after = login_throttle.retry_after_seconds(until)
         locked = render(
             request, "registration/locked_out.html", {"retry_after_minutes": math.ceil(retry_after / 60)}, status=429
         )

@@ -28,7 +28,7 @@ from django.utils.crypto import constant_time_compare
 
 from core.client_address import client_address
 
-from . import crypto, user_agents
+from . import crypto, two_factor, user_agents
 from .models import SignInMethod, UserSession
 from .signals import credentials_changed
 
@@ -38,8 +38,6 @@ ROW_KEY = "user_session_id"
 SEEN_KEY = "user_session_seen_at"
 # How stale "last seen" may get: a busy session writes its row (and its session) at most this often.
 SEEN_EVERY = timedelta(minutes=1)
-# Set by tenants/two_factor.py once a second factor completed the sign-in.
-TWO_FACTOR_METHOD_KEY = "two_factor_method"
 # On the request that signed in: the id of the row recorded for it.
 SIGNED_IN_ATTR = "signed_in_session_id"
 
@@ -116,7 +114,7 @@ def session_touch(request) -> None:
     if signed_in_now is not None:
         # This request signed in; a second factor that finished it is noted in the session after
         # Django's signal, so it is recorded here.
-        method = session.get(TWO_FACTOR_METHOD_KEY)
+        method = session.get(two_factor.METHOD_KEY)
         if method in SignInMethod.values:
             UserSession.objects.filter(pk=signed_in_now).update(sign_in_method=method)
         return

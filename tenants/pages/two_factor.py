@@ -10,13 +10,10 @@ locked out; a wrong recovery code during a pause ends the half sign-in, so each 
 through buys one guess at a 50-bit code, and no new password is accepted until the pause ends.
 """
 
-import math
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
@@ -108,7 +105,7 @@ def _second_factor_paused(request, sign_in, form) -> HttpResponse:
     form.add_error("code", CODES_PAUSED)
     response = _step_page(request, sign_in, code_form=form, status=429)
     until = login_throttle.second_factor_locked_until(username=sign_in.user.get_username())
-    response["Retry-After"] = str(max(1, math.ceil((until - timezone.now()).total_seconds()))) if until else "1"
+    response["Retry-After"] = str(login_throttle.retry_after_seconds(until)) if until else "1"
     return response
 
 

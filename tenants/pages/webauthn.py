@@ -13,7 +13,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
@@ -132,7 +131,7 @@ def remove(request, pk: int):
 
 
 def _locked(until, *, why: str = "Too many failed sign-ins:") -> JsonResponse:
-    retry_after = max(1, math.ceil((until - timezone.now()).total_seconds()))
+    retry_after = login_throttle.retry_after_seconds(until)
     minutes = math.ceil(retry_after / 60)
     return _error(
         f"{why} try again in {minutes} minute{'s' if minutes != 1 else ''}.",
